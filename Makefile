@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# arena-alloc: bpf -> linked object -> skeleton -> lib -> CLI -> tests
+OUTPUT := build
+CLANG ?= clang-19
+LLVM_STRIP ?= llvm-strip-19
+BPFTOOL ?= bpftool
+CC ?= gcc
+ARCH := $(shell uname -m | sed 's/x86_64/x86/' | sed 's/aarch64/arm64/' \
+	| sed 's/ppc64le/powerpc/' | sed 's/mips.*/mips/' | sed 's/riscv64/riscv/')
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+PREFIX ?= /usr/local
+
+LIBBPF_CFLAGS := $(shell pkg-config --cflags libbpf 2>/dev/null)
+LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf)
+INCLUDES := -I$(OUTPUT) -Iinclude -Ibpf
+CFLAGS ?= -g -O2
+CFLAGS += -Wall -Werror -Wno-unused-function -fPIC $(LIBBPF_CFLAGS)
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-Wno-unused-function $(if $(AA_DEBUG),-DAA_DEBUG=$(AA_DEBUG))
+
+# clang's own system includes for -target bpf (libbpf-bootstrap)
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+
+ifeq ($(V),1)
+	Q =
+	msg =
+else
+	Q = @
+	msg = @printf '  %-8s %s%s\n' "$(1)" "$(patsubst $(abspath $(OUTPUT))/%,%,$(2))" \
+		"$(if $(3), $(3))";
+	MAKEFLAGS += --no-print-directory
+endif
+
+define allow-override
+  $(if $(or $(findstring environment,$(origin $(1))),\
+            $(findstring command line,$(origin $(1)))),,\
+    $(eval $(1) = $(2)))
+endef
+$(call allow-override,CC,$(CROSS_COMPILE)cc)
+$(call allow-override,LD,$(CROSS_COMPILE)ld)
+
+# Library tiers, in the order a request passes through them.
+# Library tiers (bpf/*.bpf.c), compiled as one unit by bpf/arena_alloc.bpf.c.
+LIB_BPF_OBJS := $(OUTPUT)/bpf/arena_alloc.bpf.o
+LIB_BPF := $(OUTPUT)/libarena_alloc.bpf.o
+BPF_HDRS := $(wildcard bpf/*.h) $(wildcard bpf/*.bpf.c) $(wildcard include/*.h)
+
+USER_SRCS := user/heap.c user/stats.c
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+LIB_A := $(OUTPUT)/libarena_alloc.a
+LIB_SO := $(OUTPUT)/libarena_alloc.so
+CLI := $(OUTPUT)/arena-alloc
+
+TEST_BPF_SRCS := $(wildcard tests/bpf/*.bpf.c)
+TEST_SKELS := $(patsubst tests/bpf/%.bpf.c,$(OUTPUT)/tests/%.skel.h,$(TEST_BPF_SRCS))
+TEST_SRCS := $(wildcard tests/*.c)
+TEST_OBJS := $(patsubst tests/%.c,$(OUTPUT)/tests/%.o,$(TEST_SRCS))
+TEST_BIN := $(OUTPUT)/aa_tests
+
+DEPS_STAMP := $(OUTPUT)/.deps-ok
+
+.PHONY: all deps lib cli test run clean install
+all: lib cli $(TEST_BIN)
+
+# Install missing tools (scripts/install-deps.sh is idempotent and quick
+# when everything is there); re-checked when the script changes.
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): scripts/install-deps.sh
+	$(call msg,DEPS,install-deps.sh)
+	$(Q)mkdir -p $(OUTPUT)
+	$(Q)bash scripts/install-deps.sh
+	$(Q)touch $@
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/vmlinux.h: | $(DEPS_STAMP) $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+# BPF objects: compile, strip DWARF (keeps BTF)
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(INCLUDES) $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(OUTPUT)/tests/%.bpf.o: tests/bpf/%.bpf.c $(BPF_HDRS) $(OUTPUT)/vmlinux.h | $(OUTPUT)/tests
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(INCLUDES) $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+# One static BPF object for embedders (bpftool gen object).
+$(LIB_BPF): $(LIB_BPF_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/arena_alloc.skel.h: $(LIB_BPF)
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name arena_alloc > $@
+
+# Test programs are linked with the library, like an embedder would.
+$(OUTPUT)/tests/%.linked.o: $(OUTPUT)/tests/%.bpf.o $(LIB_BPF)
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/tests/%.skel.h: $(OUTPUT)/tests/%.linked.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
+
+# Userspace library
+$(OUTPUT)/user/%.o: user/%.c $(wildcard include/*.h) user/internal.h $(OUTPUT)/arena_alloc.skel.h | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -fvisibility=hidden -c $< -o $@
+
+$(LIB_A): $(USER_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(LIB_SO): $(USER_OBJS) user/libarena_alloc.map
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,--version-script=user/libarena_alloc.map \
+		-Wl,-soname,libarena_alloc.so.0 -o $@ $(USER_OBJS) $(LIBBPF_LIBS) -lelf -lz
+
+lib: $(LIB_BPF) $(LIB_A) $(LIB_SO)
+
+$(OUTPUT)/cli.o: user/cli.c $(wildcard include/*.h) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+
+$(CLI): $(OUTPUT)/cli.o $(LIB_A)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -o $@
+
+cli: $(CLI)
+
+# Tests
+$(OUTPUT)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard include/*.h) $(TEST_SKELS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -I$(OUTPUT)/tests -c $< -o $@
+
+$(TEST_BIN): $(TEST_OBJS) $(LIB_A)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -lcriterion -o $@
+
+# Criterion runs each test in its own process; -j2 matches this machine.
+TEST_ARGS ?= -j2
+test: $(TEST_BIN)
+	$(call msg,TEST,$(TEST_BIN))
+	$(Q)$(TEST_BIN) $(TEST_ARGS)
+
+run: $(CLI)
+	$(Q)$(CLI) demo
+
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT)
+
+.DELETE_ON_ERROR:
+.SECONDARY:

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * arena.bpf.c - tier 4: the arena map, the root, and page grant/return.
+ *
+ * Role:       own the allocator's root (an arena global) and move whole
+ *             chunks between the kernel and the buddy tier.
+ * From below: pages from bpf_arena_alloc_pages(), at addresses we choose for
+ *             chunks (slot s = arena_base + s MiB) and wherever the kernel
+ *             puts them for chunk metadata.
+ * To above:   aa_buddy_add_chunk() of zeroed chunks; trim/teardown take
+ *             entirely free chunks back (aa_buddy_take_free_chunk()).
+ * Locking:    page kfuncs are called with no lock held (they sleep); the slot
+ *             table only changes inside buddy.bpf.c under the heap lock. Two
+ *             growers racing for one slot are arbitrated by the kernel: the
+ *             second bpf_arena_alloc_pages() at that address fails and it
+ *             moves on.
+ *
+ * SLEEPABLE ONLY: every function here may call a page kfunc. They are only
+ * called from SEC("syscall") programs (entry.bpf.c); nothing on the alloc
+ * or free path reaches this file.
+ *
+ * Slots that hold anything else (the root's own pages, metadata pages, a
+ * user's pages) simply fail to map as a chunk and are skipped.
+ */
+#include "internal.h"
+
+/* The root. Zero until aa_arena_init() sets the magic. */
+struct aa_root __arena aa_root;
+
+/* Pass to aa_arena_init(): the arena's user address and size. The root must
+ * lie inside it. Idempotent for the same arena. */
+int aa_arena_init(__u64 arena_base, __u64 arena_size)
+{
+	__u64 root = (__u64)&aa_root;
+	__u32 k;
+
+	if (arena_size == 0 || arena_size > (1ULL << 32) ||
+	    (arena_size & (AA_PAGE_SIZE - 1)) || (arena_base & (AA_PAGE_SIZE - 1)))
+		return -EINVAL;
+	if (root < arena_base || root + sizeof(aa_root) > arena_base + arena_size)
+		return -EINVAL;
+	if (aa_heap_ready())
+		return AA_ROOT->arena_base == arena_base ? 0 : -EEXIST;
+
+	AA_ROOT->version = AA_LAYOUT_VERSION;
+	AA_ROOT->root_size = sizeof(aa_root);
+	AA_ROOT->arena_base = arena_base;
+	AA_ROOT->arena_size = arena_size;
+	AA_ROOT->nr_slots = arena_size >> AA_CHUNK_SHIFT;
+	if (AA_ROOT->nr_slots > AA_MAX_SLOTS)
+		AA_ROOT->nr_slots = AA_MAX_SLOTS;
+	for (k = 0; k < AA_NR_ORDERS; k++)
+		WRITE_ONCE_ARENA(AA_ROOT->free_head[k], AA_NIL);
+	aa_barrier();
+	WRITE_ONCE_ARENA(AA_ROOT->magic, AA_ROOT_MAGIC);
+	return 0;
+}
+
+/* Map one chunk at the first slot >= cursor that takes it. Returns the
+ * next cursor (slot + 1), or -errno. A global function: verified once. */
+int aa_arena_grow_one(__u32 cursor)
+{
+	void __arena *meta, *chunk;
+	__u32 nr_slots = AA_ROOT->nr_slots;
+	int s, err;
+
+	meta = bpf_arena_alloc_pages(&arena, NULL, AA_META_PAGES, NUMA_NO_NODE, 0);
+	if (!meta)
+		return -ENOMEM;
+	bpf_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+		if (AA_ROOT->slots[s].state != AA_SLOT_UNMAPPED)
+			continue;
+		chunk = bpf_arena_alloc_pages(&arena, aa_addr(s << AA_CHUNK_SHIFT),
+					      AA_CHUNK_PAGES, NUMA_NO_NODE, 0);
+		if (!chunk)
+			continue;	/* something else lives in this slot */
+		err = aa_buddy_add_chunk(s, (__u64)meta - AA_ROOT->arena_base);
+		if (err) {
+			bpf_arena_free_pages(&arena, chunk, AA_CHUNK_PAGES);
+			bpf_arena_free_pages(&arena, meta, AA_META_PAGES);
+			return err;
+		}
+		return s + 1;
+	}
+	bpf_arena_free_pages(&arena, meta, AA_META_PAGES);
+	return -ENOMEM;
+}
+
+/* Grow the heap by at least `bytes` (whole chunks). Returns the number of
+ * chunks added (> 0), or -errno when none could be added. */
+int aa_arena_grow(__u64 bytes)
+{
+	__u32 want, got = AA_ZERO, cursor = AA_ZERO;
+	int i, ret, err = 0;
+
+	if (!aa_heap_ready())
+		return -ENODEV;
+	if (bytes == 0 || bytes > AA_ROOT->arena_size)
+		return -EINVAL;
+	want = (bytes + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;
+	bpf_for(i, 0, want < AA_MAX_SLOTS ? want : AA_MAX_SLOTS) {
+		ret = aa_arena_grow_one(cursor);
+		if (ret < 0) {
+			err = ret;
+			break;
+		}
+		cursor = ret;
+		got++;
+	}
+	if (got < want && !got)
+		return err ? err : -ENOMEM;
+	return got;
+}
+
+/* Return a chunk's pages and its metadata pages. REQUIRES: the slot was
+ * taken out of the heap by aa_buddy_take_free_chunk(). */
+static void return_chunk(__u32 slot)
+{
+	bpf_arena_free_pages(&arena, aa_addr(slot << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
+	bpf_arena_free_pages(&arena, aa_addr(AA_ROOT->slots[slot & (AA_MAX_SLOTS - 1)].meta_off),
+			     AA_META_PAGES);
+}
+
+/* Return entirely free chunks to the kernel, keeping keep_bytes of them.
+ * Returns the number of chunks returned, or -errno. */
+int aa_arena_trim(__u64 keep_bytes)
+{
+	__u32 keep = keep_bytes >> AA_CHUNK_SHIFT, n = AA_ZERO;
+	int slot = -ENOENT;
+
+	if (!aa_heap_ready())
+		return -ENODEV;
+	bpf_repeat(AA_MAX_SLOTS) {
+		slot = aa_buddy_take_free_chunk(keep);
+		if (slot < 0)
+			break;
+		return_chunk(slot);
+		n++;
+	}
+	if (slot < 0 && slot != -ENOENT && !n)
+		return slot;
+	return n;
+}
+
+/* Empty every free list and zero the gauges (not the event counters). */
+static void reset_lists(struct aa_root __arena *r)
+{
+	__u32 k;
+
+	for (k = 0; k < AA_NR_ORDERS; k++) {
+		WRITE_ONCE_ARENA(r->free_head[k], AA_NIL);
+		WRITE_ONCE_ARENA(r->stats.free_blocks[k], 0);
+	}
+	WRITE_ONCE_ARENA(r->stats.nr_chunks, 0);
+	WRITE_ONCE_ARENA(r->stats.large_chunks, 0);
+	WRITE_ONCE_ARENA(r->stats.pages_mapped, 0);
+	WRITE_ONCE_ARENA(r->stats.bytes_in_use, 0);
+	WRITE_ONCE_ARENA(r->stats.live_allocs, 0);
+	WRITE_ONCE_ARENA(r->large_bytes_in_use, 0);
+}
+
+/* Return every page, live allocations included, and forget the heap. */
+int aa_arena_teardown(void)
+{
+	__u32 nr_slots = AA_ROOT->nr_slots, n = AA_ZERO;
+	int s;
+
+	if (!aa_heap_ready())
+		return -ENODEV;
+	if (aa_lock())
+		return -EBUSY;
+	WRITE_ONCE_ARENA(AA_ROOT->magic, 0);	/* new callers fail with UNINIT */
+	aa_unlock();
+	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+		if (AA_ROOT->slots[s].state == AA_SLOT_UNMAPPED)
+			continue;
+		return_chunk(s);
+		/* other fields are meaningless while UNMAPPED (and clang-19
+		 * merges their zero stores into ones that skip the arena cast) */
+		AA_ROOT->slots[s].state = AA_SLOT_UNMAPPED;
+		n++;
+	}
+	reset_lists(AA_ROOT);
+	AA_ROOT->stats.nr_trims += n;
+	return n;
+}

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * arena_alloc.bpf.c - the library as one translation unit.
+ *
+ * The tiers stay in their own files (in the order a request passes through
+ * them) but are compiled together: bpftool <= 7.5 (libbpf < 1.6) cannot
+ * link two objects that both reference the same kfunc ("failed to resolve
+ * size of underlying type"), and every tier loops with bpf_for().
+ * Embedders: see README, "Linking".
+ */
+#include "alloc.bpf.c"
+#include "buddy.bpf.c"
+#include "arena.bpf.c"
+#include "entry.bpf.c"

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * buddy.bpf.c - tier 3: power-of-two blocks carved from 1-MiB chunks.
+ *
+ * Role:       serve every request up to one chunk as a block of 16 << k
+ *             bytes (order k = 0..16), and larger ones as runs of whole free
+ *             chunks; split on alloc, coalesce on free.
+ * From below: chunks that arena.bpf.c maps (aa_buddy_add_chunk) and takes
+ *             back when they are entirely free (aa_buddy_take_free_chunk).
+ *             This file never calls a page kfunc: any program may use it.
+ * To above:   aa_buddy_alloc/free/usable_size and their bulk forms.
+ * Locking:    everything here runs under the heap lock (aa_lock() in
+ *             internal.h): free lists, chunk metadata, slot table, stats.
+ *
+ * Metadata of a chunk (24 KiB, outside the chunk), one bitmap of 3 * 65536
+ * bits indexed by the block's offset in the chunk (coff):
+ *   free bit   coff >> 4                        : a free block starts here
+ *   alloc bit  65536 + 2^17 - 2^(17-k) + (coff >> (4 + k))
+ *                                               : an order-k allocation
+ *                                                 starts here
+ * A free block carries its own header (struct aa_free_hdr: list links,
+ * magic, order), trusted only where its free bit is set.
+ *
+ * Invariants (under the lock):
+ *   every byte of a chunk is in exactly one block, free or allocated;
+ *   free bit set  <=>  block is on free_head[hdr.order];
+ *   stats.free_blocks[k] == length of free_head[k];
+ *   sum_k free_blocks[k] * (16 << k) + bytes_in_use - large_bytes_in_use
+ *     == (nr_chunks - large_chunks) * 1 MiB
+ *
+ * Split, order-2 request from an empty 256-B block (order 4):
+ *
+ *   [               256               ]   take order 4 from free_head[4]
+ *   [      128      |      128 free   ]   push right half on free_head[3]
+ *   [  64   |64 free|      128 free   ]   push right half on free_head[2]
+ *   [32|32f |64 free|      128 free   ]   push on free_head[1], return left
+ *
+ * Coalesce runs the other way: while the buddy (coff ^ (16 << k)) is a free
+ * block of the same order, unlink it and merge into the lower address.
+ */
+#include "internal.h"
+
+/* Header written into every free block (16 bytes: fits the smallest). */
+struct aa_free_hdr {
+	__u32 next;	/* arena offset of next free block of this order, AA_NIL */
+	__u32 prev;
+	__u32 magic;	/* AA_FREE_MAGIC */
+	__u32 order;
+};
+
+#define AA_FREE_MAGIC		0xf4eeb10cU
+#define AA_ALLOC_BIT_BASE	AA_BLOCKS_PER_CHUNK
+
+typedef struct aa_free_hdr __arena aa_free_hdr_t;
+typedef __u64 __arena aa_bitmap_t;
+
+/* --- Metadata bitmaps --------------------------------------------------- */
+
+static __always_inline aa_bitmap_t *meta_of(__u32 slot)
+{
+	return (aa_bitmap_t *)aa_addr(AA_ROOT->slots[slot].meta_off);
+}
+
+static __always_inline bool bit_test(aa_bitmap_t *map, __u32 bit)
+{
+	return (map[bit >> 6] >> (bit & 63)) & 1;
+}
+
+static __always_inline void bit_set(aa_bitmap_t *map, __u32 bit)
+{
+	map[bit >> 6] |= 1ULL << (bit & 63);
+}
+
+static __always_inline void bit_clear(aa_bitmap_t *map, __u32 bit)
+{
+	map[bit >> 6] &= ~(1ULL << (bit & 63));
+}
+
+static __always_inline __u32 free_bit(__u32 coff)
+{
+	return coff >> AA_MIN_SHIFT;
+}
+
+static __always_inline __u32 alloc_bit(__u32 order, __u32 coff)
+{
+	return AA_ALLOC_BIT_BASE + (1U << (AA_MAX_ORDER + 1)) -
+	       (1U << (AA_MAX_ORDER + 1 - order)) + (coff >> (AA_MIN_SHIFT + order));
+}
+
+static __always_inline __u64 order_bytes(__u32 order)
+{
+	return (__u64)AA_MIN_SIZE << order;
+}
+
+/* --- Free lists ----------------------------------------------------------
+ * REQUIRES: heap lock held; order <= AA_MAX_ORDER; off is a block start.
+ */
+static __always_inline void free_push(__u32 order, __u32 off)
+{
+	aa_free_hdr_t *hdr = aa_addr(off);
+	__u32 head = AA_ROOT->free_head[order];
+
+	hdr->next = head;
+	hdr->prev = AA_NIL;
+	hdr->magic = AA_FREE_MAGIC;
+	hdr->order = order;
+	if (head != AA_NIL)
+		((aa_free_hdr_t *)aa_addr(head))->prev = off;
+	AA_ROOT->free_head[order] = off;
+	bit_set(meta_of(off >> AA_CHUNK_SHIFT), free_bit(off & (AA_CHUNK_SIZE - 1)));
+	AA_ROOT->stats.free_blocks[order]++;
+}
+
+static __always_inline void free_unlink(__u32 order, __u32 off)
+{
+	aa_free_hdr_t *hdr = aa_addr(off);
+	__u32 next = hdr->next, prev = hdr->prev;
+
+	if (prev != AA_NIL)
+		((aa_free_hdr_t *)aa_addr(prev))->next = next;
+	else
+		AA_ROOT->free_head[order] = next;
+	if (next != AA_NIL)
+		((aa_free_hdr_t *)aa_addr(next))->prev = prev;
+	hdr->magic = 0;
+	bit_clear(meta_of(off >> AA_CHUNK_SHIFT), free_bit(off & (AA_CHUNK_SIZE - 1)));
+	AA_ROOT->stats.free_blocks[order]--;
+}
+
+/* Is there a free block of exactly this order at chunk offset coff? */
+static __always_inline bool is_free_block(aa_bitmap_t *meta, __u32 chunk_off,
+					  __u32 coff, __u32 order)
+{
+	aa_free_hdr_t *hdr;
+
+	if (!bit_test(meta, free_bit(coff)))
+		return false;
+	hdr = aa_addr(chunk_off + coff);
+	return hdr->magic == AA_FREE_MAGIC && hdr->order == order;
+}
+
+/* --- Stats -------------------------------------------------------------- */
+
+static __always_inline void account_alloc(__u64 bytes)
+{
+	struct aa_stats __arena *st = &AA_ROOT->stats;
+
+	st->bytes_in_use += bytes;
+	if (st->bytes_in_use > st->peak_bytes_in_use)
+		st->peak_bytes_in_use = st->bytes_in_use;
+	st->live_allocs++;
+	st->nr_allocs++;
+}
+
+static __always_inline void account_free(__u64 bytes)
+{
+	struct aa_stats __arena *st = &AA_ROOT->stats;
+
+	st->bytes_in_use -= bytes;
+	st->live_allocs--;
+	st->nr_frees++;
+}
+
+/* --- Block alloc / free (locked) ---------------------------------------- */
+
+/* Take a block of the given order: the smallest free block of at least that
+ * order, split down. Returns its arena offset or AA_NIL.
+ * REQUIRES: heap lock held. */
+static __u32 block_alloc_locked(__u32 order)
+{
+	__u32 j = AA_NR_ORDERS, k, off;
+
+	/* constant bounds: the verifier unrolls both order loops */
+	for (k = 0; k <= AA_MAX_ORDER; k++) {
+		if (k >= order && AA_ROOT->free_head[k] != AA_NIL) {
+			j = k;
+			break;
+		}
+	}
+	if (j > AA_MAX_ORDER)
+		return AA_NIL;
+	off = AA_ROOT->free_head[j];
+	free_unlink(j, off);
+	for (k = AA_MAX_ORDER; k > 0; k--) {
+		if (k > j)
+			continue;
+		if (k <= order)
+			break;
+		free_push(k - 1, off + (AA_MIN_SIZE << (k - 1)));
+	}
+	bit_set(meta_of(off >> AA_CHUNK_SHIFT), alloc_bit(order, off & (AA_CHUNK_SIZE - 1)));
+	account_alloc(order_bytes(order));
+	return off;
+}
+
+/*
+ * Find what the chunk-relative offset coff is: returns the order k (>= 0) of
+ * the allocation starting exactly there, or a negative AA_ERR_* code, with
+ * nothing changed. Walks k upwards: the first block start that covers coff
+ * (an order-k alloc bit at coff rounded down to 16 << k, or any free bit)
+ * is the block containing it.
+ * REQUIRES: heap lock held; slot is an AA_SLOT_CHUNK.
+ */
+static int classify_locked(aa_bitmap_t *meta, __u32 coff)
+{
+	__u32 k, start;
+
+	for (k = 0; k <= AA_MAX_ORDER; k++) {
+		start = coff & ~((AA_MIN_SIZE << k) - 1);
+		if (bit_test(meta, alloc_bit(k, start)))
+			return start == coff ? (int)k : -AA_ERR_INTERIOR;
+		if (bit_test(meta, free_bit(start)))
+			return -AA_ERR_DOUBLE_FREE;
+	}
+	return -AA_ERR_CORRUPT;
+}
+
+/* Free the order-k allocation at arena offset off and coalesce.
+ * REQUIRES: heap lock held; classify_locked() said order k at off. */
+static void block_free_locked(__u32 off, __u32 order)
+{
+	__u32 chunk_off = off & ~(AA_CHUNK_SIZE - 1);
+	__u32 coff = off - chunk_off;
+	aa_bitmap_t *meta = meta_of(off >> AA_CHUNK_SHIFT);
+	__u32 buddy, k, merged = order;
+
+	bit_clear(meta, alloc_bit(order, coff));
+	account_free(order_bytes(order));
+	for (k = 0; k < AA_MAX_ORDER; k++) {	/* constant bounds: unrolled */
+		if (k < order)
+			continue;
+		buddy = coff ^ (AA_MIN_SIZE << k);
+		if (!is_free_block(meta, chunk_off, buddy, k))
+			break;
+		free_unlink(k, chunk_off + buddy);
+		coff &= ~(AA_MIN_SIZE << k);
+		merged = k + 1;
+	}
+	free_push(merged, chunk_off + coff);
+}
+
+/* --- Large allocations: runs of whole free chunks ------------------------ */
+
+static __always_inline bool chunk_is_free(__u32 slot)
+{
+	__u32 chunk_off = slot << AA_CHUNK_SHIFT;
+
+	return AA_ROOT->slots[slot].state == AA_SLOT_CHUNK &&
+	       is_free_block(meta_of(slot), chunk_off, 0, AA_MAX_ORDER);
+}
+
+/* REQUIRES: heap lock held; size > AA_CHUNK_SIZE. Returns offset or AA_NIL. */
+static __u32 large_alloc_locked(__u64 size)
+{
+	__u32 need = (size + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;
+	__u32 nr_slots = AA_ROOT->nr_slots, run = AA_ZERO, first = AA_ZERO;
+	int s, i;
+
+	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+		run = chunk_is_free(s) ? run + 1 : 0;
+		if (run == need) {
+			first = s + 1 - need;
+			break;
+		}
+	}
+	if (run < need || first >= AA_MAX_SLOTS)
+		return AA_NIL;
+	bpf_for(i, first, first + need) {
+		if (i >= AA_MAX_SLOTS)
+			break;
+		free_unlink(AA_MAX_ORDER, i << AA_CHUNK_SHIFT);
+		AA_ROOT->slots[i].state = AA_SLOT_LARGE_TAIL;
+	}
+	AA_ROOT->slots[first].state = AA_SLOT_LARGE_HEAD;
+	AA_ROOT->slots[first].nr_chunks = need;
+	AA_ROOT->slots[first].large_pages = (size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT;
+	AA_ROOT->stats.large_chunks += need;
+	AA_ROOT->large_bytes_in_use += (__u64)need << AA_CHUNK_SHIFT;
+	account_alloc((__u64)need << AA_CHUNK_SHIFT);
+	return first << AA_CHUNK_SHIFT;
+}
+
+/* REQUIRES: heap lock held; slot is a LARGE_HEAD. */
+static void large_free_locked(__u32 slot)
+{
+	__u32 n = AA_ROOT->slots[slot].nr_chunks;
+	int i;
+
+	bpf_for(i, slot, slot + n) {
+		if (i >= AA_MAX_SLOTS)
+			break;
+		AA_ROOT->slots[i].state = AA_SLOT_CHUNK;
+		free_push(AA_MAX_ORDER, i << AA_CHUNK_SHIFT);
+	}
+	AA_ROOT->slots[slot].nr_chunks = 0;
+	AA_ROOT->slots[slot].large_pages = 0;
+	AA_ROOT->stats.large_chunks -= n;
+	AA_ROOT->large_bytes_in_use -= (__u64)n << AA_CHUNK_SHIFT;
+	account_free((__u64)n << AA_CHUNK_SHIFT);
+}
+
+/* --- Pointer lookup ------------------------------------------------------ */
+
+/* What is ptr? Sets *off; returns the order (0..16) of the buddy allocation
+ * at ptr, AA_NR_ORDERS for a large allocation, or -AA_ERR_*.
+ * REQUIRES: heap lock held. */
+static int lookup_locked(__u64 ptr, __u32 *off)
+{
+	__u64 rel = ptr - AA_ROOT->arena_base;
+	__u32 slot, state, coff;
+
+	if (ptr < AA_ROOT->arena_base || rel >= AA_ROOT->arena_size)
+		return -AA_ERR_FOREIGN;
+	if (rel & (AA_MIN_SIZE - 1))
+		return -AA_ERR_MISALIGNED;
+	*off = rel;
+	slot = rel >> AA_CHUNK_SHIFT;
+	coff = rel & (AA_CHUNK_SIZE - 1);
+	if (slot >= AA_MAX_SLOTS)
+		return -AA_ERR_FOREIGN;
+	state = AA_ROOT->slots[slot].state;
+	if (state == AA_SLOT_LARGE_HEAD)
+		return coff ? -AA_ERR_INTERIOR : AA_NR_ORDERS;
+	if (state == AA_SLOT_LARGE_TAIL)
+		return -AA_ERR_INTERIOR;
+	if (state != AA_SLOT_CHUNK)
+		return -AA_ERR_FOREIGN;
+	return classify_locked(meta_of(slot), coff);
+}
+
+/* Free what lookup_locked() found. REQUIRES: heap lock held. */
+static int free_locked(__u64 ptr)
+{
+	__u32 off = 0;
+	int kind = lookup_locked(ptr, &off);
+
+	if (kind < 0)
+		return kind;
+	if (kind == AA_NR_ORDERS)
+		large_free_locked(off >> AA_CHUNK_SHIFT);
+	else
+		block_free_locked(off, kind);
+	return 0;
+}
+
+/* --- Global entry points --------------------------------------------------
+ * Each takes the heap lock itself; sizes are checked by the caller
+ * (alloc.bpf.c) but re-checked here where a bad value could corrupt state.
+ */
+
+/* Allocate size bytes aligned to align (power of two <= page; 0 = none).
+ * Returns a user address or 0; the failure is counted. */
+__u64 aa_buddy_alloc(__u64 size, __u64 align)
+{
+	__u32 off;
+	int err;
+
+	if (!aa_heap_ready()) {
+		aa_fail(AA_ERR_UNINIT);
+		return 0;
+	}
+	if (size == 0 || size > AA_MAX_ALLOC || size > AA_ROOT->arena_size) {
+		aa_fail(AA_ERR_SIZE);
+		return 0;
+	}
+	if (align > size)
+		size = align;
+	err = aa_lock();
+	if (err)
+		return 0;
+	if (size > AA_CHUNK_SIZE)
+		off = large_alloc_locked(size);
+	else
+		off = block_alloc_locked(aa_size_to_order(size));
+	aa_unlock();
+	if (off == AA_NIL) {
+		aa_fail(AA_ERR_NOMEM);
+		return 0;
+	}
+	return AA_ROOT->arena_base + off;
+}
+
+int aa_buddy_free(__u64 ptr)
+{
+	int err;
+
+	if (!aa_heap_ready())
+		return aa_fail(AA_ERR_UNINIT);
+	err = aa_lock();
+	if (err)
+		return err;
+	err = free_locked(ptr);
+	aa_unlock();
+	return err < 0 ? aa_fail(-err) : 0;
+}
+
+__u64 aa_buddy_usable_size(__u64 ptr)
+{
+	__u32 off = 0;
+	__u64 size = 0;
+	int kind;
+
+	if (!aa_heap_ready() || aa_lock())
+		return 0;
+	kind = lookup_locked(ptr, &off);
+	if (kind == AA_NR_ORDERS && (off >> AA_CHUNK_SHIFT) < AA_MAX_SLOTS)
+		size = (__u64)AA_ROOT->slots[off >> AA_CHUNK_SHIFT].nr_chunks << AA_CHUNK_SHIFT;
+	else if (kind >= 0)
+		size = order_bytes(kind);
+	aa_unlock();
+	return size;
+}
+
+/* Bulk forms: one lock round trip for n objects. arr is an arena array of
+ * n __u64 user addresses. REQUIRES: size <= AA_CHUNK_SIZE (callers route
+ * larger sizes one by one). */
+int aa_buddy_alloc_bulk(__u64 arr, __u32 n, __u64 size)
+{
+	__u64 __arena *out = (__u64 __arena *)arr;
+	__u32 order, off, got = AA_ZERO;
+	int i, err;
+
+	if (!aa_heap_ready())
+		return aa_fail(AA_ERR_UNINIT);
+	if (size == 0 || size > AA_CHUNK_SIZE)
+		return aa_fail(AA_ERR_SIZE);
+	order = aa_size_to_order(size);
+	err = aa_lock();
+	if (err)
+		return err;
+	bpf_for(i, 0, n) {
+		off = block_alloc_locked(order);
+		if (off == AA_NIL)
+			break;
+		out[i] = AA_ROOT->arena_base + off;
+		got++;
+	}
+	aa_unlock();
+	if (got < n)
+		aa_fail(AA_ERR_NOMEM);
+	return got;
+}
+
+int aa_buddy_free_bulk(__u64 arr, __u32 n)
+{
+	__u64 __arena *in = (__u64 __arena *)arr;
+	__u32 freed = AA_ZERO, bad = AA_ZERO;
+	int i, err;
+
+	if (!aa_heap_ready())
+		return aa_fail(AA_ERR_UNINIT);
+	err = aa_lock();
+	if (err)
+		return err;
+	bpf_for(i, 0, n) {
+		__u64 p = in[i];
+
+		if (!p)
+			continue;
+		err = free_locked(p);
+		if (err < 0) {	/* stays in arr for the caller to see */
+			bad++;
+			aa_fail(-err);
+			continue;
+		}
+		in[i] = 0;
+		freed++;
+	}
+	aa_unlock();
+	if (bad && !freed)
+		return -EINVAL;
+	return freed;
+}
+
+/* --- Chunk exchange with arena.bpf.c ------------------------------------- */
+
+/* Register a freshly mapped, zeroed chunk at slot with its metadata.
+ * Called by the sleepable grow path after the pages exist. */
+int aa_buddy_add_chunk(__u32 slot, __u32 meta_off)
+{
+	int err;
+
+	if (slot >= AA_MAX_SLOTS || slot >= AA_ROOT->nr_slots)
+		return -EINVAL;
+	err = aa_lock();
+	if (err)
+		return err;
+	if (AA_ROOT->slots[slot].state != AA_SLOT_UNMAPPED) {
+		aa_unlock();
+		return -EEXIST;
+	}
+	AA_ROOT->slots[slot].state = AA_SLOT_CHUNK;
+	AA_ROOT->slots[slot].meta_off = meta_off;
+	free_push(AA_MAX_ORDER, slot << AA_CHUNK_SHIFT);
+	AA_ROOT->stats.nr_chunks++;
+	AA_ROOT->stats.nr_grows++;
+	AA_ROOT->stats.pages_mapped += AA_CHUNK_PAGES + AA_META_PAGES;
+	if (AA_ROOT->stats.pages_mapped > AA_ROOT->stats.peak_pages_mapped)
+		AA_ROOT->stats.peak_pages_mapped = AA_ROOT->stats.pages_mapped;
+	aa_unlock();
+	return 0;
+}
+
+/* Take one entirely free chunk out of the heap, skipping the first `keep`
+ * free chunks (keep = 0: any). Marks the slot unmapped; the caller returns
+ * its pages. Returns the slot, -ENOENT when there is none, or -errno. */
+int aa_buddy_take_free_chunk(__u32 keep)
+{
+	__u32 nr_slots = AA_ROOT->nr_slots, seen = AA_ZERO;
+	int s, err, ret = -ENOENT;
+
+	err = aa_lock();
+	if (err)
+		return err;
+	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+		if (!chunk_is_free(s))
+			continue;
+		if (seen++ < keep)
+			continue;
+		free_unlink(AA_MAX_ORDER, s << AA_CHUNK_SHIFT);
+		AA_ROOT->slots[s].state = AA_SLOT_UNMAPPED;
+		AA_ROOT->stats.nr_chunks--;
+		AA_ROOT->stats.nr_trims++;
+		AA_ROOT->stats.pages_mapped -= AA_CHUNK_PAGES + AA_META_PAGES;
+		ret = s;
+		break;
+	}
+	aa_unlock();
+	return ret;
+}
+
+/* --- Validity checker ------------------------------------------------------
+ * Walks every free list: each block must be inside a chunk, carry the magic
+ * and its list's order, have its free bit set and a consistent prev link;
+ * the list lengths must equal stats.free_blocks[] and the byte invariant in
+ * the file comment must hold. Returns 0 or a distinct positive code.
+ */
+int aa_buddy_check(void)
+{
+	__u64 free_bytes = 0, buddy_bytes, cnt;
+	__u32 k, off, prev, slot;
+	aa_free_hdr_t *hdr;
+	int ret = 0;
+
+	if (!aa_heap_ready())
+		return 1;
+	if (aa_lock())
+		return 2;
+	for (k = 0; k <= AA_MAX_ORDER; k++) {
+		cnt = AA_ZERO;
+		prev = AA_NIL;
+		off = AA_ROOT->free_head[k];
+		bpf_repeat(AA_MAX_LOOPS) {
+			if (off == AA_NIL)
+				break;
+			slot = off >> AA_CHUNK_SHIFT;
+			if (slot >= AA_MAX_SLOTS || AA_ROOT->slots[slot].state != AA_SLOT_CHUNK) {
+				ret = 3;
+				goto out;
+			}
+			hdr = aa_addr(off);
+			if (hdr->magic != AA_FREE_MAGIC || hdr->order != k) {
+				ret = 4;
+				goto out;
+			}
+			if (hdr->prev != prev) {
+				ret = 5;
+				goto out;
+			}
+			if (!bit_test(meta_of(slot), free_bit(off & (AA_CHUNK_SIZE - 1)))) {
+				ret = 6;
+				goto out;
+			}
+			if (off & ((AA_MIN_SIZE << k) - 1)) {
+				ret = 7;
+				goto out;
+			}
+			cnt++;
+			prev = off;
+			off = hdr->next;
+		}
+		if (off != AA_NIL) {	/* longer than the loop bound */
+			ret = 8;
+			goto out;
+		}
+		if (cnt != AA_ROOT->stats.free_blocks[k]) {
+			ret = 9;
+			goto out;
+		}
+		free_bytes += cnt * order_bytes(k);
+	}
+	buddy_bytes = (AA_ROOT->stats.nr_chunks - AA_ROOT->stats.large_chunks) << AA_CHUNK_SHIFT;
+	if (free_bytes + AA_ROOT->stats.bytes_in_use - AA_ROOT->large_bytes_in_use != buddy_bytes)
+		ret = 10;
+out:
+	aa_unlock();
+	return ret;
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * aa_shared.h - layouts that BPF programs and userspace both see.
+ *
+ * Everything in here lives in the BPF arena and is read by userspace straight
+ * from the arena mmap, so only fixed-size integer fields are used: no
+ * pointers (an arena pointer is stored as a __u64 user address or as a __u32
+ * offset from the arena start).
+ *
+ * Bump AA_LAYOUT_VERSION whenever a struct in this file changes shape.
+ */
+#ifndef __AA_SHARED_H
+#define __AA_SHARED_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
+#define AA_LAYOUT_VERSION	1
+
+#define AA_PAGE_SHIFT		12
+#define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
+
+/* Buddy geometry: blocks of 16 B (order 0) up to one chunk (order 16). */
+#define AA_MIN_SHIFT		4
+#define AA_MIN_SIZE		(1U << AA_MIN_SHIFT)
+#define AA_CHUNK_SHIFT		20
+#define AA_CHUNK_SIZE		(1U << AA_CHUNK_SHIFT)
+#define AA_CHUNK_PAGES		(AA_CHUNK_SIZE / AA_PAGE_SIZE)
+#define AA_MAX_ORDER		(AA_CHUNK_SHIFT - AA_MIN_SHIFT)	/* 16 */
+#define AA_NR_ORDERS		(AA_MAX_ORDER + 1)
+#define AA_BLOCKS_PER_CHUNK	(1U << AA_MAX_ORDER)		/* 65536 */
+
+/*
+ * Per-chunk metadata, kept outside the chunk (so a whole chunk is one
+ * order-16 block) in pages the kernel places for us:
+ *   free-start bitmap: 1 bit per 16-B slot            =  8 KiB
+ *   alloc bitmaps: order k has 65536 >> k bits        = 16 KiB
+ * 24 KiB for 1 MiB = 2.34% of the chunk.
+ */
+#define AA_META_FREE_BYTES	(AA_BLOCKS_PER_CHUNK / 8)
+#define AA_META_ALLOC_BITS	(2U * AA_BLOCKS_PER_CHUNK)
+#define AA_META_BYTES		(AA_META_FREE_BYTES + AA_META_ALLOC_BITS / 8)
+#define AA_META_PAGES		(AA_META_BYTES / AA_PAGE_SIZE)	/* 6 */
+
+/* Arenas are at most 4 GiB: at most 4096 chunk slots. */
+#define AA_MAX_SLOTS		4096
+#define AA_NIL			0xffffffffU	/* "no block" in free lists */
+
+/* Largest request: a quarter of the biggest arena (page runs above). */
+#define AA_MAX_ALLOC		(1ULL << 30)
+
+enum aa_slot_state {
+	AA_SLOT_UNMAPPED	= 0,	/* no pages of ours here */
+	AA_SLOT_CHUNK		= 1,	/* buddy chunk, metadata at meta_off */
+	AA_SLOT_LARGE_HEAD	= 2,	/* first chunk of a large allocation */
+	AA_SLOT_LARGE_TAIL	= 3,	/* later chunk of a large allocation */
+};
+
+/* One 1-MiB slot of the arena's address space. Protected by the heap lock. */
+struct aa_slot {
+	__u32 state;		/* enum aa_slot_state */
+	__u32 meta_off;		/* arena offset of the chunk's metadata */
+	__u32 nr_chunks;	/* LARGE_HEAD: chunks in the run */
+	__u32 large_pages;	/* LARGE_HEAD: pages the caller asked for */
+};
+
+/* Error codes: returned negated by BPF functions, counted in aa_stats.err. */
+enum aa_error {
+	AA_ERR_SIZE,		/* size 0, over AA_MAX_ALLOC, or n*size overflow */
+	AA_ERR_ALIGN,		/* alignment not a power of two or > page */
+	AA_ERR_NOMEM,		/* every tier empty; grow the heap */
+	AA_ERR_BUSY,		/* heap lock not acquired within the spin bound */
+	AA_ERR_NESTED,		/* re-entered on a CPU that holds the heap lock */
+	AA_ERR_DOUBLE_FREE,	/* pointer inside a block that is already free */
+	AA_ERR_FOREIGN,		/* pointer outside every chunk of the heap */
+	AA_ERR_INTERIOR,	/* pointer inside an allocation, not its start */
+	AA_ERR_MISALIGNED,	/* pointer not 16-byte aligned */
+	AA_ERR_CORRUPT,		/* metadata disagreed with itself (use after free?) */
+	AA_ERR_UNINIT,		/* heap used before init */
+	AA_ERR_ZEROING,		/* calloc could not zero within the loop budget */
+	AA_NR_ERRORS,
+};
+
+/* Heap-wide counters. Updated under the heap lock except err[] (atomic). */
+struct aa_stats {
+	__u64 bytes_in_use;	/* sum of usable sizes of live allocations */
+	__u64 peak_bytes_in_use;
+	__u64 live_allocs;	/* allocations not yet freed */
+	__u64 nr_allocs;	/* successful allocations, total */
+	__u64 nr_frees;		/* successful frees, total */
+	__u64 pages_mapped;	/* arena pages we hold: chunks + metadata */
+	__u64 peak_pages_mapped;
+	__u64 nr_chunks;	/* chunks mapped (buddy + large) */
+	__u64 large_chunks;	/* chunks held by large allocations */
+	__u64 nr_grows;		/* chunks added by grow */
+	__u64 nr_trims;		/* chunks returned by trim/teardown */
+	__u64 free_blocks[AA_NR_ORDERS];
+	__u64 err[AA_NR_ERRORS];
+};
+
+/*
+ * The allocator's root. Lives at a fixed place in the arena (an arena global),
+ * starts with magic + layout version so tools can find it in any arena.
+ *
+ * Invariant (whole heap, under the lock):
+ *   sum(free_blocks[k] << (k + 4)) + bytes_in_use(buddy part)
+ *     + large_chunks * AA_CHUNK_SIZE == nr_chunks * AA_CHUNK_SIZE
+ */
+struct aa_root {
+	__u64 magic;		/* AA_ROOT_MAGIC once initialised */
+	__u32 version;		/* AA_LAYOUT_VERSION */
+	__u32 root_size;	/* sizeof(struct aa_root) */
+	__u64 arena_base;	/* user address of the arena's first byte */
+	__u64 arena_size;	/* bytes */
+	__u32 nr_slots;		/* arena_size / AA_CHUNK_SIZE, <= AA_MAX_SLOTS */
+	__u32 lock;		/* heap lock: 0 free, 1 held */
+	__u32 lock_cpu;		/* holder's CPU + 1, for nesting detection */
+	__u32 zero;		/* always 0: AA_ZERO in bpf/internal.h */
+	__u64 large_bytes_in_use; /* part of bytes_in_use in large runs */
+	__u32 free_head[AA_NR_ORDERS];	/* arena offsets, AA_NIL = empty */
+	__u32 pad1;
+	struct aa_stats stats;
+	struct aa_slot slots[AA_MAX_SLOTS];
+};
+
+/* --- syscall program arguments (ctx of SEC("syscall") programs) --- */
+
+struct aa_init_args {
+	__u64 arena_base;	/* in: user address of the arena mmap */
+	__u64 arena_size;	/* in: bytes */
+	__u64 grow_bytes;	/* in: grow the heap by this much */
+	__u64 root_addr;	/* out: user address of struct aa_root */
+	__s32 err;		/* out: 0 or negative errno */
+	__u32 pad;
+};
+
+struct aa_grow_args {
+	__u64 bytes;		/* in: grow by at least this many bytes */
+	__u64 chunks;		/* out: chunks added */
+	__s32 err;		/* out */
+	__u32 pad;
+};
+
+struct aa_trim_args {
+	__u64 keep_bytes;	/* in: keep this many bytes of free chunks */
+	__u64 chunks;		/* out: chunks returned to the kernel */
+	__s32 err;		/* out */
+	__u32 pad;
+};
+
+enum aa_op_kind {
+	AA_OP_MALLOC = 0,
+	AA_OP_CALLOC = 1,	/* arg = nmemb */
+	AA_OP_ALIGNED = 2,	/* arg = alignment */
+	AA_OP_FREE = 3,		/* ptr in */
+	AA_OP_USABLE = 4,	/* ptr in, size out */
+	AA_OP_MALLOC_BULK = 5,	/* ptr = arena array of n u64, size each */
+	AA_OP_FREE_BULK = 6,	/* ptr = arena array of n u64 */
+};
+
+/* One call into the allocator from userspace (aa_heap__call). */
+struct aa_op_args {
+	__u32 op;		/* enum aa_op_kind */
+	__u32 n;		/* bulk count */
+	__u64 size;		/* in: bytes; out for USABLE */
+	__u64 arg;		/* nmemb or alignment */
+	__u64 ptr;		/* in for FREE/USABLE/bulk, out for allocs */
+	__s64 ret;		/* out: count or negative errno */
+};
+
+/* A batch of ops executed by one program run: ops[i] in arena memory. */
+struct aa_batch_op {
+	__u64 ptr;		/* != 0: free it; 0: allocate size, ptr out */
+	__u64 size;		/* in: alloc size; out: usable size */
+	__s64 ret;		/* out: 0 or negative errno */
+};
+
+struct aa_batch_args {
+	__u64 ops;		/* in: arena address of struct aa_batch_op[n] */
+	__u32 n;		/* in */
+	__u32 done;		/* out: ops executed */
+};
+
+#endif /* __AA_SHARED_H */

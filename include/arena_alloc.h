@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * arena_alloc.h - userspace API of arena-alloc.
+ *
+ * A struct aa_heap is a loaded allocator: the BPF object holding it, its
+ * arena mmap and its root. Open one with aa_heap__open() (the library's own
+ * BPF object) or aa_heap__attach() (your loaded object, linked with
+ * libarena_alloc.bpf.o). Conventions follow libbpf: int functions return 0
+ * or a negative errno, pointer functions return NULL; both set errno and
+ * print a message through the aa_set_print() callback. Nothing aborts.
+ */
+#ifndef __ARENA_ALLOC_H
+#define __ARENA_ALLOC_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "aa_shared.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef AA_API
+#define AA_API __attribute__((visibility("default")))
+#endif
+
+struct aa_heap;
+struct bpf_object;
+
+/* Options structs start with sz and grow at the end (libbpf style). */
+#define AA_OPTS(TYPE, NAME, ...)					\
+	struct TYPE NAME = ({						\
+		memset(&NAME, 0, sizeof(struct TYPE));			\
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
+	})
+
+struct aa_heap_opts {
+	size_t sz;		/* sizeof(struct aa_heap_opts) */
+	/* Arena size in 4-KiB pages (aa_heap__open only; attach uses the
+	 * object's arena as loaded). 0: 65536 (256 MiB). Max 2^20. */
+	__u32 arena_pages;
+	/* Grow the heap by this many bytes at init (whole 1-MiB chunks).
+	 * 0: one chunk. */
+	__u64 init_bytes;
+	size_t :0;
+};
+#define aa_heap_opts__last_field init_bytes
+
+enum aa_print_level { AA_WARN, AA_INFO, AA_DEBUG_LEVEL };
+typedef int (*aa_print_fn_t)(enum aa_print_level level, const char *fmt, va_list ap);
+
+/** @brief **aa_set_print()** sets the message callback; NULL silences.
+ * @return the previous callback */
+AA_API aa_print_fn_t aa_set_print(aa_print_fn_t fn);
+
+/** @brief **aa_heap__open()** loads the library's own BPF object, maps the
+ * arena and initialises the heap.
+ * @return a heap, or NULL with errno set (EOPNOTSUPP: no BPF arena, which
+ * needs Linux >= 6.9) */
+AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts);
+
+/** @brief **aa_heap__attach()** takes a loaded object that links
+ * libarena_alloc.bpf.o (its `arena` map and aa_* programs) and initialises
+ * the heap in it. The object stays the caller's.
+ * @return a heap, or NULL with errno set */
+AA_API struct aa_heap *aa_heap__attach(struct bpf_object *obj,
+				       const struct aa_heap_opts *opts);
+
+/** @brief **aa_heap__destroy()** frees the handle (and, for
+ * aa_heap__open(), the BPF object). Does not tear the heap down. */
+AA_API void aa_heap__destroy(struct aa_heap *heap);
+
+/** @brief **aa_heap__grow()** maps at least bytes more (whole chunks).
+ * @return chunks added (> 0); negative error, otherwise */
+AA_API int aa_heap__grow(struct aa_heap *heap, __u64 bytes);
+
+/** @brief **aa_heap__trim()** returns entirely free chunks to the kernel,
+ * keeping keep_bytes of them.
+ * @return chunks returned (>= 0); negative error, otherwise */
+AA_API int aa_heap__trim(struct aa_heap *heap, __u64 keep_bytes);
+
+/** @brief **aa_heap__teardown()** returns every page; the heap must be
+ * initialised again (aa_heap__init()) before use.
+ * @return chunks returned (>= 0); negative error, otherwise */
+AA_API int aa_heap__teardown(struct aa_heap *heap);
+
+/** @brief **aa_heap__init()** (re)initialises the heap, growing it by
+ * init_bytes. Done by open/attach already; idempotent.
+ * @return 0, on success; negative error, otherwise */
+AA_API int aa_heap__init(struct aa_heap *heap, __u64 init_bytes);
+
+/** @brief **aa_heap__check()** runs the allocator's validity checker.
+ * @return 0 when every invariant holds; a positive check code when one
+ * fails; negative error if it could not run */
+AA_API int aa_heap__check(struct aa_heap *heap);
+
+/** @brief **aa_heap__call()** runs one allocator call (struct aa_op_args,
+ * enum aa_op_kind) through the aa_call syscall program.
+ * @return 0 when the program ran (the call's own result is in args->ret);
+ * negative error, otherwise */
+AA_API int aa_heap__call(struct aa_heap *heap, struct aa_op_args *args);
+
+/** @brief **aa_heap__malloc()** allocates from userspace (via BPF).
+ * @return the arena address, or 0 with errno set */
+AA_API __u64 aa_heap__malloc(struct aa_heap *heap, __u64 size);
+
+/** @brief **aa_heap__free()** frees an arena address from userspace.
+ * @return 0, on success; negative error (see arena_alloc.bpf.h) */
+AA_API int aa_heap__free(struct aa_heap *heap, __u64 addr);
+
+/** @brief **aa_heap__batch()** runs n struct aa_batch_op at arena address
+ * ops in one program run.
+ * @return ops executed (>= 0); negative error, otherwise */
+AA_API int aa_heap__batch(struct aa_heap *heap, __u64 ops, __u32 n);
+
+/** @brief **aa_heap__ptr()** translates an arena address to a pointer into
+ * this process's arena mapping.
+ * @return the pointer, or NULL (errno EFAULT) outside the arena */
+AA_API void *aa_heap__ptr(const struct aa_heap *heap, __u64 addr);
+
+/** @brief **aa_heap__addr()** is the inverse of aa_heap__ptr().
+ * @return the arena address, or 0 (errno EFAULT) */
+AA_API __u64 aa_heap__addr(const struct aa_heap *heap, const void *ptr);
+
+/** @brief **aa_heap__root()** is the allocator's root inside the mmap:
+ * stats can be read from it at any time without a syscall. */
+AA_API const struct aa_root *aa_heap__root(const struct aa_heap *heap);
+
+/** @brief **aa_heap__stats()** copies the heap counters from the mmap.
+ * @return 0, on success; negative error, otherwise */
+AA_API int aa_heap__stats(const struct aa_heap *heap, struct aa_stats *out);
+
+/** @brief **aa_heap__object()** is the BPF object the heap lives in. */
+AA_API struct bpf_object *aa_heap__object(const struct aa_heap *heap);
+
+/** @brief **aa_heap__arena_size()** is the arena's size in bytes. */
+AA_API __u64 aa_heap__arena_size(const struct aa_heap *heap);
+
+/** @brief **aa_stats__print()** prints the counters in a readable table.
+ * @return 0, on success; negative error, otherwise */
+AA_API int aa_stats__print(const struct aa_stats *st, FILE *out);
+
+/** @brief **aa_error_str()** names an enum aa_error. */
+AA_API const char *aa_error_str(enum aa_error err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* __ARENA_ALLOC_H */

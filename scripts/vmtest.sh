@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Run a command inside a QEMU guest booting a Debian kernel, with the host's
+# root filesystem as the guest's root (9p, read-only) and the project tree
+# shared read-write at the same path. Exits with the command's status.
+set -euo pipefail
+
+usage() {
+	cat >&2 <<'EOF'
+usage: scripts/vmtest.sh [-k KERNEL] [-m MEM] [-t TIMEOUT_SEC] -- COMMAND...
+
+Boot KERNEL under qemu-system-x86_64 and run COMMAND (with `sh -c`, as root)
+in the project directory. The guest sees the host's / read-only (tmpfs on
+/tmp, /run, /var/tmp) and the project tree read-write at the same path, so
+binaries built on the host run unchanged. bpffs, debugfs and tracefs are
+mounted; `ulimit -l unlimited` is set. The console streams to stdout.
+
+  -k KERNEL  kernel dir made by scripts/get-kernel.sh, or a version prefix
+             for it (6.12, 6.1, ...; default 6.12)
+  -m MEM     guest memory (default 2G)
+  -t SEC     wall-clock limit for the whole VM run (default 2400)
+
+Exit status: COMMAND's status; 124 if the VM timed out; 125 if the guest
+stopped without reporting a status (panic, boot failure); 2 on usage errors.
+EOF
+}
+
+kernel=6.12 mem=2G tmo=2400
+while getopts ":k:m:t:h" opt; do
+	case $opt in
+	k) kernel=$OPTARG ;;
+	m) mem=$OPTARG ;;
+	t) tmo=$OPTARG ;;
+	h) usage; exit 0 ;;
+	:) echo "vmtest: -$OPTARG needs an argument" >&2; usage; exit 2 ;;
+	*) echo "vmtest: unknown option -$OPTARG" >&2; usage; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ "${1:-}" = "--" ] && shift
+[ $# -gt 0 ] || { echo "vmtest: no COMMAND given" >&2; usage; exit 2; }
+[[ "$tmo" =~ ^[0-9]+$ ]] || { echo "vmtest: bad timeout '$tmo'" >&2; exit 2; }
+cmd="$*"
+
+log() { echo "vmtest: $*" >&2; }
+die() { log "$*"; exit 2; }
+for t in qemu-system-x86_64 cpio gzip xz modprobe depmod timeout; do
+	command -v "$t" >/dev/null || die "$t not found (run scripts/install-deps.sh --vmtest)"
+done
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+proj=$(git -C "$here" rev-parse --show-toplevel 2>/dev/null || (cd "$here/.." && pwd))
+# The paths travel on the kernel command line: keep them simple.
+[[ "$proj$PWD" =~ ^[A-Za-z0-9_./+@:-]+$ ]] || die "project path '$proj' or cwd '$PWD' has characters unsafe for the kernel command line"
+[ "$proj" != / ] || die "project dir cannot be /"
+# Run in the caller's cwd when it is inside the project, else at its top.
+case "$PWD/" in "$proj"/*) gcwd=$PWD ;; *) gcwd=$proj ;; esac
+
+# --- kernel ----------------------------------------------------------------
+if [ -d "$kernel" ]; then
+	kdir=$(cd "$kernel" && pwd)
+else
+	kdir=$("$here/get-kernel.sh" "$kernel" | tail -n1) || die "could not get kernel '$kernel'"
+fi
+kver=$(ls "$kdir/lib/modules" 2>/dev/null | head -n1 || true)
+[ -n "$kver" ] && [ -f "$kdir/boot/vmlinuz-$kver" ] || die "$kdir has no boot/vmlinuz-<kver> + lib/modules/<kver>"
+[ -f "$kdir/lib/modules/$kver/modules.dep" ] || { log "running depmod for $kver"; depmod -b "$kdir" "$kver"; }
+
+# --- initramfs: static busybox + 9p modules + /init --------------------------
+# /init is PID 1: it loads the modules, mounts the shares and pseudo
+# filesystems, chroots into the host root to run the command, writes the
+# status into the run dir and powers off. Parameters come from the kernel
+# command line (aa_* variables in init's environment).
+read -r -d '' INIT <<'INIT_EOF' || true
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t devtmpfs dev /dev
+exec </dev/console >/dev/console 2>&1
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+fail() { echo "vmtest-init: FAILED: $*"; sync; poweroff -f; echo o >/proc/sysrq-trigger; sleep 10; }
+for m in $(cat /modules.list); do insmod /lib/modules/$m || fail "insmod $m"; done
+R=/newroot
+o=trans=virtio,version=9p2000.L,msize=262144
+mount -t 9p -o $o,cache=loose,ro hostroot $R || fail "mount host root over 9p"
+mount -t 9p -o $o,cache=mmap aaproj $R$aa_proj || fail "mount project share at $aa_proj"
+mount -t proc proc $R/proc && mount -t sysfs sys $R/sys && mount -t devtmpfs dev $R/dev || fail "mount proc/sys/dev"
+mkdir -p $R/dev/pts $R/dev/shm
+mount -t devpts devpts $R/dev/pts; mount -t tmpfs tmpfs $R/dev/shm
+for d in tmp var/tmp; do mount -t tmpfs -o mode=1777 tmpfs $R/$d || fail "tmpfs on /$d"; done
+mount -t tmpfs -o mode=755 tmpfs $R/run || fail "tmpfs on /run"
+mount -t bpf bpf $R/sys/fs/bpf || fail "mount bpffs"
+mount -t debugfs debugfs $R/sys/kernel/debug || echo "vmtest-init: no debugfs"
+[ -d $R/sys/kernel/tracing ] && mount -t tracefs tracefs $R/sys/kernel/tracing
+ulimit -l unlimited
+echo "vmtest-init: $(uname -r) up $(cut -d' ' -f1 /proc/uptime)s, running command"
+chroot $R /bin/sh -c '. "$1/env"; cd "$2" && exec /bin/sh -c "$(cat "$1/cmd")"' vmtest $aa_run $aa_cwd
+rc=$?
+echo "vmtest-init: command exited with status $rc after $(cut -d' ' -f1 /proc/uptime)s"
+echo $rc >$R$aa_run/status.tmp && mv $R$aa_run/status.tmp $R$aa_run/status || echo "vmtest-init: could not write status"
+sync
+umount $R$aa_proj || umount -l $R$aa_proj
+poweroff -f
+INIT_EOF
+
+# The cache key covers /init, busybox and the module set.
+mods=(virtio_pci 9p 9pnet_virtio) # virtio_pci is built in on 6.12, a module on 6.1
+key=$( { echo "$INIT"; echo "${mods[*]}"; sha256sum /bin/busybox; } | sha256sum | cut -c1-12)
+initrd=$kdir/vmtest-initramfs-$key.cpio.gz
+if [ ! -f "$initrd" ]; then
+	log "building initramfs for $kver"
+	[[ "$(LC_ALL=C ldd /bin/busybox 2>&1 || true)" == *"not a dynamic"* ]] || die "/bin/busybox is not static (install busybox-static)"
+	w=$(mktemp -d "${TMPDIR:-/tmp}/vmtest-initrd.XXXXXX")
+	trap 'rm -rf "$w"' EXIT
+	mkdir -p "$w"/{bin,dev,proc,sys,newroot,lib/modules}
+	cp /bin/busybox "$w/bin/busybox"
+	printf '%s\n' "$INIT" >"$w/init" && chmod 755 "$w/init"
+	: >"$w/modules.list"
+	for m in "${mods[@]}"; do
+		# --show-depends prints "insmod PATH" lines in load order (deps first)
+		deps=$(modprobe -d "$kdir" -S "$kver" --show-depends "$m") || die "module $m not found for $kver"
+		for p in $(awk '$1 == "insmod" {print $2}' <<<"$deps"); do
+			b=$(basename "$p"); b=${b%.xz}; b=${b%.zst}; b=${b%.gz}
+			grep -qx "$b" "$w/modules.list" && continue
+			case $p in
+			*.xz) xz -dc "$p" >"$w/lib/modules/$b" ;;
+			*.zst) zstd -qdc "$p" >"$w/lib/modules/$b" ;;
+			*.gz) gzip -dc "$p" >"$w/lib/modules/$b" ;;
+			*) cp "$p" "$w/lib/modules/$b" ;;
+			esac
+			echo "$b" >>"$w/modules.list"
+		done
+	done
+	log "modules: $(tr '\n' ' ' <"$w/modules.list")"
+	(cd "$w" && find . | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$initrd.$$"
+	mv "$initrd.$$" "$initrd"
+	for f in "$kdir"/vmtest-initramfs-*.cpio.gz; do [ "$f" = "$initrd" ] || rm -f "$f"; done
+	rm -rf "$w"; trap - EXIT
+fi
+
+# --- run dir in the shared tree: command, env, status -------------------------
+mkdir -p "$proj/build/vmtest"
+run=$(mktemp -d "$proj/build/vmtest/run.XXXXXX")
+trap 'rm -rf "$run"' EXIT
+printf '%s\n' "$cmd" >"$run/cmd"
+printf 'export PATH=%q HOME=%q TERM=%q\nunset aa_proj aa_run aa_cwd\n' \
+	"$PATH" "${HOME:-/root}" "${TERM:-dumb}" >"$run/env"
+
+# --- accelerator: KVM only where the CPU exposes VMX/SVM (a /dev/kvm without
+# them, as on this project's VMs, cannot run a normal guest); AA_VMTEST_ACCEL=
+# kvm|tcg overrides.
+accel=${AA_VMTEST_ACCEL:-}
+if [ -z "$accel" ]; then
+	accel=tcg
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] && grep -qw -e vmx -e svm /proc/cpuinfo && accel=kvm
+fi
+case $accel in
+kvm) accel_args=(-enable-kvm -cpu host) ;;
+tcg) accel_args=(-accel tcg -cpu max) ;;
+*) die "AA_VMTEST_ACCEL must be kvm or tcg" ;;
+esac
+
+log "booting $kver (${accel^^}, $mem, timeout ${tmo}s): $cmd"
+start=$EPOCHREALTIME
+set +e
+# sed -u strips the serial console's \r without buffering the stream.
+timeout --foreground -k 10 "$tmo" qemu-system-x86_64 "${accel_args[@]}" -smp 2 -m "$mem" \
+	-nodefaults -no-reboot -display none -monitor none -serial stdio \
+	-kernel "$kdir/boot/vmlinuz-$kver" -initrd "$initrd" \
+	-append "console=ttyS0 quiet panic=-1 aa_proj=$proj aa_run=$run aa_cwd=$gcwd" \
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-virtfs local,path="$proj",mount_tag=aaproj,security_model=none,multidevs=remap \
+	</dev/null | sed -u 's/\r$//'
+qrc=${PIPESTATUS[0]}
+set -e
+secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}')
+if [ -f "$run/status" ]; then
+	rc=$(cat "$run/status")
+	log "guest command exited with status $rc (VM run ${secs}s)"
+	exit "$rc"
+elif [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	log "TIMEOUT: VM killed after ${tmo}s without a command status"
+	exit 124
+else
+	log "FAILED: guest stopped without reporting a status (qemu exit $qrc; kernel panic or boot failure?)"
+	exit 125
+fi

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cli.c - the `arena-alloc` command.
+ *
+ *   arena-alloc demo [--arena-mb N] [--objects N]
+ *       load the allocator, initialise it, run a small workload (allocate
+ *       objects of mixed sizes from BPF, write and verify them from
+ *       userspace through the mmap, free half, trim) and print the stats
+ *       next to what the workload expects them to be.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arena_alloc.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: arena-alloc COMMAND [OPTIONS]\n"
+		"\n"
+		"Commands:\n"
+		"  demo     load, initialise, run a small workload, print stats\n"
+		"  help     this text\n"
+		"\n"
+		"demo options:\n"
+		"  --arena-mb N   arena size in MiB (default 256)\n"
+		"  --objects N    objects in the workload (default 1000, max 100000)\n");
+}
+
+static __u64 demo_size(unsigned int i)
+{
+	static const __u64 sizes[] = { 16, 24, 64, 100, 256, 1000, 4096, 3000 };
+
+	return sizes[i % (sizeof(sizes) / sizeof(sizes[0]))];
+}
+
+static __u64 round_pow2(__u64 n)
+{
+	__u64 p = AA_MIN_SIZE;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static int cmd_demo(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "arena-mb", required_argument, NULL, 'a' },
+		{ "objects", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	unsigned long arena_mb = 256, nobj = 1000;
+	struct aa_batch_op *ops;
+	struct aa_stats st;
+	struct aa_heap *h;
+	__u64 ops_addr, expect = 0, expect_after = 0, live_after = 0;
+	unsigned int i;
+	int c, n, err = 0;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case 'a':
+		case 'n':
+			errno = 0;
+			*(c == 'a' ? &arena_mb : &nobj) = strtoul(optarg, &end, 0);
+			if (errno || *end || !*optarg) {
+				fprintf(stderr, "arena-alloc: bad number '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (nobj == 0 || nobj > 100000 || arena_mb < 8 || arena_mb > 4096) {
+		fprintf(stderr, "arena-alloc: --objects must be 1..100000, --arena-mb 8..4096\n");
+		return 2;
+	}
+
+	AA_OPTS(aa_heap_opts, hopts, .arena_pages = arena_mb * 256, .init_bytes = 4 << 20);
+	h = aa_heap__open(&hopts);
+	if (!h) {
+		fprintf(stderr, "arena-alloc: cannot open the heap: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("loaded: arena %lu MiB, heap root at %p, layout v%u\n", arena_mb,
+	       (void *)aa_heap__root(h), aa_heap__root(h)->version);
+
+	ops_addr = aa_heap__malloc(h, nobj * sizeof(*ops));
+	ops = aa_heap__ptr(h, ops_addr);
+	if (!ops) {
+		fprintf(stderr, "arena-alloc: op array allocation failed: %s\n", strerror(errno));
+		err = 1;
+		goto out;
+	}
+	expect = round_pow2(nobj * sizeof(*ops));
+	/* 1. allocate nobj objects in one BPF program run */
+	memset(ops, 0, nobj * sizeof(*ops));
+	for (i = 0; i < nobj; i++) {
+		ops[i].size = demo_size(i);
+		expect += round_pow2(ops[i].size);
+	}
+	n = aa_heap__batch(h, ops_addr, nobj);
+	if (n != (int)nobj) {
+		fprintf(stderr, "arena-alloc: batch ran %d of %lu ops\n", n, nobj);
+		err = 1;
+		goto out;
+	}
+	/* 2. write every object from userspace, then verify */
+	for (i = 0; i < nobj; i++) {
+		unsigned char *p = aa_heap__ptr(h, ops[i].ptr);
+
+		if (!p || ops[i].ret) {
+			fprintf(stderr, "arena-alloc: allocation %u failed: %lld\n", i,
+				(long long)ops[i].ret);
+			err = 1;
+			goto out;
+		}
+		memset(p, (unsigned char)i, demo_size(i));
+	}
+	for (i = 0; i < nobj; i++) {
+		unsigned char *p = aa_heap__ptr(h, ops[i].ptr);
+		__u64 b;
+
+		for (b = 0; b < demo_size(i); b++)
+			if (p[b] != (unsigned char)i) {
+				fprintf(stderr, "arena-alloc: object %u corrupted\n", i);
+				err = 1;
+				goto out;
+			}
+	}
+	aa_heap__stats(h, &st);
+	printf("\nafter allocating %lu objects (+1 op array): expected %llu B in use\n",
+	       nobj, (unsigned long long)expect);
+	aa_stats__print(&st, stdout);
+	if (st.bytes_in_use != expect || st.live_allocs != nobj + 1) {
+		fprintf(stderr, "arena-alloc: stats do not match the workload\n");
+		err = 1;
+	}
+
+	/* 3. free every other object, in one run */
+	expect_after = expect;
+	for (i = 0; i < nobj; i++) {
+		if (i % 2) {
+			ops[i].ptr = 0;	/* skip: op with ptr 0 and size 0 fails */
+			continue;
+		}
+		expect_after -= round_pow2(demo_size(i));
+	}
+	/* compact the free list to the front */
+	for (i = 0, n = 0; i < nobj; i += 2, n++)
+		ops[n] = (struct aa_batch_op){ .ptr = ops[i].ptr };
+	n = aa_heap__batch(h, ops_addr, n);
+	live_after = nobj - n + 1;
+	for (i = 0; i < (unsigned)n; i++)
+		if (ops[i].ret) {
+			fprintf(stderr, "arena-alloc: free %u failed: %lld\n", i,
+				(long long)ops[i].ret);
+			err = 1;
+		}
+	aa_heap__stats(h, &st);
+	printf("\nafter freeing %d objects: expected %llu B in use, %llu live\n", n,
+	       (unsigned long long)expect_after, (unsigned long long)live_after);
+	aa_stats__print(&st, stdout);
+	if (st.bytes_in_use != expect_after || st.live_allocs != live_after) {
+		fprintf(stderr, "arena-alloc: stats do not match the workload\n");
+		err = 1;
+	}
+	c = aa_heap__check(h);
+	printf("\nheap check: %s\n", c == 0 ? "ok" : "FAILED");
+	if (c)
+		err = 1;
+	printf("%s\n", err ? "demo: FAILED" : "demo: stats match the workload");
+out:
+	aa_heap__destroy(h);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "demo"))
+		return cmd_demo(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "arena-alloc: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
