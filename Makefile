@@ -15,7 +15,7 @@ LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf)
 INCLUDES := -I$(OUTPUT) -Iinclude -Ibpf
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Werror -Wno-unused-function -fPIC $(LIBBPF_CFLAGS)
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+BPF_CFLAGS := -g -O2 -fno-builtin -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Wno-unused-function $(if $(AA_DEBUG),-DAA_DEBUG=$(AA_DEBUG))
 
 # clang's own system includes for -target bpf (libbpf-bootstrap)
@@ -155,6 +155,32 @@ run: $(CLI)
 clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT)
+
+# --- vmtest: the same test binary inside a QEMU guest kernel ----------------
+# `make vmtest` builds $(TEST_BIN) on the host, installs QEMU & co.
+# (install-deps.sh --vmtest, idempotent) and runs `$(TEST_BIN) $(TEST_ARGS)`
+# in a guest booting Debian's $(VMTEST_KERNEL) kernel (fetched and cached by
+# scripts/get-kernel.sh), the host's / read-only over 9p, this tree read-write
+# at the same path, /tmp a tmpfs (Criterion's sockets live there). KVM when
+# usable, TCG otherwise (minutes). Exits with the guest command's status.
+#   make vmtest VMTEST_KERNEL=6.1   (or vmtest-6.1): bookworm's kernel, no BPF
+#     arena: every test must be skipped ("BPF arena needs Linux >= 6.9"), exit 0
+#   make vmtest VMTEST_CMD='build/arena-alloc demo'   any other command
+VMTEST_KERNEL ?= 6.12
+VMTEST_MEM ?= 2G
+VMTEST_TIMEOUT ?= 2400
+VMTEST_CMD ?= $(TEST_BIN) $(TEST_ARGS)
+
+.PHONY: vmtest vmtest-6.1 vmtest-6.12
+vmtest: export VMTEST_CMD := $(VMTEST_CMD)
+vmtest: $(TEST_BIN)
+	$(Q)bash scripts/install-deps.sh --vmtest
+	$(call msg,VMTEST,$(VMTEST_KERNEL))
+	$(Q)bash scripts/vmtest.sh -k '$(VMTEST_KERNEL)' -m '$(VMTEST_MEM)' \
+		-t '$(VMTEST_TIMEOUT)' -- "$$VMTEST_CMD"
+
+vmtest-6.1 vmtest-6.12:
+	$(Q)$(MAKE) vmtest VMTEST_KERNEL=$(@:vmtest-%=%)
 
 .DELETE_ON_ERROR:
 .SECONDARY:

@@ -95,8 +95,10 @@ int aa_arena_grow(__u64 bytes)
 
 	if (!aa_heap_ready())
 		return -ENODEV;
-	if (bytes == 0 || bytes > AA_ROOT->arena_size)
+	if (bytes == 0)
 		return -EINVAL;
+	if (bytes > AA_ROOT->arena_size)	/* as much as fits */
+		bytes = AA_ROOT->arena_size;
 	want = (bytes + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;
 	bpf_for(i, 0, want < AA_MAX_SLOTS ? want : AA_MAX_SLOTS) {
 		ret = aa_arena_grow_one(cursor);

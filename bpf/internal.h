@@ -36,17 +36,6 @@ void __arena *bpf_arena_alloc_pages(void *map, void __arena *addr, __u32 page_cn
 				    int node_id, __u64 flags) __ksym __weak;
 void bpf_arena_free_pages(void *map, void __arena *ptr, __u32 page_cnt) __ksym __weak;
 
-/* The arena map. __weak in every object: a program linking the library may
- * define its own `arena` the same way; after linking there is one arena.
- * Userspace sets the real size with bpf_map__set_max_entries() before load. */
-#ifndef AA_ARENA_PAGES
-#define AA_ARENA_PAGES	(1U << 16)	/* 256 MiB of address space */
-#endif
-struct {
-	__uint(type, BPF_MAP_TYPE_ARENA);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, AA_ARENA_PAGES);
-} arena __weak SEC(".maps");
 /* The allocator's root (arena.bpf.c). */
 extern struct aa_root __arena aa_root;
 

@@ -25,6 +25,18 @@
 #define __arena __attribute__((address_space(1)))
 #endif
 
+/* The arena map, __weak: every object that includes this header gets the
+ * same definition and the linker merges them into one arena. Userspace
+ * sets the real size with bpf_map__set_max_entries() before load. */
+#ifndef AA_ARENA_PAGES
+#define AA_ARENA_PAGES	(1U << 16)	/* 256 MiB of address space */
+#endif
+struct {
+	__uint(type, BPF_MAP_TYPE_ARENA);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, AA_ARENA_PAGES);
+} arena __weak SEC(".maps");
+
 /* Allocate size bytes (16-byte aligned). 0 and sets no error on success;
  * returns 0 (NULL) on failure and counts the reason in aa_stats.err. */
 __u64 aa_malloc_u64(__u64 size);

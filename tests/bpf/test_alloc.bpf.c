@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_alloc.bpf.c - the BPF API exercised from BPF programs that link the
+ * library like an embedder does: a syscall program with subtests, and tc
+ * and xdp programs (non-sleepable: they verify only if nothing on the
+ * alloc/free path reaches a page kfunc).
+ *
+ * Each subtest returns 0 or its own non-zero code; the entry returns the
+ * first failure as subtest * 100 + code.
+ *
+ * Loops: constant small bounds only (bpftool <= 7.5 cannot link two objects
+ * that both use bpf_for's kfuncs).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "arena_alloc.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define EINVAL		22
+#define EALREADY	114
+
+/* Results the tc/xdp programs leave for userspace. */
+__u64 tc_runs, tc_allocs, tc_nulls;
+
+static int st_malloc_write_free(void)
+{
+	__u64 __arena *p = aa_malloc(64);
+	int i;
+
+	if (!p)
+		return 1;
+	for (i = 0; i < 8; i++)
+		p[i] = 0x1111111111111111ULL * i;
+	for (i = 0; i < 8; i++)
+		if (p[i] != 0x1111111111111111ULL * i)
+			return 2;
+	if (aa_usable_size(p) != 64)
+		return 3;
+	if (aa_free(p))
+		return 4;
+	if (aa_free(p) != -EALREADY)	/* double free is refused */
+		return 5;
+	return 0;
+}
+
+static int st_calloc(void)
+{
+	__u64 __arena *p = aa_malloc(256);
+	int i;
+
+	if (!p)
+		return 1;
+	for (i = 0; i < 32; i++)
+		p[i] = ~0ULL;
+	aa_free(p);
+	p = aa_calloc(4, 64);	/* same block size: likely the same block */
+	if (!p)
+		return 2;
+	for (i = 0; i < 32; i++)
+		if (p[i])
+			return 3;
+	if (aa_calloc(1ULL << 40, 1ULL << 40))	/* overflow */
+		return 4;
+	return aa_free(p) ? 5 : 0;
+}
+
+static int st_aligned(void)
+{
+	void __arena *p = aa_aligned_alloc(4096, 100);
+	void __arena *q = aa_aligned_alloc(256, 16);
+
+	if (!p || !q)
+		return 1;
+	if (((__u64)p & 4095) || ((__u64)q & 255))
+		return 2;
+	if (aa_aligned_alloc(3, 16) || aa_aligned_alloc(8192, 16))
+		return 3;
+	return aa_free(p) || aa_free(q) ? 4 : 0;
+}
+
+static int st_bulk(void)
+{
+	__u64 __arena *arr = aa_calloc(16, sizeof(__u64));
+	__u64 keep;
+	int n, i;
+
+	if (!arr)
+		return 1;
+	n = aa_malloc_bulk(arr, 16, 48);
+	if (n != 16)
+		return 2;
+	for (i = 0; i < 16; i++)
+		if (!arr[i] || aa_usable_size_u64(arr[i]) != 64)
+			return 3;
+	keep = arr[3];
+	arr[3] = arr[2] + 8;	/* misaligned: refused, stays in the array */
+	n = aa_free_bulk(arr, 16);
+	if (n != 15 || arr[3] == 0 || arr[0] != 0)
+		return 4;
+	if (aa_free_u64(keep))
+		return 5;
+	return aa_free(arr) ? 6 : 0;
+}
+
+static int st_bad_input(void)
+{
+	if (aa_malloc(0))
+		return 1;
+	if (aa_malloc(1ULL << 40))
+		return 2;
+	if (aa_free_u64(16) != -14 /* -EFAULT: not in the arena */)
+		return 3;
+	return 0;
+}
+
+#define RUN(n, fn)					\
+	do {						\
+		int __e = fn();				\
+		if (__e)				\
+			return (n) * 100 + __e;		\
+	} while (0)
+
+SEC("syscall")
+int test_bpf_api(void *ctx)
+{
+	RUN(1, st_malloc_write_free);
+	RUN(2, st_calloc);
+	RUN(3, st_aligned);
+	RUN(4, st_bulk);
+	RUN(5, st_bad_input);
+	return 0;
+}
+
+/* A non-sleepable program: allocate, touch, free. Returns 1 when it got
+ * memory, 2 when the heap was empty (NULL), 3 on a wrong result. */
+static __always_inline int alloc_touch_free(void)
+{
+	__u64 __arena *p = aa_malloc(128);
+
+	__sync_fetch_and_add(&tc_runs, 1);
+	if (!p) {
+		__sync_fetch_and_add(&tc_nulls, 1);
+		return 2;
+	}
+	p[0] = 42;
+	p[15] = p[0] + 1;
+	if (p[15] != 43 || aa_free(p))
+		return 3;
+	__sync_fetch_and_add(&tc_allocs, 1);
+	return 1;
+}
+
+SEC("tc")
+int tc_alloc(struct __sk_buff *skb)
+{
+	return alloc_touch_free();
+}
+
+SEC("xdp")
+int xdp_alloc(struct xdp_md *ctx)
+{
+	return alloc_touch_free();
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * common.h - helpers shared by the Criterion test files.
+ *
+ * Every test runs real BPF programs on the running kernel. A kernel without
+ * BPF arena skips the test with the loader's reason instead of failing.
+ */
+#ifndef __AA_TESTS_COMMON_H
+#define __AA_TESTS_COMMON_H
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "arena_alloc.h"
+
+#define AA_SKIP_REASON "BPF arena needs Linux >= 6.9: this kernel has none"
+
+/* Open the library's own heap; skip the test when the kernel has no arena. */
+static inline struct aa_heap *t_open(__u32 arena_pages, __u64 init_bytes)
+{
+	AA_OPTS(aa_heap_opts, o, .arena_pages = arena_pages, .init_bytes = init_bytes);
+	struct aa_heap *h = aa_heap__open(&o);
+
+	if (!h && errno == EOPNOTSUPP)
+		cr_skip_test(AA_SKIP_REASON);
+	cr_assert_not_null(h, "aa_heap__open: %s", strerror(errno));
+	return h;
+}
+
+static inline bool t_have_arena(void)
+{
+	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARENA, NULL) == 1;
+}
+
+/* One allocator call through the aa_call program; asserts the program ran. */
+static inline struct aa_op_args t_call(struct aa_heap *h, __u32 op, __u64 size,
+				       __u64 arg, __u64 ptr, __u32 n)
+{
+	struct aa_op_args a = { .op = op, .size = size, .arg = arg, .ptr = ptr, .n = n };
+
+	cr_assert_eq(aa_heap__call(h, &a), 0, "aa_call did not run: %s", strerror(errno));
+	return a;
+}
+
+static inline __u64 t_malloc(struct aa_heap *h, __u64 size)
+{
+	return t_call(h, AA_OP_MALLOC, size, 0, 0, 0).ptr;
+}
+
+static inline int t_free(struct aa_heap *h, __u64 p)
+{
+	return (int)t_call(h, AA_OP_FREE, 0, 0, p, 0).ret;
+}
+
+static inline __u64 t_usable(struct aa_heap *h, __u64 p)
+{
+	return t_call(h, AA_OP_USABLE, 0, 0, p, 0).size;
+}
+
+static inline struct aa_stats t_stats(struct aa_heap *h)
+{
+	struct aa_stats st;
+
+	cr_assert_eq(aa_heap__stats(h, &st), 0);
+	return st;
+}
+
+static inline void t_check(struct aa_heap *h)
+{
+	cr_assert_eq(aa_heap__check(h), 0, "heap validity check failed");
+}
+
+/* Run a SEC("syscall") program of any object; returns its retval. */
+static inline int t_run(struct bpf_program *prog, void *ctx, size_t ctx_sz)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = ctx, .ctx_size_in = ctx_sz);
+
+	cr_assert_eq(bpf_prog_test_run_opts(bpf_program__fd(prog), &o), 0,
+		     "test run of %s: %s", bpf_program__name(prog), strerror(errno));
+	return (int)o.retval;
+}
+
+#endif

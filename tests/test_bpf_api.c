@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_bpf_api.c - runs tests/bpf/test_alloc.bpf.c: the BPF API called from
+ * an embedder's own syscall, tc and xdp programs (linked with the library,
+ * heap set up by aa_heap__attach()).
+ */
+#include "common.h"
+#include "test_alloc.skel.h"
+
+static struct test_alloc *skel;
+static struct aa_heap *heap;
+
+static void setup(void)
+{
+	if (!t_have_arena())
+		cr_skip_test(AA_SKIP_REASON);
+	skel = test_alloc__open_and_load();
+	cr_assert_not_null(skel, "test_alloc load failed: %s (verifier rejected a "
+			   "non-sleepable program?)", strerror(errno));
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20);
+	heap = aa_heap__attach(skel->obj, &o);
+	cr_assert_not_null(heap, "aa_heap__attach: %s", strerror(errno));
+}
+
+static void teardown(void)
+{
+	aa_heap__destroy(heap);
+	test_alloc__destroy(skel);
+}
+
+TestSuite(bpf, .init = setup, .fini = teardown);
+
+Test(bpf, api_subtests)
+{
+	int ret = t_run(skel->progs.test_bpf_api, NULL, 0);
+
+	cr_assert_eq(ret, 0, "BPF subtest %d failed with code %d", ret / 100, ret % 100);
+	t_check(heap);
+	/* everything the subtests allocated was freed */
+	cr_assert_eq(t_stats(heap).live_allocs, 0);
+}
+
+static int run_pkt(struct bpf_program *prog)
+{
+	char pkt[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt),
+		    .repeat = 1);
+
+	cr_assert_eq(bpf_prog_test_run_opts(bpf_program__fd(prog), &o), 0,
+		     "test run of %s: %s", bpf_program__name(prog), strerror(errno));
+	return (int)o.retval;
+}
+
+Test(bpf, tc_and_xdp_alloc_after_prefill)
+{
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		cr_assert_eq(run_pkt(skel->progs.tc_alloc), 1, "tc program got no memory");
+		cr_assert_eq(run_pkt(skel->progs.xdp_alloc), 1, "xdp program got no memory");
+	}
+	cr_assert_eq(skel->bss->tc_allocs, 20);
+	cr_assert_eq(t_stats(heap).live_allocs, 0);
+	t_check(heap);
+}
+
+Test(bpf, tc_gets_null_when_heap_is_empty)
+{
+	/* Empty the heap: tear it down. Non-sleepable programs cannot grow it,
+	 * so they must get NULL (counted), never fault or sleep. */
+	cr_assert_geq(aa_heap__teardown(heap), 1);
+	cr_assert_eq(run_pkt(skel->progs.tc_alloc), 2);
+	cr_assert_eq(run_pkt(skel->progs.xdp_alloc), 2);
+	cr_assert_eq(skel->bss->tc_nulls, 2);
+	/* grown again from userspace, they get memory again */
+	cr_assert_eq(aa_heap__init(heap, 1 << 20), 0);
+	cr_assert_eq(run_pkt(skel->progs.tc_alloc), 1);
+}

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_heap.c - the buddy tier and the loader, driven from userspace
+ * through the library's syscall programs (aa_call, aa_grow, aa_trim, ...):
+ * sizes, alignment, calloc, bad pointers, exhaustion, large allocations,
+ * bulk API, grow/trim/teardown and stats read from the mmap.
+ */
+#include <stdlib.h>
+#include "common.h"
+
+#define MiB (1ULL << 20)
+
+static struct aa_heap *h;
+
+static void open_default(void)
+{
+	h = t_open(1 << 14 /* 64 MiB */, 4 * MiB);
+}
+
+static void close_heap(void)
+{
+	aa_heap__destroy(h);
+	h = NULL;
+}
+
+TestSuite(heap, .init = open_default, .fini = close_heap);
+
+/* --- loader ------------------------------------------------------------ */
+
+Test(heap, root_is_valid_in_the_mmap)
+{
+	const struct aa_root *r = aa_heap__root(h);
+
+	cr_assert_not_null(r);
+	cr_assert_eq(r->magic, AA_ROOT_MAGIC);
+	cr_assert_eq(r->version, AA_LAYOUT_VERSION);
+	cr_assert_eq(r->root_size, sizeof(*r));
+	cr_assert_eq(r->arena_size, 64 * MiB);
+	cr_assert_eq(aa_heap__arena_size(h), 64 * MiB);
+	cr_assert_eq(r->stats.nr_chunks, 4);
+	cr_assert_eq(r->stats.free_blocks[AA_MAX_ORDER], 4);
+	cr_assert_eq(r->stats.pages_mapped, 4 * (AA_CHUNK_PAGES + AA_META_PAGES));
+	t_check(h);
+}
+
+Test(heap, init_is_idempotent)
+{
+	cr_assert_eq(aa_heap__init(h, 0), 0);
+	cr_assert_eq(t_stats(h).nr_chunks, 4);
+}
+
+Test(heap, bad_opts_are_rejected, .init = NULL, .fini = NULL)
+{
+	struct { struct aa_heap_opts o; char extra[8]; } big = { 0 };
+	AA_OPTS(aa_heap_opts, huge, .arena_pages = (1U << 20) + 1);
+
+	if (!t_have_arena())
+		cr_skip_test(AA_SKIP_REASON);
+	big.o.sz = sizeof(big);
+	big.extra[3] = 1;	/* unknown non-zero field past the last one */
+	cr_assert_null(aa_heap__open(&big.o));
+	cr_assert_eq(errno, EINVAL);
+	cr_assert_null(aa_heap__open(&huge));
+	cr_assert_eq(errno, EINVAL);
+	cr_assert_null(aa_heap__attach(NULL, NULL));
+	cr_assert_eq(errno, EINVAL);
+}
+
+Test(heap, ptr_translation)
+{
+	__u64 p = t_malloc(h, 100);
+	char *u = aa_heap__ptr(h, p);
+
+	cr_assert_not_null(u);
+	cr_assert_eq(aa_heap__addr(h, u), p);
+	cr_assert_null(aa_heap__ptr(h, 16));
+	cr_assert_eq(errno, EFAULT);
+	cr_assert_eq(aa_heap__addr(h, &p), 0);
+	cr_assert_eq(errno, EFAULT);
+}
+
+/* --- sizes and alignment ------------------------------------------------ */
+
+Test(heap, sizes_round_up_to_powers_of_two)
+{
+	static const __u64 sizes[] = { 1, 15, 16, 17, 100, 1000, 4096, 4097, 65535, 1 << 20 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		__u64 p = t_malloc(h, sizes[i]), want = 16;
+
+		while (want < sizes[i])
+			want <<= 1;
+		cr_assert_neq(p, 0, "malloc(%llu)", (unsigned long long)sizes[i]);
+		cr_assert_eq(t_usable(h, p), want, "usable(%llu)", (unsigned long long)sizes[i]);
+		cr_assert_eq(p % (want < 4096 ? want : 4096), 0, "alignment of %llu",
+			     (unsigned long long)sizes[i]);
+		cr_assert_eq(t_free(h, p), 0);
+	}
+	t_check(h);
+}
+
+Test(heap, size_zero_and_too_big_give_null)
+{
+	struct aa_op_args a;
+
+	cr_assert_eq(t_malloc(h, 0), 0);
+	cr_assert_eq(t_malloc(h, AA_MAX_ALLOC + 1), 0);
+	cr_assert_eq(t_malloc(h, 128 * MiB), 0);	/* over the arena */
+	cr_assert_eq(t_stats(h).err[AA_ERR_SIZE], 3);
+	a = t_call(h, AA_OP_CALLOC, 1ULL << 33, 1ULL << 33, 0, 0);	/* n * size overflows */
+	cr_assert_eq(a.ptr, 0);
+	cr_assert_eq(t_stats(h).err[AA_ERR_SIZE], 4);
+	cr_assert_eq(t_stats(h).live_allocs, 0);
+}
+
+Test(heap, aligned_alloc)
+{
+	__u64 align;
+
+	for (align = 16; align <= 4096; align <<= 1) {
+		struct aa_op_args a = t_call(h, AA_OP_ALIGNED, 24, align, 0, 0);
+
+		cr_assert_neq(a.ptr, 0);
+		cr_assert_eq(a.ptr % align, 0, "align %llu", (unsigned long long)align);
+		cr_assert_geq(t_usable(h, a.ptr), align);
+		cr_assert_eq(t_free(h, a.ptr), 0);
+	}
+}
+
+Test(heap, aligned_alloc_bad_alignment)
+{
+	cr_assert_eq(t_call(h, AA_OP_ALIGNED, 24, 3, 0, 0).ptr, 0);
+	cr_assert_eq(t_call(h, AA_OP_ALIGNED, 24, 8192, 0, 0).ptr, 0);
+	cr_assert_eq(t_call(h, AA_OP_ALIGNED, 24, 0, 0, 0).ptr, 0);
+	cr_assert_eq(t_stats(h).err[AA_ERR_ALIGN], 3);
+}
+
+Test(heap, calloc_zeroes_reused_memory)
+{
+	__u64 p = t_malloc(h, 512), q;
+	unsigned char *u = aa_heap__ptr(h, p);
+	int i;
+
+	memset(u, 0xab, 512);
+	cr_assert_eq(t_free(h, p), 0);
+	q = t_call(h, AA_OP_CALLOC, 64, 8, 0, 0).ptr;
+	cr_assert_eq(q, p, "expected the LIFO buddy to hand back the same block");
+	u = aa_heap__ptr(h, q);
+	for (i = 0; i < 512; i++)
+		cr_assert_eq(u[i], 0, "byte %d not zeroed", i);
+}
+
+/* --- bad pointers: error, counter, heap unchanged ----------------------- */
+
+static void snapshot(struct aa_stats *st)
+{
+	*st = t_stats(h);
+	memset(st->err, 0, sizeof(st->err));
+}
+
+Test(heap, double_free_is_refused)
+{
+	__u64 p = t_malloc(h, 64);
+	struct aa_stats before, after;
+
+	cr_assert_eq(t_free(h, p), 0);
+	snapshot(&before);
+	cr_assert_eq(t_free(h, p), -EALREADY);
+	snapshot(&after);
+	cr_assert_eq(memcmp(&before, &after, sizeof(before)), 0, "heap changed");
+	cr_assert_eq(t_stats(h).err[AA_ERR_DOUBLE_FREE], 1);
+	t_check(h);
+}
+
+Test(heap, double_free_after_coalescing_is_refused)
+{
+	__u64 a = t_malloc(h, 16), b = t_malloc(h, 16);
+
+	cr_assert_eq(t_free(h, a), 0);
+	cr_assert_eq(t_free(h, b), 0);	/* a and b merge upwards */
+	cr_assert_eq(t_free(h, b), -EALREADY);
+	cr_assert_eq(t_free(h, a), -EALREADY);
+	cr_assert_eq(t_stats(h).err[AA_ERR_DOUBLE_FREE], 2);
+	t_check(h);
+}
+
+Test(heap, foreign_pointers_are_refused)
+{
+	const struct aa_root *r = aa_heap__root(h);
+	__u64 root_addr = aa_heap__addr(h, r);
+
+	cr_assert_eq(t_free(h, 16), -EFAULT);			/* not in the arena */
+	cr_assert_eq(t_free(h, root_addr), -EFAULT);		/* arena, not heap */
+	cr_assert_eq(t_free(h, r->arena_base + r->arena_size - 16), -EFAULT); /* unmapped slot */
+	cr_assert_eq(t_stats(h).err[AA_ERR_FOREIGN], 3);
+	cr_assert_eq(t_usable(h, root_addr), 0);
+	t_check(h);
+}
+
+Test(heap, interior_and_misaligned_pointers_are_refused)
+{
+	__u64 p = t_malloc(h, 256);
+	struct aa_stats before, after;
+
+	snapshot(&before);
+	cr_assert_eq(t_free(h, p + 16), -ENOENT);
+	cr_assert_eq(t_free(h, p + 128), -ENOENT);
+	cr_assert_eq(t_free(h, p + 1), -EINVAL);
+	cr_assert_eq(t_free(h, p + 8), -EINVAL);
+	snapshot(&after);
+	cr_assert_eq(memcmp(&before, &after, sizeof(before)), 0, "heap changed");
+	cr_assert_eq(t_stats(h).err[AA_ERR_INTERIOR], 2);
+	cr_assert_eq(t_stats(h).err[AA_ERR_MISALIGNED], 2);
+	cr_assert_eq(t_usable(h, p + 16), 0);
+	cr_assert_eq(t_free(h, p), 0);	/* the real pointer still frees */
+	t_check(h);
+}
+
+Test(heap, free_null_is_a_no_op)
+{
+	struct aa_stats before, after;
+
+	snapshot(&before);
+	cr_assert_eq(t_free(h, 0), 0);
+	snapshot(&after);
+	cr_assert_eq(memcmp(&before, &after, sizeof(before)), 0);
+}
+
+/* --- exhaustion, growth, large allocations ------------------------------ */
+
+Test(heap, exhaustion_gives_null_then_recovers, .init = NULL)
+{
+	__u64 ptrs[64], p;
+	int n = 0;
+
+	h = t_open(1 << 11 /* 8 MiB arena */, 2 * MiB);
+	while (n < 64 && (p = t_malloc(h, 256 << 10)))
+		ptrs[n++] = p;
+	cr_assert_eq(n, 8, "2 MiB heap holds 8 blocks of 256 KiB, got %d", n);
+	cr_assert_eq(t_stats(h).err[AA_ERR_NOMEM], 1);
+	cr_assert_eq(t_malloc(h, 16), 0);
+	cr_assert_eq(t_free(h, ptrs[3]), 0);
+	cr_assert_neq(t_malloc(h, 16), 0, "allocator did not recover after a free");
+	cr_assert_eq(aa_heap__grow(h, 1), 1);
+	cr_assert_neq(t_malloc(h, 256 << 10), 0, "allocator did not use the new chunk");
+	t_check(h);
+}
+
+Test(heap, grow_until_the_arena_is_full, .init = NULL)
+{
+	int chunks;
+
+	h = t_open(1 << 11 /* 8 MiB = 8 slots */, 1 * MiB);
+	chunks = aa_heap__grow(h, 64 * MiB);
+	/* root and metadata pages occupy at least one slot */
+	cr_assert(chunks >= 5 && chunks <= 7, "grew %d chunks", chunks);
+	cr_assert_eq(aa_heap__grow(h, MiB), -ENOMEM);
+	cr_assert_eq(aa_heap__grow(h, 0), -EINVAL);
+	t_check(h);
+}
+
+Test(heap, large_allocations_are_chunk_runs)
+{
+	__u64 p = t_malloc(h, 3 * MiB - 100);
+	struct aa_stats st = t_stats(h);
+	unsigned char *u;
+
+	cr_assert_neq(p, 0);
+	cr_assert_eq(p % AA_PAGE_SIZE, 0);
+	cr_assert_eq(t_usable(h, p), 3 * MiB);
+	cr_assert_eq(st.large_chunks, 3);
+	cr_assert_eq(st.bytes_in_use, 3 * MiB);
+	u = aa_heap__ptr(h, p);
+	memset(u, 0x5a, 3 * MiB - 100);	/* every byte is mapped */
+	cr_assert_eq(t_free(h, p + MiB), -ENOENT);	/* interior, tail chunk */
+	cr_assert_eq(t_free(h, p + 4096), -ENOENT);	/* interior, head chunk */
+	cr_assert_eq(t_malloc(h, 2 * MiB), 0, "only one chunk left");
+	cr_assert_eq(t_free(h, p), 0);
+	st = t_stats(h);
+	cr_assert_eq(st.large_chunks, 0);
+	cr_assert_eq(st.free_blocks[AA_MAX_ORDER], 4);
+	t_check(h);
+}
+
+/* --- bulk API ------------------------------------------------------------ */
+
+Test(heap, bulk_alloc_and_free)
+{
+	__u64 arr = t_malloc(h, 128 * sizeof(__u64)), *u = aa_heap__ptr(h, arr);
+	struct aa_op_args a;
+	int i, j;
+
+	a = t_call(h, AA_OP_MALLOC_BULK, 40, 0, arr, 128);
+	cr_assert_eq(a.ret, 128);
+	for (i = 0; i < 128; i++) {
+		cr_assert_neq(u[i], 0);
+		cr_assert_eq(t_usable(h, u[i]), 64);
+		for (j = 0; j < i; j++)
+			cr_assert_neq(u[i], u[j], "duplicate object");
+	}
+	cr_assert_eq(t_stats(h).live_allocs, 129);
+	a = t_call(h, AA_OP_FREE_BULK, 0, 0, arr, 128);
+	cr_assert_eq(a.ret, 128);
+	for (i = 0; i < 128; i++)
+		cr_assert_eq(u[i], 0, "freed slot %d not cleared", i);
+	cr_assert_eq(t_stats(h).live_allocs, 1);
+	t_check(h);
+}
+
+Test(heap, bulk_free_reports_invalid_pointers)
+{
+	__u64 arr = t_malloc(h, 8 * sizeof(__u64)), *u = aa_heap__ptr(h, arr);
+	__u64 p = t_malloc(h, 32), q = t_malloc(h, 32);
+	struct aa_op_args a;
+
+	u[0] = p;
+	u[1] = q + 16;	/* interior (q is still live then) */
+	u[2] = 0;	/* NULL: skipped */
+	u[3] = q;
+	u[4] = 12345;	/* foreign */
+	a = t_call(h, AA_OP_FREE_BULK, 0, 0, arr, 5);
+	cr_assert_eq(a.ret, 2);
+	cr_assert_eq(u[0], 0);
+	cr_assert_eq(u[1], q + 16);
+	cr_assert_eq(u[3], 0);
+	cr_assert_eq(u[4], 12345);
+	cr_assert_eq(t_stats(h).err[AA_ERR_INTERIOR], 1);
+	cr_assert_eq(t_stats(h).err[AA_ERR_FOREIGN], 1);
+	/* nothing valid left: the call fails */
+	a = t_call(h, AA_OP_FREE_BULK, 0, 0, arr, 5);
+	cr_assert_eq(a.ret, -EINVAL);
+	t_check(h);
+}
+
+Test(heap, bulk_alloc_returns_what_it_got, .init = NULL)
+{
+	__u64 arr, *u;
+	struct aa_op_args a;
+
+	h = t_open(1 << 11, 1 * MiB);
+	arr = t_malloc(h, 64 * sizeof(__u64));	/* 512 B of the 1-MiB heap */
+	u = aa_heap__ptr(h, arr);
+	a = t_call(h, AA_OP_MALLOC_BULK, 128 << 10, 0, arr, 64);
+	cr_assert_eq(a.ret, 7, "1 MiB - 512 B holds 7 blocks of 128 KiB, got %lld",
+		     (long long)a.ret);
+	cr_assert_neq(u[6], 0);
+	cr_assert_eq(t_stats(h).err[AA_ERR_NOMEM], 1);
+	t_check(h);
+}
+
+/* --- grow, trim, teardown ------------------------------------------------ */
+
+Test(heap, trim_returns_free_chunks_beyond_keep)
+{
+	__u64 p = t_malloc(h, 100);
+	struct aa_stats st;
+
+	cr_assert_eq(aa_heap__trim(h, 1 * MiB), 2, "4 chunks, 1 busy, keep 1 free");
+	st = t_stats(h);
+	cr_assert_eq(st.nr_chunks, 2);
+	cr_assert_eq(st.nr_trims, 2);
+	cr_assert_eq(st.pages_mapped, 2 * (AA_CHUNK_PAGES + AA_META_PAGES));
+	cr_assert_eq(aa_heap__trim(h, 0), 1);
+	cr_assert_eq(t_usable(h, p), 128, "live object survives trim");
+	cr_assert_eq(aa_heap__grow(h, 2 * MiB), 2);
+	cr_assert_eq(t_stats(h).nr_chunks, 3);
+	t_check(h);
+}
+
+Test(heap, teardown_returns_everything_and_init_restarts)
+{
+	cr_assert_neq(t_malloc(h, 100), 0);
+	cr_assert_eq(aa_heap__teardown(h), 4);
+	cr_assert_eq(t_stats(h).pages_mapped, 0);
+	cr_assert_eq(t_malloc(h, 100), 0);
+	cr_assert_eq(t_stats(h).err[AA_ERR_UNINIT], 1);
+	cr_assert_eq(aa_heap__init(h, 2 * MiB), 0);
+	cr_assert_eq(t_stats(h).nr_chunks, 2);
+	cr_assert_neq(t_malloc(h, 100), 0);
+	t_check(h);
+}
+
+/* --- stats from the mmap --------------------------------------------------- */
+
+Test(heap, stats_are_live_in_the_mmap)
+{
+	const struct aa_root *r = aa_heap__root(h);
+	__u64 p, q;
+
+	p = t_malloc(h, 1000);
+	cr_assert_eq(r->stats.bytes_in_use, 1024);
+	q = t_malloc(h, 10);
+	cr_assert_eq(r->stats.bytes_in_use, 1040);
+	cr_assert_eq(r->stats.live_allocs, 2);
+	cr_assert_eq(r->stats.peak_bytes_in_use, 1040);
+	cr_assert_eq(t_free(h, p), 0);
+	cr_assert_eq(r->stats.bytes_in_use, 16);
+	cr_assert_eq(r->stats.peak_bytes_in_use, 1040);
+	cr_assert_eq(r->stats.nr_allocs, 2);
+	cr_assert_eq(r->stats.nr_frees, 1);
+	cr_assert_eq(t_free(h, q), 0);
+	cr_assert_eq(r->stats.free_blocks[AA_MAX_ORDER], 4, "everything coalesced back");
+}
+
+Test(heap, split_and_coalesce_a_whole_chunk)
+{
+	static __u64 p[4096];
+	int i;
+
+	for (i = 0; i < 4096; i++)
+		cr_assert_neq(p[i] = t_malloc(h, 16), 0);
+	cr_assert_eq(t_stats(h).free_blocks[AA_MAX_ORDER], 3);
+	for (i = 4095; i >= 0; i -= 2)
+		cr_assert_eq(t_free(h, p[i]), 0);
+	t_check(h);
+	for (i = 0; i < 4096; i += 2)
+		cr_assert_eq(t_free(h, p[i]), 0);
+	cr_assert_eq(t_stats(h).free_blocks[AA_MAX_ORDER], 4);
+	cr_assert_eq(t_stats(h).bytes_in_use, 0);
+	t_check(h);
+}
