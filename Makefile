@@ -109,7 +109,7 @@ $(OUTPUT)/tests/%.skel.h: $(OUTPUT)/tests/%.linked.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
 
 # Userspace library
-$(OUTPUT)/user/%.o: user/%.c $(wildcard include/*.h) user/internal.h $(OUTPUT)/arena_alloc.skel.h | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(wildcard include/*.h) user/internal.h $(OUTPUT)/arena_alloc.skel.h | $(OUTPUT)/user $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -fvisibility=hidden -c $< -o $@
 
@@ -124,7 +124,7 @@ $(LIB_SO): $(USER_OBJS) user/libarena_alloc.map
 
 lib: $(LIB_BPF) $(LIB_A) $(LIB_SO)
 
-$(OUTPUT)/cli.o: user/cli.c $(wildcard include/*.h) | $(OUTPUT)
+$(OUTPUT)/cli.o: user/cli.c $(wildcard include/*.h) | $(OUTPUT) $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
@@ -135,7 +135,7 @@ $(CLI): $(OUTPUT)/cli.o $(LIB_A)
 cli: $(CLI)
 
 # Tests
-$(OUTPUT)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard include/*.h) $(TEST_SKELS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard include/*.h) $(TEST_SKELS) | $(OUTPUT)/tests $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -I$(OUTPUT)/tests -c $< -o $@
 

@@ -40,19 +40,19 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size)
 	if (root < arena_base || root + sizeof(aa_root) > arena_base + arena_size)
 		return -EINVAL;
 	if (aa_heap_ready())
-		return AA_ROOT->arena_base == arena_base ? 0 : -EEXIST;
+		return aa_root.arena_base == arena_base ? 0 : -EEXIST;
 
-	AA_ROOT->version = AA_LAYOUT_VERSION;
-	AA_ROOT->root_size = sizeof(aa_root);
-	AA_ROOT->arena_base = arena_base;
-	AA_ROOT->arena_size = arena_size;
-	AA_ROOT->nr_slots = arena_size >> AA_CHUNK_SHIFT;
-	if (AA_ROOT->nr_slots > AA_MAX_SLOTS)
-		AA_ROOT->nr_slots = AA_MAX_SLOTS;
+	aa_root.version = AA_LAYOUT_VERSION;
+	aa_root.root_size = sizeof(aa_root);
+	aa_root.arena_base = arena_base;
+	aa_root.arena_size = arena_size;
+	aa_root.nr_slots = arena_size >> AA_CHUNK_SHIFT;
+	if (aa_root.nr_slots > AA_MAX_SLOTS)
+		aa_root.nr_slots = AA_MAX_SLOTS;
 	for (k = 0; k < AA_NR_ORDERS; k++)
-		WRITE_ONCE_ARENA(AA_ROOT->free_head[k], AA_NIL);
+		aa_root.free_head[k] = AA_NIL;
 	aa_barrier();
-	WRITE_ONCE_ARENA(AA_ROOT->magic, AA_ROOT_MAGIC);
+	WRITE_ONCE_ARENA(aa_root.magic, AA_ROOT_MAGIC);
 	return 0;
 }
 
@@ -61,20 +61,20 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size)
 int aa_arena_grow_one(__u32 cursor)
 {
 	void __arena *meta, *chunk;
-	__u32 nr_slots = AA_ROOT->nr_slots;
+	__u32 nr_slots = aa_root.nr_slots;
 	int s, err;
 
 	meta = bpf_arena_alloc_pages(&arena, NULL, AA_META_PAGES, NUMA_NO_NODE, 0);
 	if (!meta)
 		return -ENOMEM;
 	bpf_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		if (AA_ROOT->slots[s].state != AA_SLOT_UNMAPPED)
+		if (aa_root.slots[s].state != AA_SLOT_UNMAPPED)
 			continue;
 		chunk = bpf_arena_alloc_pages(&arena, aa_addr(s << AA_CHUNK_SHIFT),
 					      AA_CHUNK_PAGES, NUMA_NO_NODE, 0);
 		if (!chunk)
 			continue;	/* something else lives in this slot */
-		err = aa_buddy_add_chunk(s, (__u64)meta - AA_ROOT->arena_base);
+		err = aa_buddy_add_chunk(s, (__u64)meta - aa_root.arena_base);
 		if (err) {
 			bpf_arena_free_pages(&arena, chunk, AA_CHUNK_PAGES);
 			bpf_arena_free_pages(&arena, meta, AA_META_PAGES);
@@ -97,8 +97,8 @@ int aa_arena_grow(__u64 bytes)
 		return -ENODEV;
 	if (bytes == 0)
 		return -EINVAL;
-	if (bytes > AA_ROOT->arena_size)	/* as much as fits */
-		bytes = AA_ROOT->arena_size;
+	if (bytes > aa_root.arena_size)	/* as much as fits */
+		bytes = aa_root.arena_size;
 	want = (bytes + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;
 	bpf_for(i, 0, want < AA_MAX_SLOTS ? want : AA_MAX_SLOTS) {
 		ret = aa_arena_grow_one(cursor);
@@ -119,7 +119,7 @@ int aa_arena_grow(__u64 bytes)
 static void return_chunk(__u32 slot)
 {
 	bpf_arena_free_pages(&arena, aa_addr(slot << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
-	bpf_arena_free_pages(&arena, aa_addr(AA_ROOT->slots[slot & (AA_MAX_SLOTS - 1)].meta_off),
+	bpf_arena_free_pages(&arena, aa_addr(aa_root.slots[slot & (AA_MAX_SLOTS - 1)].meta_off),
 			     AA_META_PAGES);
 }
 
@@ -150,39 +150,38 @@ static void reset_lists(struct aa_root __arena *r)
 	__u32 k;
 
 	for (k = 0; k < AA_NR_ORDERS; k++) {
-		WRITE_ONCE_ARENA(r->free_head[k], AA_NIL);
-		WRITE_ONCE_ARENA(r->stats.free_blocks[k], 0);
+		r->free_head[k] = AA_NIL;
+		r->stats.free_blocks[k] = 0;
 	}
-	WRITE_ONCE_ARENA(r->stats.nr_chunks, 0);
-	WRITE_ONCE_ARENA(r->stats.large_chunks, 0);
-	WRITE_ONCE_ARENA(r->stats.pages_mapped, 0);
-	WRITE_ONCE_ARENA(r->stats.bytes_in_use, 0);
-	WRITE_ONCE_ARENA(r->stats.live_allocs, 0);
-	WRITE_ONCE_ARENA(r->large_bytes_in_use, 0);
+	r->stats.nr_chunks = 0;
+	r->stats.large_chunks = 0;
+	r->stats.pages_mapped = 0;
+	r->stats.bytes_in_use = 0;
+	r->stats.live_allocs = 0;
+	r->large_bytes_in_use = 0;
 }
 
 /* Return every page, live allocations included, and forget the heap. */
 int aa_arena_teardown(void)
 {
-	__u32 nr_slots = AA_ROOT->nr_slots, n = AA_ZERO;
+	__u32 nr_slots = aa_root.nr_slots, n = AA_ZERO;
 	int s;
 
 	if (!aa_heap_ready())
 		return -ENODEV;
 	if (aa_lock())
 		return -EBUSY;
-	WRITE_ONCE_ARENA(AA_ROOT->magic, 0);	/* new callers fail with UNINIT */
+	WRITE_ONCE_ARENA(aa_root.magic, 0);	/* new callers fail with UNINIT */
 	aa_unlock();
 	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		if (AA_ROOT->slots[s].state == AA_SLOT_UNMAPPED)
+		if (aa_root.slots[s].state == AA_SLOT_UNMAPPED)
 			continue;
 		return_chunk(s);
-		/* other fields are meaningless while UNMAPPED (and clang-19
-		 * merges their zero stores into ones that skip the arena cast) */
-		AA_ROOT->slots[s].state = AA_SLOT_UNMAPPED;
+		/* other fields are meaningless while UNMAPPED */
+		aa_root.slots[s].state = AA_SLOT_UNMAPPED;
 		n++;
 	}
-	reset_lists(AA_ROOT);
-	AA_ROOT->stats.nr_trims += n;
+	reset_lists(&aa_root);
+	aa_root.stats.nr_trims += n;
 	return n;
 }

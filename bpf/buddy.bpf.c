@@ -58,7 +58,7 @@ typedef __u64 __arena aa_bitmap_t;
 
 static __always_inline aa_bitmap_t *meta_of(__u32 slot)
 {
-	return (aa_bitmap_t *)aa_addr(AA_ROOT->slots[slot].meta_off);
+	return (aa_bitmap_t *)aa_addr(aa_root.slots[slot].meta_off);
 }
 
 static __always_inline bool bit_test(aa_bitmap_t *map, __u32 bit)
@@ -98,7 +98,7 @@ static __always_inline __u64 order_bytes(__u32 order)
 static __always_inline void free_push(__u32 order, __u32 off)
 {
 	aa_free_hdr_t *hdr = aa_addr(off);
-	__u32 head = AA_ROOT->free_head[order];
+	__u32 head = aa_root.free_head[order];
 
 	hdr->next = head;
 	hdr->prev = AA_NIL;
@@ -106,9 +106,9 @@ static __always_inline void free_push(__u32 order, __u32 off)
 	hdr->order = order;
 	if (head != AA_NIL)
 		((aa_free_hdr_t *)aa_addr(head))->prev = off;
-	AA_ROOT->free_head[order] = off;
+	aa_root.free_head[order] = off;
 	bit_set(meta_of(off >> AA_CHUNK_SHIFT), free_bit(off & (AA_CHUNK_SIZE - 1)));
-	AA_ROOT->stats.free_blocks[order]++;
+	aa_root.stats.free_blocks[order]++;
 }
 
 static __always_inline void free_unlink(__u32 order, __u32 off)
@@ -119,12 +119,12 @@ static __always_inline void free_unlink(__u32 order, __u32 off)
 	if (prev != AA_NIL)
 		((aa_free_hdr_t *)aa_addr(prev))->next = next;
 	else
-		AA_ROOT->free_head[order] = next;
+		aa_root.free_head[order] = next;
 	if (next != AA_NIL)
 		((aa_free_hdr_t *)aa_addr(next))->prev = prev;
 	hdr->magic = 0;
 	bit_clear(meta_of(off >> AA_CHUNK_SHIFT), free_bit(off & (AA_CHUNK_SIZE - 1)));
-	AA_ROOT->stats.free_blocks[order]--;
+	aa_root.stats.free_blocks[order]--;
 }
 
 /* Is there a free block of exactly this order at chunk offset coff? */
@@ -143,7 +143,7 @@ static __always_inline bool is_free_block(aa_bitmap_t *meta, __u32 chunk_off,
 
 static __always_inline void account_alloc(__u64 bytes)
 {
-	struct aa_stats __arena *st = &AA_ROOT->stats;
+	struct aa_stats __arena *st = &aa_root.stats;
 
 	st->bytes_in_use += bytes;
 	if (st->bytes_in_use > st->peak_bytes_in_use)
@@ -154,7 +154,7 @@ static __always_inline void account_alloc(__u64 bytes)
 
 static __always_inline void account_free(__u64 bytes)
 {
-	struct aa_stats __arena *st = &AA_ROOT->stats;
+	struct aa_stats __arena *st = &aa_root.stats;
 
 	st->bytes_in_use -= bytes;
 	st->live_allocs--;
@@ -172,14 +172,14 @@ static __u32 block_alloc_locked(__u32 order)
 
 	/* constant bounds: the verifier unrolls both order loops */
 	for (k = 0; k <= AA_MAX_ORDER; k++) {
-		if (k >= order && AA_ROOT->free_head[k] != AA_NIL) {
+		if (k >= order && aa_root.free_head[k] != AA_NIL) {
 			j = k;
 			break;
 		}
 	}
 	if (j > AA_MAX_ORDER)
 		return AA_NIL;
-	off = AA_ROOT->free_head[j];
+	off = aa_root.free_head[j];
 	free_unlink(j, off);
 	for (k = AA_MAX_ORDER; k > 0; k--) {
 		if (k > j)
@@ -245,7 +245,7 @@ static __always_inline bool chunk_is_free(__u32 slot)
 {
 	__u32 chunk_off = slot << AA_CHUNK_SHIFT;
 
-	return AA_ROOT->slots[slot].state == AA_SLOT_CHUNK &&
+	return aa_root.slots[slot].state == AA_SLOT_CHUNK &&
 	       is_free_block(meta_of(slot), chunk_off, 0, AA_MAX_ORDER);
 }
 
@@ -253,7 +253,7 @@ static __always_inline bool chunk_is_free(__u32 slot)
 static __u32 large_alloc_locked(__u64 size)
 {
 	__u32 need = (size + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;
-	__u32 nr_slots = AA_ROOT->nr_slots, run = AA_ZERO, first = AA_ZERO;
+	__u32 nr_slots = aa_root.nr_slots, run = AA_ZERO, first = AA_ZERO;
 	int s, i;
 
 	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
@@ -269,13 +269,13 @@ static __u32 large_alloc_locked(__u64 size)
 		if (i >= AA_MAX_SLOTS)
 			break;
 		free_unlink(AA_MAX_ORDER, i << AA_CHUNK_SHIFT);
-		AA_ROOT->slots[i].state = AA_SLOT_LARGE_TAIL;
+		aa_root.slots[i].state = AA_SLOT_LARGE_TAIL;
 	}
-	AA_ROOT->slots[first].state = AA_SLOT_LARGE_HEAD;
-	AA_ROOT->slots[first].nr_chunks = need;
-	AA_ROOT->slots[first].large_pages = (size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT;
-	AA_ROOT->stats.large_chunks += need;
-	AA_ROOT->large_bytes_in_use += (__u64)need << AA_CHUNK_SHIFT;
+	aa_root.slots[first].state = AA_SLOT_LARGE_HEAD;
+	aa_root.slots[first].nr_chunks = need;
+	aa_root.slots[first].large_pages = (size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT;
+	aa_root.stats.large_chunks += need;
+	aa_root.large_bytes_in_use += (__u64)need << AA_CHUNK_SHIFT;
 	account_alloc((__u64)need << AA_CHUNK_SHIFT);
 	return first << AA_CHUNK_SHIFT;
 }
@@ -283,19 +283,19 @@ static __u32 large_alloc_locked(__u64 size)
 /* REQUIRES: heap lock held; slot is a LARGE_HEAD. */
 static void large_free_locked(__u32 slot)
 {
-	__u32 n = AA_ROOT->slots[slot].nr_chunks;
+	__u32 n = aa_root.slots[slot].nr_chunks;
 	int i;
 
 	bpf_for(i, slot, slot + n) {
 		if (i >= AA_MAX_SLOTS)
 			break;
-		AA_ROOT->slots[i].state = AA_SLOT_CHUNK;
+		aa_root.slots[i].state = AA_SLOT_CHUNK;
 		free_push(AA_MAX_ORDER, i << AA_CHUNK_SHIFT);
 	}
-	AA_ROOT->slots[slot].nr_chunks = 0;
-	AA_ROOT->slots[slot].large_pages = 0;
-	AA_ROOT->stats.large_chunks -= n;
-	AA_ROOT->large_bytes_in_use -= (__u64)n << AA_CHUNK_SHIFT;
+	aa_root.slots[slot].nr_chunks = 0;
+	aa_root.slots[slot].large_pages = 0;
+	aa_root.stats.large_chunks -= n;
+	aa_root.large_bytes_in_use -= (__u64)n << AA_CHUNK_SHIFT;
 	account_free((__u64)n << AA_CHUNK_SHIFT);
 }
 
@@ -306,10 +306,10 @@ static void large_free_locked(__u32 slot)
  * REQUIRES: heap lock held. */
 static int lookup_locked(__u64 ptr, __u32 *off)
 {
-	__u64 rel = ptr - AA_ROOT->arena_base;
+	__u64 rel = ptr - aa_root.arena_base;
 	__u32 slot, state, coff;
 
-	if (ptr < AA_ROOT->arena_base || rel >= AA_ROOT->arena_size)
+	if (ptr < aa_root.arena_base || rel >= aa_root.arena_size)
 		return -AA_ERR_FOREIGN;
 	if (rel & (AA_MIN_SIZE - 1))
 		return -AA_ERR_MISALIGNED;
@@ -318,7 +318,7 @@ static int lookup_locked(__u64 ptr, __u32 *off)
 	coff = rel & (AA_CHUNK_SIZE - 1);
 	if (slot >= AA_MAX_SLOTS)
 		return -AA_ERR_FOREIGN;
-	state = AA_ROOT->slots[slot].state;
+	state = aa_root.slots[slot].state;
 	if (state == AA_SLOT_LARGE_HEAD)
 		return coff ? -AA_ERR_INTERIOR : AA_NR_ORDERS;
 	if (state == AA_SLOT_LARGE_TAIL)
@@ -359,7 +359,7 @@ __u64 aa_buddy_alloc(__u64 size, __u64 align)
 		aa_fail(AA_ERR_UNINIT);
 		return 0;
 	}
-	if (size == 0 || size > AA_MAX_ALLOC || size > AA_ROOT->arena_size) {
+	if (size == 0 || size > AA_MAX_ALLOC || size > aa_root.arena_size) {
 		aa_fail(AA_ERR_SIZE);
 		return 0;
 	}
@@ -377,7 +377,7 @@ __u64 aa_buddy_alloc(__u64 size, __u64 align)
 		aa_fail(AA_ERR_NOMEM);
 		return 0;
 	}
-	return AA_ROOT->arena_base + off;
+	return aa_root.arena_base + off;
 }
 
 int aa_buddy_free(__u64 ptr)
@@ -404,7 +404,7 @@ __u64 aa_buddy_usable_size(__u64 ptr)
 		return 0;
 	kind = lookup_locked(ptr, &off);
 	if (kind == AA_NR_ORDERS && (off >> AA_CHUNK_SHIFT) < AA_MAX_SLOTS)
-		size = (__u64)AA_ROOT->slots[off >> AA_CHUNK_SHIFT].nr_chunks << AA_CHUNK_SHIFT;
+		size = (__u64)aa_root.slots[off >> AA_CHUNK_SHIFT].nr_chunks << AA_CHUNK_SHIFT;
 	else if (kind >= 0)
 		size = order_bytes(kind);
 	aa_unlock();
@@ -432,7 +432,7 @@ int aa_buddy_alloc_bulk(__u64 arr, __u32 n, __u64 size)
 		off = block_alloc_locked(order);
 		if (off == AA_NIL)
 			break;
-		out[i] = AA_ROOT->arena_base + off;
+		out[i] = aa_root.arena_base + off;
 		got++;
 	}
 	aa_unlock();
@@ -480,23 +480,23 @@ int aa_buddy_add_chunk(__u32 slot, __u32 meta_off)
 {
 	int err;
 
-	if (slot >= AA_MAX_SLOTS || slot >= AA_ROOT->nr_slots)
+	if (slot >= AA_MAX_SLOTS || slot >= aa_root.nr_slots)
 		return -EINVAL;
 	err = aa_lock();
 	if (err)
 		return err;
-	if (AA_ROOT->slots[slot].state != AA_SLOT_UNMAPPED) {
+	if (aa_root.slots[slot].state != AA_SLOT_UNMAPPED) {
 		aa_unlock();
 		return -EEXIST;
 	}
-	AA_ROOT->slots[slot].state = AA_SLOT_CHUNK;
-	AA_ROOT->slots[slot].meta_off = meta_off;
+	aa_root.slots[slot].state = AA_SLOT_CHUNK;
+	aa_root.slots[slot].meta_off = meta_off;
 	free_push(AA_MAX_ORDER, slot << AA_CHUNK_SHIFT);
-	AA_ROOT->stats.nr_chunks++;
-	AA_ROOT->stats.nr_grows++;
-	AA_ROOT->stats.pages_mapped += AA_CHUNK_PAGES + AA_META_PAGES;
-	if (AA_ROOT->stats.pages_mapped > AA_ROOT->stats.peak_pages_mapped)
-		AA_ROOT->stats.peak_pages_mapped = AA_ROOT->stats.pages_mapped;
+	aa_root.stats.nr_chunks++;
+	aa_root.stats.nr_grows++;
+	aa_root.stats.pages_mapped += AA_CHUNK_PAGES + AA_META_PAGES;
+	if (aa_root.stats.pages_mapped > aa_root.stats.peak_pages_mapped)
+		aa_root.stats.peak_pages_mapped = aa_root.stats.pages_mapped;
 	aa_unlock();
 	return 0;
 }
@@ -506,7 +506,7 @@ int aa_buddy_add_chunk(__u32 slot, __u32 meta_off)
  * its pages. Returns the slot, -ENOENT when there is none, or -errno. */
 int aa_buddy_take_free_chunk(__u32 keep)
 {
-	__u32 nr_slots = AA_ROOT->nr_slots, seen = AA_ZERO;
+	__u32 nr_slots = aa_root.nr_slots, seen = AA_ZERO;
 	int s, err, ret = -ENOENT;
 
 	err = aa_lock();
@@ -518,10 +518,10 @@ int aa_buddy_take_free_chunk(__u32 keep)
 		if (seen++ < keep)
 			continue;
 		free_unlink(AA_MAX_ORDER, s << AA_CHUNK_SHIFT);
-		AA_ROOT->slots[s].state = AA_SLOT_UNMAPPED;
-		AA_ROOT->stats.nr_chunks--;
-		AA_ROOT->stats.nr_trims++;
-		AA_ROOT->stats.pages_mapped -= AA_CHUNK_PAGES + AA_META_PAGES;
+		aa_root.slots[s].state = AA_SLOT_UNMAPPED;
+		aa_root.stats.nr_chunks--;
+		aa_root.stats.nr_trims++;
+		aa_root.stats.pages_mapped -= AA_CHUNK_PAGES + AA_META_PAGES;
 		ret = s;
 		break;
 	}
@@ -549,12 +549,12 @@ int aa_buddy_check(void)
 	for (k = 0; k <= AA_MAX_ORDER; k++) {
 		cnt = AA_ZERO;
 		prev = AA_NIL;
-		off = AA_ROOT->free_head[k];
+		off = aa_root.free_head[k];
 		bpf_repeat(AA_MAX_LOOPS) {
 			if (off == AA_NIL)
 				break;
 			slot = off >> AA_CHUNK_SHIFT;
-			if (slot >= AA_MAX_SLOTS || AA_ROOT->slots[slot].state != AA_SLOT_CHUNK) {
+			if (slot >= AA_MAX_SLOTS || aa_root.slots[slot].state != AA_SLOT_CHUNK) {
 				ret = 3;
 				goto out;
 			}
@@ -583,14 +583,14 @@ int aa_buddy_check(void)
 			ret = 8;
 			goto out;
 		}
-		if (cnt != AA_ROOT->stats.free_blocks[k]) {
+		if (cnt != aa_root.stats.free_blocks[k]) {
 			ret = 9;
 			goto out;
 		}
 		free_bytes += cnt * order_bytes(k);
 	}
-	buddy_bytes = (AA_ROOT->stats.nr_chunks - AA_ROOT->stats.large_chunks) << AA_CHUNK_SHIFT;
-	if (free_bytes + AA_ROOT->stats.bytes_in_use - AA_ROOT->large_bytes_in_use != buddy_bytes)
+	buddy_bytes = (aa_root.stats.nr_chunks - aa_root.stats.large_chunks) << AA_CHUNK_SHIFT;
+	if (free_bytes + aa_root.stats.bytes_in_use - aa_root.large_bytes_in_use != buddy_bytes)
 		ret = 10;
 out:
 	aa_unlock();

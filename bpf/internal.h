@@ -39,24 +39,7 @@ void bpf_arena_free_pages(void *map, void __arena *ptr, __u32 page_cnt) __ksym _
 /* The allocator's root (arena.bpf.c). */
 extern struct aa_root __arena aa_root;
 
-/*
- * Every access to the root goes through AA_ROOT, a pointer whose origin
- * the compiler cannot see. Verifier: clang-19 folds constant offsets into
- * the raw address of an arena global and then stores through it without
- * the addr_space_cast ("R4 invalid mem access 'scalar'"); an opaque
- * pointer gets its cast like any other arena pointer.
- */
-static __always_inline struct aa_root __arena *aa_root_ptr(void)
-{
-	struct aa_root __arena *r = &aa_root;
 
-	asm volatile("" : "+r"(r));
-	return r;
-}
-#define AA_ROOT		aa_root_ptr()
-
-/* Verifier: clang-19 merges runs of adjacent stores into wider ones that
- * skip the arena addr_space_cast; volatile stores are never merged. */
 #define READ_ONCE_ARENA(x)	(*(volatile typeof(x) *)&(x))
 #define WRITE_ONCE_ARENA(x, v)	(*(volatile typeof(x) *)&(x) = (v))
 #define aa_barrier()		asm volatile("" ::: "memory")
@@ -68,8 +51,10 @@ static __always_inline struct aa_root __arena *aa_root_ptr(void)
  *  - every other loop (slots, lists, batches, spins) is bpf_for()/
  *    bpf_repeat(): an open-coded iterator the verifier checks once, whose
  *    trip count the kernel bounds (BPF_MAX_LOOPS, 2^23).
- * Verifier: no may_goto/can_loop here: clang-19 loses the arena address
- * cast on may_goto exit edges ("R1 invalid mem access 'scalar'").
+ *
+ * Verifier: clang-19 turns store loops into memset(), whose BPF lowering
+ * drops the arena addr_space_cast ("R1 invalid mem access 'scalar'"): all
+ * BPF code here is built with -fno-builtin (see README for embedders).
  */
 #define AA_MAX_LOOPS	(1 << 23)
 
@@ -80,7 +65,7 @@ static __always_inline struct aa_root __arena *aa_root_ptr(void)
  * Counters start from AA_ZERO, a 0 read from the arena that the verifier
  * cannot know.
  */
-#define AA_ZERO		READ_ONCE_ARENA(AA_ROOT->zero)
+#define AA_ZERO		READ_ONCE_ARENA(aa_root.zero)
 
 /* --- Address conversion -------------------------------------------------
  * Inside the allocator a place in the arena is a __u32 offset from the
@@ -89,7 +74,7 @@ static __always_inline struct aa_root __arena *aa_root_ptr(void)
  */
 static __always_inline void __arena *aa_addr(__u32 off)
 {
-	return (void __arena *)(AA_ROOT->arena_base + off);
+	return (void __arena *)(aa_root.arena_base + off);
 }
 
 /* --- Errors ------------------------------------------------------------- */
@@ -115,13 +100,13 @@ static __always_inline int aa_errno(enum aa_error e)
 static __always_inline int aa_fail(enum aa_error e)
 {
 	if (e < AA_NR_ERRORS)
-		__sync_fetch_and_add(&AA_ROOT->stats.err[e], 1);
+		__sync_fetch_and_add(&aa_root.stats.err[e], 1);
 	return aa_errno(e);
 }
 
 /* --- The heap lock --------------------------------------------------------
- * A test-and-set lock in the arena word AA_ROOT->lock. It protects the free
- * lists, the chunk metadata, the slot table and AA_ROOT->stats (but err[]).
+ * A test-and-set lock in the arena word aa_root.lock. It protects the free
+ * lists, the chunk metadata, the slot table and aa_root.stats (but err[]).
  * Rules:
  *  - never spins without bound: AA_LOCK_SPINS attempts, then -EBUSY;
  *  - a program that interrupts the holder on the same CPU (IRQ/NMI context)
@@ -136,11 +121,11 @@ static __always_inline int aa_lock(void)
 	__u32 me = bpf_get_smp_processor_id() + 1;
 
 	bpf_repeat(AA_LOCK_SPINS) {
-		if (__sync_val_compare_and_swap(&AA_ROOT->lock, 0, 1) == 0) {
-			WRITE_ONCE_ARENA(AA_ROOT->lock_cpu, me);
+		if (__sync_val_compare_and_swap(&aa_root.lock, 0, 1) == 0) {
+			WRITE_ONCE_ARENA(aa_root.lock_cpu, me);
 			return 0;
 		}
-		if (READ_ONCE_ARENA(AA_ROOT->lock_cpu) == me)
+		if (READ_ONCE_ARENA(aa_root.lock_cpu) == me)
 			return aa_fail(AA_ERR_NESTED);
 	}
 	return aa_fail(AA_ERR_BUSY);
@@ -148,13 +133,13 @@ static __always_inline int aa_lock(void)
 
 static __always_inline void aa_unlock(void)
 {
-	WRITE_ONCE_ARENA(AA_ROOT->lock_cpu, 0);
-	__sync_lock_test_and_set(&AA_ROOT->lock, 0);	/* xchg: full barrier */
+	WRITE_ONCE_ARENA(aa_root.lock_cpu, 0);
+	__sync_lock_test_and_set(&aa_root.lock, 0);	/* xchg: full barrier */
 }
 
 static __always_inline bool aa_heap_ready(void)
 {
-	return READ_ONCE_ARENA(AA_ROOT->magic) == AA_ROOT_MAGIC;
+	return READ_ONCE_ARENA(aa_root.magic) == AA_ROOT_MAGIC;
 }
 
 /* --- Size helpers ------------------------------------------------------- */

@@ -7,10 +7,13 @@
  * live allocation (address, requested size, expected usable size, pattern
  * seed). After each batch the two must agree:
  *
- *   - every allocation succeeds (or fails with -ENOMEM, which is legal:
- *     the test then grows the heap and carries on) and reports the usable
- *     size of the buddy rule: next power of two >= size, at least 16, for
- *     sizes <= 1 MiB; whole 1-MiB chunks above;
+ *   - every allocation succeeds and reports the usable size of the buddy
+ *     rule: next power of two >= size, at least 16, for sizes <= 1 MiB;
+ *     whole 1-MiB chunks above. -ENOMEM is legal (the heap only grows when
+ *     asked: the test then grows it and carries on) but must be consistent:
+ *     allocations never create free blocks of an order that had none, so
+ *     until the next free every request of that order or more must fail
+ *     too, and if the batch ends first no such free block may be left;
  *   - addresses are 16-byte aligned, aligned to min(usable, 4096), and
  *     buddy blocks are naturally aligned inside their chunk;
  *   - no two live allocations overlap (usable extents, sorted sweep);
@@ -31,7 +34,6 @@
  * A second test corrupts a byte on purpose and shows that the pattern check
  * reports it, so the checker above is known not to be vacuous.
  */
-#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 #include "common.h"
@@ -127,6 +129,19 @@ static __u64 rnd_size(__u64 *rng)
 }
 
 /* --- The model's rules ----------------------------------------------------- */
+
+/* Buddy order of a usable size; a run of chunks counts as the chunk order
+ * (it needs whole free chunks, i.e. free order-16 blocks). */
+static __u32 usable_order(__u64 usable)
+{
+	__u32 k = 0;
+
+	if (usable > AA_CHUNK_SIZE)
+		return AA_MAX_ORDER;
+	while ((__u64)AA_MIN_SIZE << k < usable)
+		k++;
+	return k;
+}
 
 static __u64 model_usable(__u64 size)
 {
@@ -330,3 +345,342 @@ static double now_sec(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* --- The differential run ---------------------------------------------------- */
+
+_Static_assert(D_BATCH <= D_MAX_LIVE, "a full live set must leave something to free");
+
+/* What the test asked of one batch slot. */
+struct plan {
+	bool is_free;
+	__u64 addr;	/* free: the object */
+	__u64 size;	/* alloc: requested bytes */
+	__u64 usable;	/* model usable size */
+};
+
+struct diff {
+	struct aa_heap *h;
+	__u64 seed, rng, obj_seq;
+	struct aa_batch_op *ops;	/* D_BATCH ops in the arena ... */
+	__u64 ops_addr;			/* ... at this arena address */
+	struct obj ops_obj;		/* the op array as an allocation */
+	struct obj *live;		/* D_MAX_LIVE */
+	unsigned int nlive;
+	struct plan *plan;		/* D_BATCH */
+	struct extent *ext;		/* D_MAX_LIVE + 1 */
+	struct model m;
+	/* report */
+	__u64 nr_ops, nr_grow_calls, peak_live_bytes, nomem_tail_checks;
+	unsigned int peak_live;
+};
+
+/* Queue a free of live[idx] in slot i: the object is swapped to the tail
+ * of live[] (the last *nfree entries are this batch's frees). */
+static void plan_free(struct diff *d, unsigned int i, unsigned int idx, unsigned int *nfree)
+{
+	unsigned int tail = d->nlive - 1 - *nfree;
+	struct obj o = d->live[idx];
+
+	d->live[idx] = d->live[tail];
+	d->live[tail] = o;
+	verify_obj(d->h, &o, true, NULL);	/* untouched since it was filled */
+	d->ops[i] = (struct aa_batch_op){ .ptr = o.addr, .ret = D_RET_UNSET };
+	d->plan[i] = (struct plan){ .is_free = true, .addr = o.addr, .usable = o.usable };
+	(*nfree)++;
+}
+
+static void plan_alloc(struct diff *d, unsigned int i, __u64 size)
+{
+	d->ops[i] = (struct aa_batch_op){ .size = size, .ret = D_RET_UNSET };
+	d->plan[i] = (struct plan){ .size = size, .usable = model_usable(size) };
+}
+
+/*
+ * Fill ops[0..n) with a random mix; free_pct is the chance of a free while
+ * the live set is within bounds. Returns how many are frees.
+ */
+static unsigned int build_batch(struct diff *d, unsigned int n, unsigned int free_pct)
+{
+	__u64 planned = d->m.bytes - d->ops_obj.usable;
+	unsigned int i, nfree = 0, nalloc = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned int avail = d->nlive - nfree;
+		bool full = d->nlive - nfree + nalloc >= D_MAX_LIVE;
+		__u64 size = rnd_size(&d->rng), usable = model_usable(size);
+		bool too_big = planned + usable > D_MAX_LIVE_BYTES;
+
+		if (avail && (full || too_big || rnd_below(&d->rng, 100) < free_pct)) {
+			plan_free(d, i, rnd_below(&d->rng, avail), &nfree);
+			planned -= d->plan[i].usable;
+			continue;
+		}
+		if (too_big)	/* nothing left to free: a tiny one still fits */
+			size = rnd_log(&d->rng, 1, 64);
+		plan_alloc(d, i, size);
+		planned += d->plan[i].usable;
+		nalloc++;
+	}
+	return nfree;
+}
+
+/*
+ * Run ops[0..n) and replay them in order on the model. The batch's frees
+ * are the last nfree entries of live[]; new objects replace them there.
+ */
+static void run_batch(struct diff *d, unsigned int n, unsigned int nfree, unsigned int batch)
+{
+	unsigned int i, first_new = d->nlive - nfree, nlive = first_new;
+	/* smallest buddy order / large run (chunks) that failed since the
+	 * last free; AA_NR_ORDERS / ~0: none */
+	__u32 fail_order = AA_NR_ORDERS;
+	__u64 fail_run = ~0ULL, grow = 0;
+	struct aa_stats st;
+	int ret;
+
+	ret = aa_heap__batch(d->h, d->ops_addr, n);
+	cr_assert_eq(ret, (int)n, "batch %u: aa_heap__batch ran %d of %u ops", batch, ret, n);
+	d->nr_ops += n;
+
+	for (i = 0; i < n; i++) {
+		const struct aa_batch_op *op = &d->ops[i];
+		const struct plan *pl = &d->plan[i];
+		struct obj *o;
+
+		if (pl->is_free) {
+			cr_assert_eq(op->ret, 0, "batch %u op %u: free(0x%llx) returned %lld",
+				     batch, i, (unsigned long long)pl->addr, (long long)op->ret);
+			cr_assert_eq(op->ptr, pl->addr);
+			model_free(&d->m, pl->usable);
+			fail_order = AA_NR_ORDERS;
+			fail_run = ~0ULL;
+			continue;
+		}
+		if (op->ret == -ENOMEM) {
+			/* legal: the heap only grows when asked; grow and go on */
+			cr_assert(op->ptr == 0 && op->size == 0,
+				  "batch %u op %u: failed malloc(%llu) left ptr 0x%llx size %llu",
+				  batch, i, (unsigned long long)pl->size,
+				  (unsigned long long)op->ptr, (unsigned long long)op->size);
+			if (pl->usable > AA_CHUNK_SIZE) {
+				if (pl->usable >> AA_CHUNK_SHIFT < fail_run)
+					fail_run = pl->usable >> AA_CHUNK_SHIFT;
+			} else if (usable_order(pl->usable) < fail_order) {
+				fail_order = usable_order(pl->usable);
+			}
+			d->m.nomem++;
+			grow += pl->usable;
+			continue;
+		}
+		cr_assert(op->ret == 0 && op->ptr != 0,
+			  "batch %u op %u: malloc(%llu) returned ret %lld ptr 0x%llx",
+			  batch, i, (unsigned long long)pl->size, (long long)op->ret,
+			  (unsigned long long)op->ptr);
+		/* a success no earlier failure (since the last free) rules out */
+		cr_assert(usable_order(pl->usable) < fail_order,
+			  "batch %u op %u: malloc(%llu) succeeded after an order-%u request "
+			  "failed with -ENOMEM and nothing was freed in between",
+			  batch, i, (unsigned long long)pl->size, fail_order);
+		cr_assert(pl->usable <= AA_CHUNK_SIZE || pl->usable >> AA_CHUNK_SHIFT < fail_run,
+			  "batch %u op %u: malloc(%llu) succeeded after a %llu-chunk request "
+			  "failed with -ENOMEM and nothing was freed in between",
+			  batch, i, (unsigned long long)pl->size, (unsigned long long)fail_run);
+		cr_assert_eq(op->size, pl->usable,
+			     "batch %u op %u: malloc(%llu) = 0x%llx reports usable %llu, "
+			     "model says %llu", batch, i, (unsigned long long)pl->size,
+			     (unsigned long long)op->ptr, (unsigned long long)op->size,
+			     (unsigned long long)pl->usable);
+		cr_assert_lt(nlive, D_MAX_LIVE);
+		o = &d->live[nlive++];
+		*o = (struct obj){ .addr = op->ptr, .size = pl->size, .usable = pl->usable,
+				   .seed = splitmix64(d->seed ^ ++d->obj_seq) };
+		check_placement(d->h, o);
+		model_alloc(&d->m, o->usable);
+	}
+	d->nlive = nlive;
+
+	/* a failure not followed by a free: no block that would have served
+	 * it may be free now */
+	st = t_stats(d->h);
+	for (i = fail_order; i < AA_NR_ORDERS; i++)
+		cr_assert_eq(st.free_blocks[i], 0,
+			     "batch %u: an order-%u request failed with -ENOMEM, yet %llu "
+			     "order-%u blocks are free", batch, fail_order,
+			     (unsigned long long)st.free_blocks[i], i);
+	if (fail_order < AA_NR_ORDERS)
+		d->nomem_tail_checks++;
+
+	/* new blocks must not overlap anything live: then claim their bytes */
+	check_no_overlap(d->live, d->nlive, &d->ops_obj, d->ext);
+	for (i = first_new; i < d->nlive; i++)
+		fill_obj(d->h, &d->live[i]);
+
+	if (grow) {
+		ret = aa_heap__grow(d->h, grow + AA_CHUNK_SIZE);
+		cr_assert_gt(ret, 0, "batch %u: grow by %llu bytes after -ENOMEM failed: %d",
+			     batch, (unsigned long long)grow, ret);
+		d->m.chunks += ret;
+		d->m.grows += ret;
+		d->nr_grow_calls++;
+	}
+	if (d->nlive > d->peak_live)
+		d->peak_live = d->nlive;
+	if (d->m.bytes > d->peak_live_bytes)
+		d->peak_live_bytes = d->m.bytes;
+}
+
+static void verify_all(struct diff *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->nlive; i++)
+		verify_obj(d->h, &d->live[i], true, NULL);
+}
+
+Test(differential, random_ops, .timeout = 300)
+{
+	struct diff d = { .seed = env_seed() };
+	unsigned int batch, n, nfree;
+	char when[64];
+	struct aa_stats st;
+	double t0 = now_sec();
+	int ret;
+
+	d.rng = xs_init(d.seed);
+	d.h = t_open(D_ARENA_PAGES, D_INIT_BYTES);
+	d.live = calloc(D_MAX_LIVE, sizeof(*d.live));
+	d.plan = calloc(D_BATCH, sizeof(*d.plan));
+	d.ext = calloc(D_MAX_LIVE + 1, sizeof(*d.ext));
+	cr_assert(d.live && d.plan && d.ext);
+	cr_log_info("differential: seed 0x%llx (replay with AA_TEST_SEED=0x%llx)",
+		    (unsigned long long)d.seed, (unsigned long long)d.seed);
+
+	/* a fresh heap: nothing allocated, init_bytes mapped */
+	st = t_stats(d.h);
+	cr_assert(st.nr_allocs == 0 && st.bytes_in_use == 0 && st.live_allocs == 0);
+	cr_assert_eq(st.nr_chunks, D_INIT_BYTES >> AA_CHUNK_SHIFT);
+	d.m.chunks = d.m.grows = st.nr_chunks;
+	check_stats(d.h, &d.m, "after open");
+
+	/* the op array is itself a live allocation of the heap */
+	d.ops_addr = aa_heap__malloc(d.h, D_BATCH * sizeof(*d.ops));
+	cr_assert_neq(d.ops_addr, 0, "op array: %s", strerror(errno));
+	d.ops = aa_heap__ptr(d.h, d.ops_addr);
+	cr_assert_not_null(d.ops);
+	d.ops_obj = (struct obj){ .addr = d.ops_addr, .size = D_BATCH * sizeof(*d.ops),
+				  .usable = model_usable(D_BATCH * sizeof(*d.ops)) };
+	check_placement(d.h, &d.ops_obj);
+	model_alloc(&d.m, d.ops_obj.usable);
+	check_stats(d.h, &d.m, "after the op array");
+
+	for (batch = 0; d.nr_ops < D_MIN_OPS; batch++) {
+		/* phases that grow the live set, then shrink it */
+		nfree = build_batch(&d, D_BATCH, (batch / 8) % 2 ? 65 : 35);
+		run_batch(&d, D_BATCH, nfree, batch);
+		snprintf(when, sizeof(when), "after batch %u", batch);
+		check_stats(d.h, &d.m, when);
+		if (batch % D_CHECK_EVERY == D_CHECK_EVERY - 1) {
+			cr_assert_eq(aa_heap__check(d.h), 0, "%s: heap check failed", when);
+			verify_all(&d);
+		}
+	}
+	cr_assert_eq(aa_heap__check(d.h), 0, "after the random phase: heap check failed");
+
+	/* free everything (patterns checked on the way), in batches */
+	verify_all(&d);
+	while (d.nlive) {
+		n = d.nlive < D_BATCH ? d.nlive : D_BATCH;
+		for (nfree = 0; nfree < n;)
+			plan_free(&d, nfree, rnd_below(&d.rng, d.nlive - nfree), &nfree);
+		run_batch(&d, n, nfree, batch);
+		snprintf(when, sizeof(when), "draining, batch %u", batch++);
+		check_stats(d.h, &d.m, when);
+	}
+	st = t_stats(d.h);
+	cr_assert_eq(st.bytes_in_use, d.ops_obj.usable);
+	cr_assert_eq(st.live_allocs, 1);
+	cr_assert_eq(aa_heap__check(d.h), 0, "after freeing everything: heap check failed");
+
+	/* everything coalesced: all chunks but the op array's are whole and free */
+	ret = aa_heap__trim(d.h, 0);
+	cr_assert_eq(ret, (int)d.m.chunks - 1, "trim returned %d of %llu chunks", ret,
+		     (unsigned long long)d.m.chunks - 1);
+	d.m.chunks -= ret;
+	d.m.trims += ret;
+	check_stats(d.h, &d.m, "after trim");
+	cr_assert_eq(t_stats(d.h).nr_chunks, 1);
+	cr_assert_eq(aa_heap__check(d.h), 0, "after trim: heap check failed");
+
+	cr_assert_eq(aa_heap__free(d.h, d.ops_addr), 0);
+	model_free(&d.m, d.ops_obj.usable);
+	ret = aa_heap__trim(d.h, 0);
+	cr_assert_eq(ret, 1, "last trim returned %d chunks", ret);
+	d.m.chunks--;
+	d.m.trims++;
+	check_stats(d.h, &d.m, "after the last trim");
+	cr_assert_eq(aa_heap__check(d.h), 0, "empty heap: heap check failed");
+
+	cr_log_info("differential: seed 0x%llx: %llu ops in %u batches (%llu allocs, "
+		    "%llu frees, %llu -ENOMEM, %llu grow calls, %llu batches ending in "
+		    "-ENOMEM checked against free_blocks), peak %u live objects, "
+		    "peak live bytes %llu (stats peak %llu), %llu chunks grown, %.2f s",
+		    (unsigned long long)d.seed, (unsigned long long)d.nr_ops, batch,
+		    (unsigned long long)d.m.allocs - 1, (unsigned long long)d.m.frees - 1,
+		    (unsigned long long)d.m.nomem, (unsigned long long)d.nr_grow_calls,
+		    (unsigned long long)d.nomem_tail_checks,
+		    d.peak_live, (unsigned long long)d.peak_live_bytes,
+		    (unsigned long long)d.m.peak, (unsigned long long)d.m.grows,
+		    now_sec() - t0);
+
+	aa_heap__destroy(d.h);
+	free(d.live);
+	free(d.plan);
+	free(d.ext);
+}
+
+/* --- The checker is not vacuous ---------------------------------------------- */
+
+Test(differential, pattern_check_catches_corruption)
+{
+	struct aa_heap *h = t_open(1U << 12, AA_CHUNK_SIZE);
+	struct obj a = { .size = 100, .seed = 1 }, b = { .size = 1000, .seed = 2 };
+	struct obj a_as_b;
+	unsigned char *p;
+	__u64 bad = ~0ULL;
+
+	a.addr = aa_heap__malloc(h, a.size);
+	b.addr = aa_heap__malloc(h, b.size);
+	cr_assert(a.addr && b.addr);
+	a.usable = model_usable(a.size);
+	b.usable = model_usable(b.size);
+	cr_assert_eq(t_usable(h, a.addr), a.usable);
+	cr_assert_eq(t_usable(h, b.addr), b.usable);
+	fill_obj(h, &a);
+	fill_obj(h, &b);
+	cr_assert(verify_obj(h, &a, false, &bad));
+	cr_assert(verify_obj(h, &b, false, &bad));
+
+	/* one flipped bit in the middle of b: reported at that offset, a is fine */
+	p = aa_heap__ptr(h, b.addr);
+	p[517] ^= 0x10;
+	cr_assert_not(verify_obj(h, &b, false, &bad));
+	cr_assert_eq(bad, 517);
+	cr_assert(verify_obj(h, &a, false, NULL));
+	p[517] ^= 0x10;
+	cr_assert(verify_obj(h, &b, false, NULL));
+
+	/* the last requested byte is covered too */
+	p[b.size - 1] = ~p[b.size - 1];
+	cr_assert_not(verify_obj(h, &b, false, &bad));
+	cr_assert_eq(bad, b.size - 1);
+	p[b.size - 1] = ~p[b.size - 1];
+
+	/* patterns differ per object: a block handed out twice would show */
+	a_as_b = a;
+	a_as_b.seed = b.seed;
+	cr_assert_not(verify_obj(h, &a_as_b, false, &bad));
+
+	cr_assert_eq(aa_heap__free(h, a.addr), 0);
+	cr_assert_eq(aa_heap__free(h, b.addr), 0);
+	t_check(h);
+	aa_heap__destroy(h);
+}
