@@ -4,17 +4,26 @@
  * usable_size and the bulk API (include/arena_alloc.bpf.h).
  *
  * Role:       check arguments, then route each request to the tier that
- *             serves it. Today every request goes to the buddy (tier 3);
- *             the per-CPU and transfer caches slot in here.
- * From below: aa_buddy_*() (buddy.bpf.c). Never a page kfunc: every
+ *             serves it: sizes up to 2 KiB to this CPU's cache (tier 1),
+ *             everything else, and everything when the heap was set up
+ *             with AA_F_NO_CACHES, to the buddy (tier 3).
+ * From below: aa_cpu_cache_*(), aa_buddy_*(). Never a page kfunc: every
  *             function here verifies in tc, xdp, tracing and syscall
  *             programs alike.
- * Locking:    none of its own; the buddy takes the heap lock.
+ * Locking:    none of its own.
  */
 #include "internal.h"
 
+static __always_inline bool caches_on(void)
+{
+	return !(aa_root.flags & AA_F_NO_CACHES);
+}
+
 __u64 aa_malloc_u64(__u64 size)
 {
+	/* size - 1: size 0 wraps and goes to the buddy, which refuses it */
+	if (size - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready())
+		return aa_cpu_cache_alloc(aa_size_to_order(size));
 	return aa_buddy_alloc(size, 0);
 }
 
@@ -24,6 +33,10 @@ __u64 aa_aligned_alloc_u64(__u64 align, __u64 size)
 		aa_fail(AA_ERR_ALIGN);
 		return 0;
 	}
+	if (align <= AA_MAX_CLASS_SIZE && size <= AA_MAX_CLASS_SIZE && size)
+		/* blocks are aligned to their size: the class of max(size,
+		 * align) is aligned enough */
+		return aa_malloc_u64(size > align ? size : align);
 	return aa_buddy_alloc(size, align);
 }
 
@@ -40,7 +53,7 @@ __u64 aa_calloc_u64(__u64 n, __u64 size)
 		return 0;
 	}
 	bytes = n * size;
-	p = aa_buddy_alloc(bytes, 0);
+	p = aa_malloc_u64(bytes);
 	if (!p)
 		return 0;
 	/* Blocks are 16-byte multiples: clear whole words. */
@@ -51,7 +64,7 @@ __u64 aa_calloc_u64(__u64 n, __u64 size)
 		done++;
 	}
 	if (done < words) {	/* more than the loop bound: fail cleanly */
-		aa_buddy_free(p);
+		aa_free_u64(p);
 		aa_fail(AA_ERR_ZEROING);
 		return 0;
 	}
@@ -62,6 +75,8 @@ int aa_free_u64(__u64 ptr)
 {
 	if (!ptr)
 		return 0;
+	if (caches_on())
+		return aa_cpu_cache_free(ptr);
 	return aa_buddy_free(ptr);
 }
 
@@ -94,7 +109,29 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 
 int aa_free_bulk_u64(__u64 arr, __u32 n)
 {
+	__u64 __arena *in = (__u64 __arena *)arr;
+	__u32 freed = AA_ZERO, bad = AA_ZERO;
+	int i;
+
 	if (!arr)
 		return aa_fail(AA_ERR_FOREIGN);
-	return aa_buddy_free_bulk(arr, n);
+	if (!caches_on())
+		return aa_buddy_free_bulk(arr, n);
+	/* One by one through the CPU cache: it alone can tell a cached
+	 * object (a double free) from a live one. */
+	bpf_for(i, 0, n) {
+		__u64 p = in[i];
+
+		if (!p)
+			continue;
+		if (aa_cpu_cache_free(p)) {
+			bad++;
+			continue;
+		}
+		in[i] = 0;
+		freed++;
+	}
+	if (bad && !freed)
+		return -EINVAL;
+	return freed;
 }

@@ -56,6 +56,34 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size)
 	return 0;
 }
 
+/*
+ * Give each CPU its own cache pages, and set the tunables and the cache
+ * key. REQUIRES: aa_arena_init() done; the loader already checked tun.
+ */
+int aa_arena_init_caches(__u32 nr_cpus, __u32 flags)
+{
+	struct aa_cpu_cache __arena *cc;
+	int cpu;
+
+	aa_root.flags = flags;
+	aa_root.cache_key = ((__u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32() | 1;
+	if (flags & AA_F_NO_CACHES)
+		return 0;
+	if (nr_cpus == 0 || nr_cpus > AA_MAX_CPUS)
+		return -EINVAL;
+	bpf_for(cpu, 0, nr_cpus) {
+		if (aa_root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)])
+			continue;	/* re-init after teardown keeps them */
+		cc = bpf_arena_alloc_pages(&arena, NULL, AA_CPU_CACHE_PAGES, NUMA_NO_NODE, 0);
+		if (!cc)
+			return -ENOMEM;
+		cc->cpu = cpu;
+		aa_root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)] = (__u64)cc - aa_root.arena_base;
+	}
+	aa_root.nr_cpus = nr_cpus;
+	return 0;
+}
+
 /* Map one chunk at the first slot >= cursor that takes it. Returns the
  * next cursor (slot + 1), or -errno. A global function: verified once. */
 int aa_arena_grow_one(__u32 cursor)
@@ -127,11 +155,14 @@ static void return_chunk(__u32 slot)
  * Returns the number of chunks returned, or -errno. */
 int aa_arena_trim(__u64 keep_bytes)
 {
-	__u32 keep = keep_bytes >> AA_CHUNK_SHIFT, n = AA_ZERO;
+	__u32 keep, n = AA_ZERO;
 	int slot = -ENOENT;
 
 	if (!aa_heap_ready())
 		return -ENODEV;
+	if (keep_bytes == AA_KEEP_DEFAULT)
+		keep_bytes = aa_root.tun.keep_bytes;
+	keep = keep_bytes >> AA_CHUNK_SHIFT;
 	bpf_repeat(AA_MAX_SLOTS) {
 		slot = aa_buddy_take_free_chunk(keep);
 		if (slot < 0)
@@ -161,7 +192,30 @@ static void reset_lists(struct aa_root __arena *r)
 	r->large_bytes_in_use = 0;
 }
 
-/* Return every page, live allocations included, and forget the heap. */
+/* Forget every cached object (their pages are gone).
+ * REQUIRES: teardown; no program is using the heap (this touches other
+ * CPUs' caches, which is otherwise never done). */
+static void reset_caches(void)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 c;
+	int cpu;
+
+	for (c = 0; c < AA_NR_CLASSES; c++)
+		aa_root.tc[c].count = 0;
+	bpf_for(cpu, 0, AA_MAX_CPUS) {
+		__u32 off = aa_root.cpu_cache_off[cpu];
+
+		if (!off)
+			continue;
+		cc = aa_addr(off);
+		for (c = 0; c < AA_NR_CLASSES; c++)
+			cc->count[c] = 0;
+	}
+}
+
+/* Return every page, live allocations included, and forget the heap.
+ * REQUIRES: no other program uses the heap meanwhile. */
 int aa_arena_teardown(void)
 {
 	__u32 nr_slots = aa_root.nr_slots, n = AA_ZERO;
@@ -182,6 +236,7 @@ int aa_arena_teardown(void)
 		n++;
 	}
 	reset_lists(&aa_root);
+	reset_caches();
 	aa_root.stats.nr_trims += n;
 	return n;
 }

@@ -2,13 +2,15 @@
 /*
  * arena_alloc.bpf.c - the library as one translation unit.
  *
- * The tiers stay in their own files (in the order a request passes through
- * them) but are compiled together: bpftool <= 7.5 (libbpf < 1.6) cannot
- * link two objects that both reference the same kfunc ("failed to resolve
- * size of underlying type"), and every tier loops with bpf_for().
- * Embedders: see README, "Linking".
+ * The tiers stay in their own files but are compiled together: bpftool
+ * <= 7.5 (libbpf < 1.6) cannot link two objects that both reference the
+ * same kfunc ("failed to resolve size of underlying type"), and every tier
+ * loops with bpf_for(). Lower tiers come first: the cache tiers use the
+ * buddy's inline helpers. Embedders: see README, "Linking notes".
  */
-#include "alloc.bpf.c"
 #include "buddy.bpf.c"
+#include "transfer_cache.bpf.c"
+#include "cpu_cache.bpf.c"
+#include "alloc.bpf.c"
 #include "arena.bpf.c"
 #include "entry.bpf.c"

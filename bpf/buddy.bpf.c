@@ -141,6 +141,20 @@ static __always_inline bool is_free_block(aa_bitmap_t *meta, __u32 chunk_off,
 
 /* --- Stats -------------------------------------------------------------- */
 
+/* Raise the low-watermark signal (the loader grows the heap and clears it)
+ * when an allocation failed or free memory dropped below
+ * tun.low_watermark. REQUIRES: heap lock. */
+static __always_inline void check_watermark(bool failed)
+{
+	__u64 mapped = aa_root.stats.nr_chunks << AA_CHUNK_SHIFT;
+	__u64 used = aa_root.stats.bytes_in_use;
+
+	if ((failed || mapped - used < aa_root.tun.low_watermark) && !aa_root.need_refill) {
+		aa_root.need_refill = 1;
+		aa_root.refill_signals++;
+	}
+}
+
 static __always_inline void account_alloc(__u64 bytes)
 {
 	struct aa_stats __arena *st = &aa_root.stats;
@@ -328,6 +342,35 @@ static int lookup_locked(__u64 ptr, __u32 *off)
 	return classify_locked(meta_of(slot), coff);
 }
 
+/*
+ * Size class of a live allocation, without the lock: the order c <
+ * AA_NR_CLASSES of the block starting at ptr, or -1 (not an allocation of a
+ * cached class: large, bad, or not ours; the buddy judges those). Safe
+ * unlocked because a live block's own alloc bit changes only when it is
+ * freed, and a word of the bitmap is read whole.
+ */
+static __always_inline int aa_buddy_class_of(__u64 ptr)
+{
+	__u64 rel = ptr - aa_root.arena_base;
+	__u32 slot, coff, k;
+	aa_bitmap_t *meta;
+
+	if (ptr < aa_root.arena_base || rel >= aa_root.arena_size || (rel & (AA_MIN_SIZE - 1)))
+		return -1;
+	slot = rel >> AA_CHUNK_SHIFT;
+	if (slot >= AA_MAX_SLOTS || aa_root.slots[slot].state != AA_SLOT_CHUNK)
+		return -1;
+	meta = meta_of(slot);
+	coff = rel & (AA_CHUNK_SIZE - 1);
+	for (k = 0; k < AA_NR_CLASSES; k++) {	/* constant bounds: unrolled */
+		if (coff & ((AA_MIN_SIZE << k) - 1))
+			return -1;
+		if (bit_test(meta, alloc_bit(k, coff)))
+			return k;
+	}
+	return -1;
+}
+
 /* Free what lookup_locked() found. REQUIRES: heap lock held. */
 static int free_locked(__u64 ptr)
 {
@@ -372,6 +415,7 @@ __u64 aa_buddy_alloc(__u64 size, __u64 align)
 		off = large_alloc_locked(size);
 	else
 		off = block_alloc_locked(aa_size_to_order(size));
+	check_watermark(off == AA_NIL);
 	aa_unlock();
 	if (off == AA_NIL) {
 		aa_fail(AA_ERR_NOMEM);
@@ -435,6 +479,7 @@ int aa_buddy_alloc_bulk(__u64 arr, __u32 n, __u64 size)
 		out[i] = aa_root.arena_base + off;
 		got++;
 	}
+	check_watermark(got < n);
 	aa_unlock();
 	if (got < n)
 		aa_fail(AA_ERR_NOMEM);

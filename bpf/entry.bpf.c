@@ -12,13 +12,33 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* Field by field: a struct assignment into the arena is a memcpy, whose
+ * BPF lowering loses the arena address cast (verifier: "invalid mem
+ * access 'scalar'"). */
+static __always_inline void set_tunables(struct aa_tunables *t)
+{
+	__u32 c;
+
+	for (c = 0; c < AA_NR_CLASSES; c++) {
+		aa_root.tun.cpu_cache_cap[c] = t->cpu_cache_cap[c];
+		aa_root.tun.batch[c] = t->batch[c];
+		aa_root.tun.transfer_cap[c] = t->transfer_cap[c];
+	}
+	aa_root.tun.keep_bytes = t->keep_bytes;
+	aa_root.tun.low_watermark = t->low_watermark;
+}
+
 SEC("syscall")
 int aa_init(struct aa_init_args *args)
 {
 	int ret;
 
 	args->root_addr = (__u64)&aa_root;
+	if (!aa_heap_ready())
+		set_tunables(&args->tun);
 	ret = aa_arena_init(args->arena_base, args->arena_size);
+	if (!ret && aa_root.nr_cpus == 0)
+		ret = aa_arena_init_caches(args->nr_cpus, args->flags);
 	if (!ret && args->grow_bytes) {
 		ret = aa_arena_grow(args->grow_bytes);
 		ret = ret < 0 ? ret : 0;
@@ -57,6 +77,22 @@ int aa_teardown(struct aa_trim_args *args)
 	return 0;
 }
 
+/* Flush the calling CPU's cache (userspace runs it pinned to each CPU in
+ * turn: only the owning CPU may touch a cache) and, with all, the transfer
+ * caches. */
+SEC("syscall")
+int aa_drain_cpu(struct aa_drain_args *args)
+{
+	int n = aa_cpu_cache_drain(), m = 0;
+
+	args->cpu = bpf_get_smp_processor_id();
+	if (n >= 0 && args->all)
+		m = aa_transfer_cache_drain();
+	args->err = n < 0 ? n : (m < 0 ? m : 0);
+	args->objects = (n > 0 ? n : 0) + (m > 0 ? m : 0);
+	return 0;
+}
+
 /* Validity checker: returns 0 or the first failing check's code. */
 SEC("syscall")
 int aa_check(void *ctx)
@@ -79,6 +115,14 @@ int aa_call(struct aa_op_args *a)
 			p = aa_calloc_u64(a->arg, a->size);
 		else
 			p = aa_aligned_alloc_u64(a->arg, a->size);
+		a->ptr = p;
+		a->ret = p ? 0 : -ENOMEM;
+		break;
+	case AA_OP_MALLOC_GROW:
+		/* sleepable callers may grow the heap inline */
+		p = aa_malloc_u64(a->size);
+		if (!p && aa_arena_grow(a->size + AA_CHUNK_SIZE) > 0)
+			p = aa_malloc_u64(a->size);
 		a->ptr = p;
 		a->ret = p ? 0 : -ENOMEM;
 		break;

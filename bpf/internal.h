@@ -104,10 +104,10 @@ static __always_inline int aa_fail(enum aa_error e)
 	return aa_errno(e);
 }
 
-/* --- The heap lock --------------------------------------------------------
- * A test-and-set lock in the arena word aa_root.lock. It protects the free
- * lists, the chunk metadata, the slot table and aa_root.stats (but err[]).
- * Rules:
+/* --- Locks ----------------------------------------------------------------
+ * Test-and-set locks in arena words: the heap lock (aa_root.lock) protects
+ * the free lists, the chunk metadata, the slot table and aa_root.stats (but
+ * err[]); each transfer cache has its own. Rules:
  *  - never spins without bound: AA_LOCK_SPINS attempts, then -EBUSY;
  *  - a program that interrupts the holder on the same CPU (IRQ/NMI context)
  *    sees lock_cpu == its CPU + 1 and returns -EDEADLK at once instead of
@@ -116,25 +116,35 @@ static __always_inline int aa_fail(enum aa_error e)
  */
 #define AA_LOCK_SPINS	(1U << 16)
 
-static __always_inline int aa_lock(void)
+static __always_inline int aa_spin_lock(__u32 __arena *lock, __u32 __arena *owner)
 {
 	__u32 me = bpf_get_smp_processor_id() + 1;
 
 	bpf_repeat(AA_LOCK_SPINS) {
-		if (__sync_val_compare_and_swap(&aa_root.lock, 0, 1) == 0) {
-			WRITE_ONCE_ARENA(aa_root.lock_cpu, me);
+		if (__sync_val_compare_and_swap(lock, 0, 1) == 0) {
+			*(volatile __u32 __arena *)owner = me;
 			return 0;
 		}
-		if (READ_ONCE_ARENA(aa_root.lock_cpu) == me)
+		if (*(volatile __u32 __arena *)owner == me)
 			return aa_fail(AA_ERR_NESTED);
 	}
 	return aa_fail(AA_ERR_BUSY);
 }
 
+static __always_inline void aa_spin_unlock(__u32 __arena *lock, __u32 __arena *owner)
+{
+	*(volatile __u32 __arena *)owner = 0;
+	__sync_lock_test_and_set(lock, 0);	/* xchg: full barrier */
+}
+
+static __always_inline int aa_lock(void)
+{
+	return aa_spin_lock(&aa_root.lock, &aa_root.lock_cpu);
+}
+
 static __always_inline void aa_unlock(void)
 {
-	WRITE_ONCE_ARENA(aa_root.lock_cpu, 0);
-	__sync_lock_test_and_set(&aa_root.lock, 0);	/* xchg: full barrier */
+	aa_spin_unlock(&aa_root.lock, &aa_root.lock_cpu);
 }
 
 static __always_inline bool aa_heap_ready(void)
@@ -157,6 +167,16 @@ static __always_inline __u32 aa_size_to_order(__u64 size)
 
 /* --- Cross-file functions (global BPF functions: verified once each) ---- */
 
+/* cpu_cache.bpf.c: tier 1 */
+__u64 aa_cpu_cache_alloc(__u32 cls);
+int aa_cpu_cache_free(__u64 ptr);
+int aa_cpu_cache_drain(void);
+
+/* transfer_cache.bpf.c: tier 2 (REQUIRES: caller owns a busy CPU cache) */
+int aa_transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n);
+int aa_transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n);
+int aa_transfer_cache_drain(void);
+
 /* buddy.bpf.c: tier 3 */
 __u64 aa_buddy_alloc(__u64 size, __u64 align);
 int aa_buddy_free(__u64 ptr);
@@ -169,6 +189,7 @@ int aa_buddy_check(void);
 
 /* arena.bpf.c: tier 4, sleepable only */
 int aa_arena_init(__u64 arena_base, __u64 arena_size);
+int aa_arena_init_caches(__u32 nr_cpus, __u32 flags);
 int aa_arena_grow(__u64 bytes);
 int aa_arena_grow_one(__u32 cursor);
 int aa_arena_trim(__u64 keep_bytes);

@@ -17,7 +17,7 @@
 #endif
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	1
+#define AA_LAYOUT_VERSION	2
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -64,6 +64,76 @@ struct aa_slot {
 	__u32 meta_off;		/* arena offset of the chunk's metadata */
 	__u32 nr_chunks;	/* LARGE_HEAD: chunks in the run */
 	__u32 large_pages;	/* LARGE_HEAD: pages the caller asked for */
+};
+
+/*
+ * Size classes of the cache tiers: class c holds buddy blocks of order c,
+ * 16 << c bytes, for c < AA_NR_CLASSES (16 B .. 2 KiB). Cached objects are
+ * "in use" as far as the buddy knows.
+ */
+#define AA_NR_CLASSES		8
+#define AA_MAX_CLASS_SIZE	(AA_MIN_SIZE << (AA_NR_CLASSES - 1))	/* 2048 */
+#define AA_CPU_CACHE_MAX	128	/* objects per class per CPU, at most */
+#define AA_TRANSFER_MAX		1024	/* objects per class in transfer, at most */
+#define AA_MAX_CPUS		256
+#define AA_CPU_CACHE_PAGES	3	/* sizeof(struct aa_cpu_cache) rounded up */
+
+/* Init flags */
+#define AA_F_NO_CACHES		(1U << 0)	/* every request goes to the buddy */
+
+/* Counters of one size class in one CPU cache. Written only by the owning
+ * CPU (nested: only with atomics). */
+struct aa_cpu_class_stats {
+	__u64 allocs;		/* allocations served by this CPU for the class */
+	__u64 frees;		/* frees taken by this CPU's cache */
+	__u64 hits;		/* allocs served from the cache without refill */
+	__u64 misses;		/* allocs that found the cache empty */
+	__u64 refills;		/* batches moved in (transfer cache or buddy) */
+	__u64 spills;		/* batches moved out on overflow */
+	__u64 nested;		/* calls that found the cache busy: fallback */
+	__u64 failures;		/* allocs that got NULL */
+};
+
+/*
+ * A CPU's object cache: one LIFO array per size class. Lives in its own
+ * arena pages (no line shared with another CPU).
+ * Invariant: touched only by programs running on `cpu`, and only between
+ * busy = 1 and busy = 0; a program that finds busy == 1 interrupted (or
+ * preempted) the owner on this CPU and must not touch objs/count.
+ */
+struct aa_cpu_cache {
+	__u32 busy;
+	__u32 cpu;
+	__u32 count[AA_NR_CLASSES];	/* objs[c][0 .. count[c]) are free */
+	struct aa_cpu_class_stats stats[AA_NR_CLASSES];
+	__u64 objs[AA_NR_CLASSES][AA_CPU_CACHE_MAX];
+};
+
+/*
+ * A size class's transfer cache: a stack of free objects shared by all
+ * CPUs, moved in batches. Protected by lock (same rules as the heap lock).
+ */
+struct aa_transfer_cache {
+	__u32 lock;
+	__u32 lock_cpu;
+	__u32 count;		/* objs[0 .. count) are free */
+	__u32 pad;
+	__u64 batches_in;	/* batches taken from CPU caches */
+	__u64 batches_out;	/* batches handed to CPU caches */
+	__u64 lock_fails;	/* busy or nested: caller went to the buddy */
+	__u64 from_buddy;	/* refills that went past it to the buddy */
+	__u64 to_buddy;		/* spills that went past it to the buddy */
+	__u64 objs[AA_TRANSFER_MAX];
+};
+
+/* Tunables, set by the loader before init (user/heap.c has the defaults and
+ * the ARENA_ALLOC_<NAME> environment overrides). */
+struct aa_tunables {
+	__u32 cpu_cache_cap[AA_NR_CLASSES];	/* <= AA_CPU_CACHE_MAX */
+	__u32 batch[AA_NR_CLASSES];		/* <= cap / 2 */
+	__u32 transfer_cap[AA_NR_CLASSES];	/* <= AA_TRANSFER_MAX */
+	__u64 keep_bytes;	/* trim keeps this much free memory mapped */
+	__u64 low_watermark;	/* signal a refill below this many free bytes */
 };
 
 /* Error codes: returned negated by BPF functions, counted in aa_stats.err. */
@@ -120,9 +190,18 @@ struct aa_root {
 	__u32 zero;		/* always 0: AA_ZERO in bpf/internal.h */
 	__u64 large_bytes_in_use; /* part of bytes_in_use in large runs */
 	__u32 free_head[AA_NR_ORDERS];	/* arena offsets, AA_NIL = empty */
-	__u32 pad1;
+	__u32 flags;		/* AA_F_* */
 	struct aa_stats stats;
 	struct aa_slot slots[AA_MAX_SLOTS];
+
+	/* cache tiers */
+	__u32 nr_cpus;		/* CPU caches allocated: cpus 0 .. nr_cpus-1 */
+	__u32 need_refill;	/* low-watermark signal: 1 until the loader grows */
+	__u64 refill_signals;	/* times need_refill was raised */
+	__u64 cache_key;	/* random: word 0 of a cached object = key ^ addr */
+	struct aa_tunables tun;
+	__u32 cpu_cache_off[AA_MAX_CPUS];	/* arena offset, 0 = none */
+	struct aa_transfer_cache tc[AA_NR_CLASSES];
 };
 
 /* --- syscall program arguments (ctx of SEC("syscall") programs) --- */
@@ -133,7 +212,10 @@ struct aa_init_args {
 	__u64 grow_bytes;	/* in: grow the heap by this much */
 	__u64 root_addr;	/* out: user address of struct aa_root */
 	__s32 err;		/* out: 0 or negative errno */
+	__u32 flags;		/* in: AA_F_* */
+	__u32 nr_cpus;		/* in: possible CPUs (<= AA_MAX_CPUS) */
 	__u32 pad;
+	struct aa_tunables tun;	/* in */
 };
 
 struct aa_grow_args {
@@ -142,6 +224,8 @@ struct aa_grow_args {
 	__s32 err;		/* out */
 	__u32 pad;
 };
+
+#define AA_KEEP_DEFAULT		(~0ULL)	/* trim: keep tun.keep_bytes */
 
 struct aa_trim_args {
 	__u64 keep_bytes;	/* in: keep this many bytes of free chunks */
@@ -158,6 +242,7 @@ enum aa_op_kind {
 	AA_OP_USABLE = 4,	/* ptr in, size out */
 	AA_OP_MALLOC_BULK = 5,	/* ptr = arena array of n u64, size each */
 	AA_OP_FREE_BULK = 6,	/* ptr = arena array of n u64 */
+	AA_OP_MALLOC_GROW = 7,	/* malloc that may grow the heap (sleepable) */
 };
 
 /* One call into the allocator from userspace (aa_heap__call). */
@@ -181,6 +266,16 @@ struct aa_batch_args {
 	__u64 ops;		/* in: arena address of struct aa_batch_op[n] */
 	__u32 n;		/* in */
 	__u32 done;		/* out: ops executed */
+};
+
+/* aa_drain_cpu: flush the calling CPU's cache (and, with all, the
+ * transfer caches) back to the buddy. */
+struct aa_drain_args {
+	__u32 all;		/* in: also drain every transfer cache */
+	__u32 cpu;		/* out: the CPU it ran on */
+	__u64 objects;		/* out: objects returned to the buddy */
+	__s32 err;		/* out: -EBUSY if the cache was in use */
+	__u32 pad;
 };
 
 #endif /* __AA_SHARED_H */

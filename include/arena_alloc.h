@@ -45,9 +45,15 @@ struct aa_heap_opts {
 	/* Grow the heap by this many bytes at init (whole 1-MiB chunks).
 	 * 0: one chunk. */
 	__u64 init_bytes;
+	/* AA_F_NO_CACHES: buddy only (the "before" of the benchmarks). Also
+	 * set by ARENA_ALLOC_NO_CACHES=1. */
+	__u32 flags;
+	/* Cache tunables; NULL: aa_tunables__default() (with environment
+	 * overrides). Checked by aa_tunables__validate(). */
+	const struct aa_tunables *tunables;
 	size_t :0;
 };
-#define aa_heap_opts__last_field init_bytes
+#define aa_heap_opts__last_field tunables
 
 enum aa_print_level { AA_WARN, AA_INFO, AA_DEBUG_LEVEL };
 typedef int (*aa_print_fn_t)(enum aa_print_level level, const char *fmt, va_list ap);
@@ -69,6 +75,18 @@ AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts);
 AA_API struct aa_heap *aa_heap__attach(struct bpf_object *obj,
 				       const struct aa_heap_opts *opts);
 
+/** @brief **aa_tunables__default()** fills t with the documented defaults,
+ * then applies the environment overrides ARENA_ALLOC_CPU_CACHE_CAP,
+ * ARENA_ALLOC_BATCH, ARENA_ALLOC_TRANSFER_CAP (all classes),
+ * ARENA_ALLOC_KEEP_BYTES and ARENA_ALLOC_LOW_WATERMARK.
+ * @return 0, on success; negative error for a bad environment value */
+AA_API int aa_tunables__default(struct aa_tunables *t);
+
+/** @brief **aa_tunables__validate()** checks the limits: 1 <= cap <= 128,
+ * 1 <= batch <= cap / 2, batch <= transfer_cap <= 1024.
+ * @return 0, on success; -EINVAL with a message, otherwise */
+AA_API int aa_tunables__validate(const struct aa_tunables *t);
+
 /** @brief **aa_heap__destroy()** frees the handle (and, for
  * aa_heap__open(), the BPF object). Does not tear the heap down. */
 AA_API void aa_heap__destroy(struct aa_heap *heap);
@@ -86,6 +104,33 @@ AA_API int aa_heap__trim(struct aa_heap *heap, __u64 keep_bytes);
  * initialised again (aa_heap__init()) before use.
  * @return chunks returned (>= 0); negative error, otherwise */
 AA_API int aa_heap__teardown(struct aa_heap *heap);
+
+/** @brief **aa_heap__drain()** flushes every CPU cache and the transfer
+ * caches back to the buddy: runs the drain program on each CPU in turn
+ * (the calling thread is pinned there and its affinity restored after).
+ * @return objects returned (>= 0); negative error, otherwise */
+AA_API long aa_heap__drain(struct aa_heap *heap);
+
+/** @brief **aa_heap__refill()** answers the low-watermark signal: when BPF
+ * raised root->need_refill, grows the heap by bytes (0: 4 MiB) and clears
+ * the signal.
+ * @return chunks added (0 when no refill was needed); negative error */
+AA_API int aa_heap__refill(struct aa_heap *heap, __u64 bytes);
+
+/** @brief **aa_heap__cpu_cache()** is CPU cpu's cache inside the mmap
+ * (read-only view: counters can be read at any time).
+ * @return the cache, or NULL (no caches, or cpu out of range) */
+AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *heap, int cpu);
+
+/** @brief **aa_heap__cached_bytes()** sums the bytes held in CPU and
+ * transfer caches (a racy snapshot while programs run); the buddy counts
+ * them as in use. objects, if not NULL, gets their number. */
+AA_API __u64 aa_heap__cached_bytes(const struct aa_heap *heap, __u64 *objects);
+
+/** @brief **aa_heap__print_caches()** prints per-CPU x class counters and
+ * the transfer caches.
+ * @return 0, on success; negative error, otherwise */
+AA_API int aa_heap__print_caches(const struct aa_heap *heap, FILE *out);
 
 /** @brief **aa_heap__init()** (re)initialises the heap, growing it by
  * init_bytes. Done by open/attach already; idempotent.

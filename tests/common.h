@@ -17,16 +17,24 @@
 
 #define AA_SKIP_REASON "BPF arena needs Linux >= 6.9: this kernel has none"
 
-/* Open the library's own heap; skip the test when the kernel has no arena. */
-static inline struct aa_heap *t_open(__u32 arena_pages, __u64 init_bytes)
+/* Open the library's own heap; skip the test when the kernel has no arena.
+ * flags: AA_F_NO_CACHES tests the buddy alone. */
+static inline struct aa_heap *t_open_flags(__u32 arena_pages, __u64 init_bytes, __u32 flags)
 {
-	AA_OPTS(aa_heap_opts, o, .arena_pages = arena_pages, .init_bytes = init_bytes);
+	AA_OPTS(aa_heap_opts, o, .arena_pages = arena_pages, .init_bytes = init_bytes,
+		.flags = flags);
 	struct aa_heap *h = aa_heap__open(&o);
 
 	if (!h && errno == EOPNOTSUPP)
 		cr_skip_test(AA_SKIP_REASON);
 	cr_assert_not_null(h, "aa_heap__open: %s", strerror(errno));
 	return h;
+}
+
+/* The buddy tier alone: exact accounting, LIFO reuse of blocks. */
+static inline struct aa_heap *t_open(__u32 arena_pages, __u64 init_bytes)
+{
+	return t_open_flags(arena_pages, init_bytes, AA_F_NO_CACHES);
 }
 
 static inline bool t_have_arena(void)
@@ -65,6 +73,15 @@ static inline struct aa_stats t_stats(struct aa_heap *h)
 
 	cr_assert_eq(aa_heap__stats(h, &st), 0);
 	return st;
+}
+
+/* Allocations the programs hold: the buddy also counts cached objects. */
+static inline __u64 t_user_live(struct aa_heap *h)
+{
+	__u64 cached;
+
+	aa_heap__cached_bytes(h, &cached);
+	return t_stats(h).live_allocs - cached;
 }
 
 static inline void t_check(struct aa_heap *h)

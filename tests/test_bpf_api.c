@@ -37,7 +37,7 @@ Test(bpf, api_subtests)
 	cr_assert_eq(ret, 0, "BPF subtest %d failed with code %d", ret / 100, ret % 100);
 	t_check(heap);
 	/* everything the subtests allocated was freed */
-	cr_assert_eq(t_stats(heap).live_allocs, 0);
+	cr_assert_eq(t_user_live(heap), 0);
 }
 
 static int run_pkt(struct bpf_program *prog)
@@ -60,7 +60,7 @@ Test(bpf, tc_and_xdp_alloc_after_prefill)
 		cr_assert_eq(run_pkt(skel->progs.xdp_alloc), 1, "xdp program got no memory");
 	}
 	cr_assert_eq(skel->bss->tc_allocs, 20);
-	cr_assert_eq(t_stats(heap).live_allocs, 0);
+	cr_assert_eq(t_user_live(heap), 0);
 	t_check(heap);
 }
 

@@ -45,6 +45,27 @@ static __u64 round_pow2(__u64 n)
 	return p;
 }
 
+/* The program's view: the buddy counts cached objects as in use. */
+static int check_stats(struct aa_heap *h, const char *when, __u64 want_bytes, __u64 want_live)
+{
+	__u64 cached_objs, cached = aa_heap__cached_bytes(h, &cached_objs);
+	struct aa_stats st;
+
+	aa_heap__stats(h, &st);
+	printf("\n%s: expected %llu B in %llu live allocations\n", when,
+	       (unsigned long long)want_bytes, (unsigned long long)want_live);
+	aa_stats__print(&st, stdout);
+	printf("cached: %llu B in %llu objects -> in use by the program: %llu B in %llu\n",
+	       (unsigned long long)cached, (unsigned long long)cached_objs,
+	       (unsigned long long)(st.bytes_in_use - cached),
+	       (unsigned long long)(st.live_allocs - cached_objs));
+	if (st.bytes_in_use - cached != want_bytes || st.live_allocs - cached_objs != want_live) {
+		fprintf(stderr, "arena-alloc: stats do not match the workload\n");
+		return 1;
+	}
+	return 0;
+}
+
 static int cmd_demo(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -139,14 +160,7 @@ static int cmd_demo(int argc, char **argv)
 				goto out;
 			}
 	}
-	aa_heap__stats(h, &st);
-	printf("\nafter allocating %lu objects (+1 op array): expected %llu B in use\n",
-	       nobj, (unsigned long long)expect);
-	aa_stats__print(&st, stdout);
-	if (st.bytes_in_use != expect || st.live_allocs != nobj + 1) {
-		fprintf(stderr, "arena-alloc: stats do not match the workload\n");
-		err = 1;
-	}
+	err |= check_stats(h, "after allocating the objects and the op array", expect, nobj + 1);
 
 	/* 3. free every other object, in one run */
 	expect_after = expect;
@@ -168,14 +182,17 @@ static int cmd_demo(int argc, char **argv)
 				(long long)ops[i].ret);
 			err = 1;
 		}
-	aa_heap__stats(h, &st);
-	printf("\nafter freeing %d objects: expected %llu B in use, %llu live\n", n,
-	       (unsigned long long)expect_after, (unsigned long long)live_after);
-	aa_stats__print(&st, stdout);
-	if (st.bytes_in_use != expect_after || st.live_allocs != live_after) {
-		fprintf(stderr, "arena-alloc: stats do not match the workload\n");
+	err |= check_stats(h, "after freeing every other object", expect_after, live_after);
+	printf("\nper-CPU caches (class = object size in bytes):\n");
+	aa_heap__print_caches(h, stdout);
+
+	/* 4. drain the caches: the buddy alone must now match the workload */
+	if (aa_heap__drain(h) < 0)
 		err = 1;
-	}
+	err |= check_stats(h, "after draining the caches", expect_after, live_after);
+	aa_heap__stats(h, &st);
+	if (aa_heap__cached_bytes(h, NULL) || st.bytes_in_use != expect_after)
+		err = 1;
 	c = aa_heap__check(h);
 	printf("\nheap check: %s\n", c == 0 ? "ok" : "FAILED");
 	if (c)

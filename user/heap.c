@@ -7,6 +7,8 @@
  * Every error is a negative errno returned to the caller (errno set too)
  * with a message through aa_set_print()'s callback; nothing aborts.
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -24,7 +26,9 @@ struct aa_heap {
 					 * user_vm_start in every process */
 	const struct aa_root *root;
 	int prog_init, prog_grow, prog_trim, prog_teardown, prog_check;
-	int prog_call, prog_batch;
+	int prog_call, prog_batch, prog_drain;
+	__u32 flags;
+	struct aa_tunables tun;
 };
 
 /* --- Messages ------------------------------------------------------------ */
@@ -117,6 +121,7 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 	h->prog_check = prog_fd(obj, "aa_check");
 	h->prog_call = prog_fd(obj, "aa_call");
 	h->prog_batch = prog_fd(obj, "aa_batch");
+	h->prog_drain = prog_fd(obj, "aa_drain_cpu");
 	if (h->prog_init < 0) {
 		pr_warn("BPF object does not link libarena_alloc.bpf.o (no aa_init)\n");
 		return -ENOENT;
@@ -130,8 +135,16 @@ AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 		.arena_base = h->arena_base,
 		.arena_size = h->arena_size,
 		.grow_bytes = init_bytes,
+		.flags = h->flags,
+		.tun = h->tun,
 	};
-	int err;
+	int err, ncpus = libbpf_num_possible_cpus();
+
+	if (ncpus <= 0 || ncpus > AA_MAX_CPUS) {
+		pr_warn("%d possible CPUs: supported are 1..%d\n", ncpus, AA_MAX_CPUS);
+		return aa_err(ncpus < 0 ? ncpus : -E2BIG);
+	}
+	args.nr_cpus = ncpus;
 
 	err = run_prog(h->prog_init, &args, sizeof(args), "aa_init");
 	if (err)
@@ -154,14 +167,33 @@ AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 static struct aa_heap *heap_finish(struct aa_heap *h, const struct aa_heap_opts *opts)
 {
 	__u64 init = AA_OPTS_GET(opts, init_bytes, 0);
+	const struct aa_tunables *tun = AA_OPTS_GET(opts, tunables, NULL);
+	const char *env = getenv("ARENA_ALLOC_NO_CACHES");
 	int err;
 
-	err = aa_heap__init(h, init ? init : AA_CHUNK_SIZE);
-	if (err) {
-		aa_heap__destroy(h);
-		return aa_err_ptr(err);
+	h->flags = AA_OPTS_GET(opts, flags, 0);
+	if (env && *env && strcmp(env, "0"))
+		h->flags |= AA_F_NO_CACHES;
+	if (h->flags & ~AA_F_NO_CACHES) {
+		pr_warn("unknown flags 0x%x\n", h->flags);
+		err = -EINVAL;
+		goto fail;
 	}
+	err = tun ? 0 : aa_tunables__default(&h->tun);
+	if (tun)
+		h->tun = *tun;
+	if (!err)
+		err = aa_tunables__validate(&h->tun);
+	if (err)
+		goto fail;
+
+	err = aa_heap__init(h, init ? init : AA_CHUNK_SIZE);
+	if (err)
+		goto fail;
 	return h;
+fail:
+	aa_heap__destroy(h);
+	return aa_err_ptr(err);
 }
 
 AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts)
@@ -377,4 +409,172 @@ AA_API struct bpf_object *aa_heap__object(const struct aa_heap *h)
 AA_API __u64 aa_heap__arena_size(const struct aa_heap *h)
 {
 	return h ? h->arena_size : 0;
+}
+
+/* --- Tunables -------------------------------------------------------------
+ * One table: name, default per class, environment override. Classes are
+ * 16 B .. 2 KiB; bigger objects get smaller caches so a CPU cache holds a
+ * similar number of bytes per class.
+ */
+static const __u32 default_cap[AA_NR_CLASSES] = { 128, 128, 128, 128, 128, 64, 32, 16 };
+static const __u32 default_batch[AA_NR_CLASSES] = { 32, 32, 32, 32, 32, 16, 8, 4 };
+#define DEFAULT_TRANSFER_CAP	512
+#define DEFAULT_KEEP_BYTES	(4ULL << 20)
+#define DEFAULT_LOW_WATERMARK	(1ULL << 20)
+
+static int env_u64(const char *name, __u64 *out)
+{
+	const char *v = getenv(name);
+	char *end;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	*out = strtoull(v, &end, 0);
+	if (errno || *end) {
+		pr_warn("%s=%s is not a number\n", name, v);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+AA_API int aa_tunables__default(struct aa_tunables *t)
+{
+	__u64 v;
+	int c, err;
+
+	if (!t)
+		return aa_err(-EINVAL);
+	memset(t, 0, sizeof(*t));
+	for (c = 0; c < AA_NR_CLASSES; c++) {
+		t->cpu_cache_cap[c] = default_cap[c];
+		t->batch[c] = default_batch[c];
+		t->transfer_cap[c] = DEFAULT_TRANSFER_CAP;
+	}
+	t->keep_bytes = DEFAULT_KEEP_BYTES;
+	t->low_watermark = DEFAULT_LOW_WATERMARK;
+
+	if ((err = env_u64("ARENA_ALLOC_CPU_CACHE_CAP", &v)) < 0)
+		return aa_err(err);
+	for (c = 0; err && c < AA_NR_CLASSES; c++)
+		t->cpu_cache_cap[c] = v;
+	if ((err = env_u64("ARENA_ALLOC_BATCH", &v)) < 0)
+		return aa_err(err);
+	for (c = 0; err && c < AA_NR_CLASSES; c++)
+		t->batch[c] = v;
+	if ((err = env_u64("ARENA_ALLOC_TRANSFER_CAP", &v)) < 0)
+		return aa_err(err);
+	for (c = 0; err && c < AA_NR_CLASSES; c++)
+		t->transfer_cap[c] = v;
+	if ((err = env_u64("ARENA_ALLOC_KEEP_BYTES", &t->keep_bytes)) < 0)
+		return aa_err(err);
+	if ((err = env_u64("ARENA_ALLOC_LOW_WATERMARK", &t->low_watermark)) < 0)
+		return aa_err(err);
+	return 0;
+}
+
+AA_API int aa_tunables__validate(const struct aa_tunables *t)
+{
+	int c;
+
+	if (!t)
+		return aa_err(-EINVAL);
+	for (c = 0; c < AA_NR_CLASSES; c++) {
+		__u32 cap = t->cpu_cache_cap[c], batch = t->batch[c], tc = t->transfer_cap[c];
+
+		if (cap < 2 || cap > AA_CPU_CACHE_MAX || batch < 1 || batch > cap / 2 ||
+		    tc < batch || tc > AA_TRANSFER_MAX) {
+			pr_warn("class %d (%u B): need 2 <= cpu_cache_cap (%u) <= %u, "
+				"1 <= batch (%u) <= cap/2, batch <= transfer_cap (%u) <= %u\n",
+				c, AA_MIN_SIZE << c, cap, AA_CPU_CACHE_MAX, batch, tc,
+				AA_TRANSFER_MAX);
+			return aa_err(-EINVAL);
+		}
+	}
+	return 0;
+}
+
+/* --- Cache tiers ------------------------------------------------------------ */
+
+AA_API long aa_heap__drain(struct aa_heap *h)
+{
+	int ncpus = h->root ? (int)h->root->nr_cpus : 0, cpu, tries, err = 0;
+	cpu_set_t old, one;
+	long total = 0;
+
+	if (!h->root)
+		return aa_err(-EINVAL);
+	if (sched_getaffinity(0, sizeof(old), &old))
+		return aa_err(-errno);
+	for (cpu = 0; cpu < ncpus || cpu == 0; cpu++) {
+		struct aa_drain_args a = { .all = (cpu + 1 >= ncpus) };
+
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (ncpus && sched_setaffinity(0, sizeof(one), &one))
+			continue;	/* offline CPU: nothing ran there */
+		for (tries = 0; tries < 100; tries++) {
+			err = run_prog(h->prog_drain, &a, sizeof(a), "aa_drain_cpu");
+			if (err || a.err != -EBUSY)
+				break;
+			sched_yield();	/* its owner was preempted: let it finish */
+		}
+		if (!err && a.err)
+			err = a.err;
+		if (err)
+			break;
+		total += a.objects;
+	}
+	sched_setaffinity(0, sizeof(old), &old);
+	if (err) {
+		pr_warn("drain failed on CPU %d: %s\n", cpu, strerror(-err));
+		return aa_err(err);
+	}
+	return total;
+}
+
+AA_API int aa_heap__refill(struct aa_heap *h, __u64 bytes)
+{
+	volatile __u32 *flag;
+	int n;
+
+	if (!h->root)
+		return aa_err(-EINVAL);
+	flag = (volatile __u32 *)&h->root->need_refill;
+	if (!*flag)
+		return 0;
+	n = aa_heap__grow(h, bytes ? bytes : 4 << 20);
+	if (n > 0)
+		*flag = 0;
+	return n;
+}
+
+AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *h, int cpu)
+{
+	if (!h || !h->root || cpu < 0 || cpu >= (int)h->root->nr_cpus ||
+	    !h->root->cpu_cache_off[cpu])
+		return NULL;
+	return (const struct aa_cpu_cache *)(h->arena + h->root->cpu_cache_off[cpu]);
+}
+
+AA_API __u64 aa_heap__cached_bytes(const struct aa_heap *h, __u64 *objects)
+{
+	const struct aa_cpu_cache *cc;
+	__u64 bytes = 0, n = 0;
+	int cpu, c;
+
+	if (h && h->root) {
+		for (c = 0; c < AA_NR_CLASSES; c++) {
+			n += h->root->tc[c].count;
+			bytes += (__u64)h->root->tc[c].count << (AA_MIN_SHIFT + c);
+		}
+		for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++)
+			for (c = 0; c < AA_NR_CLASSES; c++) {
+				n += cc->count[c];
+				bytes += (__u64)cc->count[c] << (AA_MIN_SHIFT + c);
+			}
+	}
+	if (objects)
+		*objects = n;
+	return bytes;
 }

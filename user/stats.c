@@ -49,3 +49,49 @@ AA_API int aa_stats__print(const struct aa_stats *st, FILE *out)
 	fprintf(out, "\n");
 	return 0;
 }
+
+AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
+{
+	const struct aa_root *r = aa_heap__root(h);
+	const struct aa_cpu_cache *cc;
+	int cpu, c;
+
+	if (!r || !out)
+		return aa_err(-EINVAL);
+	if (r->flags & AA_F_NO_CACHES) {
+		fprintf(out, "caches: off (buddy only)\n");
+		return 0;
+	}
+	fprintf(out, "%-4s %6s %10s %10s %10s %8s %8s %8s %8s %8s %6s\n", "cpu", "class",
+		"allocs", "frees", "hits", "misses", "refills", "spills", "nested",
+		"failures", "cached");
+	for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++)
+		for (c = 0; c < AA_NR_CLASSES; c++) {
+			const struct aa_cpu_class_stats *s = &cc->stats[c];
+
+			if (!s->allocs && !s->frees && !s->nested && !s->failures)
+				continue;
+			fprintf(out, "%-4d %6u %10llu %10llu %10llu %8llu %8llu %8llu %8llu %8llu %6u\n",
+				cpu, AA_MIN_SIZE << c, (unsigned long long)s->allocs,
+				(unsigned long long)s->frees, (unsigned long long)s->hits,
+				(unsigned long long)s->misses, (unsigned long long)s->refills,
+				(unsigned long long)s->spills, (unsigned long long)s->nested,
+				(unsigned long long)s->failures, cc->count[c]);
+		}
+	fprintf(out, "transfer %6s %10s %10s %10s %10s %10s %6s\n", "class", "batch_in",
+		"batch_out", "lock_fail", "from_buddy", "to_buddy", "cached");
+	for (c = 0; c < AA_NR_CLASSES; c++) {
+		const struct aa_transfer_cache *t = &r->tc[c];
+
+		if (!t->batches_in && !t->batches_out && !t->count && !t->lock_fails)
+			continue;
+		fprintf(out, "         %6u %10llu %10llu %10llu %10llu %10llu %6u\n",
+			AA_MIN_SIZE << c, (unsigned long long)t->batches_in,
+			(unsigned long long)t->batches_out, (unsigned long long)t->lock_fails,
+			(unsigned long long)t->from_buddy, (unsigned long long)t->to_buddy,
+			t->count);
+	}
+	fprintf(out, "refill signals: %llu%s\n", (unsigned long long)r->refill_signals,
+		r->need_refill ? " (refill needed now)" : "");
+	return 0;
+}
