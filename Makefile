@@ -44,7 +44,7 @@ $(call allow-override,LD,$(CROSS_COMPILE)ld)
 # Library tiers (bpf/*.bpf.c), compiled as one unit by bpf/arena_alloc.bpf.c.
 LIB_BPF_OBJS := $(OUTPUT)/bpf/arena_alloc.bpf.o
 LIB_BPF := $(OUTPUT)/libarena_alloc.bpf.o
-BPF_HDRS := $(wildcard bpf/*.h) $(wildcard bpf/*.bpf.c) $(wildcard include/*.h)
+BPF_HDRS := $(wildcard bpf/*.h) $(wildcard bpf/*.bpf.c) $(wildcard include/*.h) $(wildcard tests/*.h)
 
 USER_SRCS := user/heap.c user/stats.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))

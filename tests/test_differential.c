@@ -29,6 +29,40 @@
  * At the end everything is freed: the heap must coalesce back into whole
  * free chunks that aa_heap__trim() returns.
  *
+ * The workload runs twice, sharing all of the code above (struct diff's
+ * `caches` says which variant runs):
+ *
+ *   differential/random_ops         AA_F_NO_CACHES: the buddy alone, every
+ *                                   rule above exactly as stated;
+ *   differential/random_ops_caches  the per-CPU and transfer caches on (the
+ *                                   default): requests of <= 2 KiB go
+ *                                   through this CPU's cache. The buddy
+ *                                   counts cached objects as in use, so
+ *                                   what changes is (see check_stats()):
+ *     - bytes_in_use - cached bytes == model bytes and live_allocs - cached
+ *       objects == model live count (aa_heap__cached_bytes(), exact since
+ *       no program runs concurrently);
+ *     - peak_bytes_in_use, nr_allocs, nr_frees and err[AA_ERR_NOMEM] count
+ *       buddy traffic (cache refills and spills, a refill that got only
+ *       part of its batch), not user calls: only peak >= model peak and
+ *       err[NOMEM] >= model -ENOMEMs are checked, plus nr_allocs -
+ *       nr_frees == live_allocs; the per-class cache counters (allocs,
+ *       frees, failures summed over CPUs) take the model's place and must
+ *       equal the model's calls of each class exactly;
+ *     - the -ENOMEM consistency rule is not checked: a request may be
+ *       served from a cache after a failure of a smaller class, and memory
+ *       can sit in caches of other classes (or other CPUs) while a request
+ *       fails;
+ *     - cached objects (every CPU cache and transfer cache) join the
+ *       overlap sweep: none may overlap a live allocation or each other;
+ *     - at the end, after everything is freed, aa_heap__drain() must hand
+ *       back exactly the cached objects; then the buddy alone must match
+ *       (op array only, no cached bytes) and trim everything as above.
+ *   Patterns, alignment, usable sizes and overlaps are checked the same.
+ *   The syscall programs may run on either CPU (the thread may migrate
+ *   between batches): frees then land in another CPU's cache, which the
+ *   test wants.
+ *
  * The seed is printed; AA_TEST_SEED=<n> replays a run.
  *
  * A second test corrupts a byte on purpose and shows that the pattern check

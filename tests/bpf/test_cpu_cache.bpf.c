@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_cpu_cache.bpf.c - programs for the cache-tier tests:
+ *  - stress: alloc/free loop where every object is parked in a shared slot
+ *    and freed by whichever CPU swaps it out (half the frees cross CPUs);
+ *  - reent_outer + reent_irq: a syscall program's hot alloc/free loop and
+ *    a perf_event program (hard-IRQ context) allocating on the same CPU;
+ *  - tc_alloc: a non-sleepable program, for the empty-heap case.
+ * Loops use bpf_loop() (bpftool <= 7.5 cannot link bpf_for's kfuncs twice).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "arena_alloc.bpf.h"
+#include "../test_cpu_cache.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define NSLOTS	1024
+#define MAXCPU	256
+
+/* Exchange slots: an object parked here is freed by whoever swaps it out. */
+__u64 __arena xslots[NSLOTS];
+/* Set while reent_outer runs on that CPU. */
+__u32 __arena in_outer[MAXCPU];
+
+struct stress_ctx {
+	__u32 seed;
+	__u64 allocs, frees, errors;
+};
+
+static long stress_step(__u64 i, void *data)
+{
+	struct stress_ctx *c = data;
+	__u32 r = c->seed = c->seed * 1103515245 + 12345;
+	__u64 size = (16ULL << ((r >> 8) & 7)) - (r & 15);	/* 1 .. 2048 */
+	__u64 __arena *p = aa_malloc(size);
+	__u64 old;
+
+	if (!p) {
+		c->errors++;
+		return 0;
+	}
+	c->allocs++;
+	p[0] = (__u64)p;	/* tag: an object given out twice is caught */
+	old = __sync_lock_test_and_set(&xslots[(r >> 16) & (NSLOTS - 1)], (__u64)p);
+	if (old) {
+		if (*(__u64 __arena *)old != old || aa_free_u64(old))
+			c->errors++;
+		else
+			c->frees++;
+	}
+	return 0;
+}
+
+SEC("syscall")
+int stress(struct stress_args *a)
+{
+	struct stress_ctx c = { .seed = a->seed };
+
+	bpf_loop(a->iters, stress_step, &c, 0);
+	a->allocs = c.allocs;
+	a->frees = c.frees;
+	a->errors = c.errors;
+	return 0;
+}
+
+static long flush_step(__u64 i, void *data)
+{
+	__u64 old = __sync_lock_test_and_set(&xslots[i & (NSLOTS - 1)], 0);
+
+	if (old && aa_free_u64(old))
+		(*(__u64 *)data)++;
+	return 0;
+}
+
+/* Free every parked object. Returns the number of failed frees. */
+SEC("syscall")
+int flush_slots(void *ctx)
+{
+	__u64 errors = 0;
+
+	bpf_loop(NSLOTS, flush_step, &errors, 0);
+	return errors;
+}
+
+/* --- Reentrancy ---------------------------------------------------------- */
+
+__u64 irq_runs, irq_nested, irq_ok, irq_null, irq_errors;
+
+static long hot_step(__u64 i, void *data)
+{
+	struct reent_args *a = data;
+	__u64 __arena *p = aa_malloc(64);
+	__u64 __arena *q = aa_malloc(200);
+
+	if (!p || !q) {
+		a->errors++;
+	} else {
+		p[7] = i;
+		q[20] = i;
+		if (p[7] != i || q[20] != i)
+			a->errors++;
+	}
+	if (aa_free(p) | aa_free(q))
+		a->errors++;
+	else
+		a->ok++;
+	return 0;
+}
+
+SEC("syscall")
+int reent_outer(struct reent_args *a)
+{
+	__u32 cpu = bpf_get_smp_processor_id() & (MAXCPU - 1);
+
+	struct reent_args st = { .iters = a->iters };
+
+	in_outer[cpu] = 1;
+	bpf_loop(st.iters, hot_step, &st, 0);	/* callback ctx: on the stack */
+	in_outer[cpu] = 0;
+	a->cpu = cpu;
+	a->ok = st.ok;
+	a->errors = st.errors;
+	return 0;
+}
+
+SEC("perf_event")
+int reent_irq(void *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id() & (MAXCPU - 1);
+	__u64 __arena *p;
+
+	__sync_fetch_and_add(&irq_runs, 1);
+	if (in_outer[cpu])
+		__sync_fetch_and_add(&irq_nested, 1);
+	p = aa_malloc(64);
+	if (!p) {
+		__sync_fetch_and_add(&irq_null, 1);
+		return 0;
+	}
+	p[3] = cpu;
+	if (p[3] != cpu || aa_free(p))
+		__sync_fetch_and_add(&irq_errors, 1);
+	else
+		__sync_fetch_and_add(&irq_ok, 1);
+	return 0;
+}
+
+/* --- Non-sleepable alloc ----------------------------------------------------- */
+
+SEC("tc")
+int tc_alloc(struct __sk_buff *skb)
+{
+	__u64 __arena *p = aa_malloc(128);
+
+	if (!p)
+		return 2;
+	p[15] = 1;
+	return aa_free(p) ? 3 : 1;
+}

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_cpu_cache.c - the cache tiers (per-CPU caches, transfer caches):
+ * cross-CPU stress with a drain-equals-initial check, reentrancy from a
+ * hard-IRQ perf_event program, non-sleepable programs on an empty heap,
+ * double free of a cached object, drain/trim, tunables and the off switch.
+ */
+#define _GNU_SOURCE
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "common.h"
+#include "test_cpu_cache.h"
+#include "test_cpu_cache.skel.h"
+
+#define MiB (1ULL << 20)
+
+static struct test_cpu_cache *skel;
+static struct aa_heap *h;
+
+static void open_with(__u32 arena_pages, __u64 init_bytes, __u32 flags)
+{
+	if (!t_have_arena())
+		cr_skip_test(AA_SKIP_REASON);
+	skel = test_cpu_cache__open();
+	cr_assert_not_null(skel);
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, arena_pages), 0);
+	cr_assert_eq(test_cpu_cache__load(skel), 0, "load: %s", strerror(errno));
+	AA_OPTS(aa_heap_opts, o, .init_bytes = init_bytes, .flags = flags);
+	h = aa_heap__attach(skel->obj, &o);
+	cr_assert_not_null(h, "attach: %s", strerror(errno));
+}
+
+static void setup(void)
+{
+	open_with(1 << 15, 16 * MiB, 0);
+}
+
+static void teardown(void)
+{
+	aa_heap__destroy(h);
+	test_cpu_cache__destroy(skel);
+	h = NULL;
+	skel = NULL;
+}
+
+TestSuite(cpu_cache, .init = setup, .fini = teardown, .timeout = 600);
+
+static void pin(int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	cr_assert_eq(sched_setaffinity(0, sizeof(s), &s), 0, "pin to CPU %d", cpu);
+}
+
+static int nr_cpus(void)
+{
+	return aa_heap__root(h)->nr_cpus;
+}
+
+/* The buddy's free state: free block counts per order and bytes in use. */
+struct buddy_state {
+	__u64 free_blocks[AA_NR_ORDERS];
+	__u64 bytes_in_use, live_allocs, nr_chunks;
+};
+
+static struct buddy_state buddy_state(void)
+{
+	struct aa_stats st = t_stats(h);
+	struct buddy_state b;
+
+	memcpy(b.free_blocks, st.free_blocks, sizeof(b.free_blocks));
+	b.bytes_in_use = st.bytes_in_use;
+	b.live_allocs = st.live_allocs;
+	b.nr_chunks = st.nr_chunks;
+	return b;
+}
+
+/* --- Cross-CPU stress ----------------------------------------------------- */
+
+struct worker {
+	int cpu;
+	__u64 ops, errors;
+};
+
+#define STRESS_OPS	1000000ULL	/* per thread: allocs + frees */
+#define STRESS_ITERS	20000		/* loop trips per program run */
+
+static void *stress_worker(void *arg)
+{
+	struct worker *w = arg;
+	cpu_set_t s;
+	int run;
+
+	CPU_ZERO(&s);
+	CPU_SET(w->cpu, &s);
+	if (sched_setaffinity(0, sizeof(s), &s))
+		w->errors++;
+	for (run = 0; w->ops < STRESS_OPS && run < 1000; run++) {
+		struct stress_args a = { .iters = STRESS_ITERS, .seed = run * 7919 + w->cpu };
+		LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &a, .ctx_size_in = sizeof(a));
+
+		if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.stress), &o)) {
+			w->errors++;
+			break;
+		}
+		w->ops += a.allocs + a.frees;
+		w->errors += a.errors;
+	}
+	return NULL;
+}
+
+Test(cpu_cache, cross_cpu_stress_then_drain_equals_initial)
+{
+	struct worker w[2] = { { .cpu = 0 }, { .cpu = 1 } };
+	struct buddy_state before, after;
+	pthread_t t[2];
+	__u64 cross = 0;
+	int i, n = nr_cpus() >= 2 ? 2 : 1;
+
+	cr_assert_geq(aa_heap__drain(h), 0);
+	before = buddy_state();
+	for (i = 0; i < n; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, stress_worker, &w[i]), 0);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < n; i++) {
+		cr_log_info("CPU %d: %llu ops, %llu errors", w[i].cpu,
+			    (unsigned long long)w[i].ops, (unsigned long long)w[i].errors);
+		cr_assert_geq(w[i].ops, STRESS_OPS);
+		cr_assert_eq(w[i].errors, 0);
+	}
+	cr_assert_eq(t_run(skel->progs.flush_slots, NULL, 0), 0, "parked objects failed to free");
+	/* every object is accounted: allocated by some CPU cache, freed into one */
+	for (i = 0; i < n; i++) {
+		const struct aa_cpu_cache *cc = aa_heap__cpu_cache(h, i);
+		int c;
+
+		cr_assert_not_null(cc);
+		for (c = 0; c < AA_NR_CLASSES; c++)
+			cross += cc->stats[c].frees;
+	}
+	cr_assert_gt(cross, 0);
+	cr_assert_eq(t_user_live(h), 0, "objects lost or duplicated");
+	cr_assert_geq(aa_heap__drain(h), 0);
+	cr_assert_eq(aa_heap__cached_bytes(h, NULL), 0);
+	after = buddy_state();
+	cr_log_info("drain: %llu B in use, %llu live before; %llu B, %llu live after",
+		    (unsigned long long)before.bytes_in_use, (unsigned long long)before.live_allocs,
+		    (unsigned long long)after.bytes_in_use, (unsigned long long)after.live_allocs);
+	cr_assert_eq(memcmp(&before, &after, sizeof(before)), 0,
+		     "buddy free state after drain differs from before the run");
+	t_check(h);
+}
+
+/* --- Reentrancy ------------------------------------------------------------- */
+
+static int open_cpu_clock(int cpu, __u64 period_ns)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = period_ns,
+	};
+
+	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+#define NESTED_TARGET	100000ULL
+
+Test(cpu_cache, reentrancy_from_hard_irq)
+{
+	struct bpf_link *link;
+	__u64 runs = 0, ok = 0, busy = 0;
+	int fd, i, c;
+
+	pin(0);
+	fd = open_cpu_clock(0, 20000);	/* 50 kHz hrtimer, hard-IRQ context */
+	cr_assert_geq(fd, 0, "perf_event_open: %s", strerror(errno));
+	link = bpf_program__attach_perf_event(skel->progs.reent_irq, fd);
+	cr_assert_not_null(link, "attach perf_event: %s", strerror(errno));
+	/* Run the hot loop until enough IRQ programs have landed inside it.
+	 * The bound is on runs, not time: slower kernels just run longer. */
+	for (i = 0; i < 100000 && skel->bss->irq_nested < NESTED_TARGET; i++) {
+		struct reent_args a = { .iters = 200000 };
+
+		t_run(skel->progs.reent_outer, &a, sizeof(a));
+		cr_assert_eq(a.errors, 0, "outer loop saw %llu errors", (unsigned long long)a.errors);
+		cr_assert_eq(a.cpu, 0);
+		runs++;
+		ok += a.ok;
+	}
+	bpf_link__destroy(link);
+	close(fd);
+	for (c = 0; c < AA_NR_CLASSES; c++)
+		busy += aa_heap__cpu_cache(h, 0)->stats[c].nested;
+	cr_log_info("reentrancy: %llu outer runs (%llu alloc/free pairs), %llu IRQ runs, "
+		    "%llu nested in the outer loop, %llu found the cache busy (fallback), "
+		    "%llu IRQ allocs ok, %llu NULL",
+		    (unsigned long long)runs, (unsigned long long)ok,
+		    (unsigned long long)skel->bss->irq_runs, (unsigned long long)skel->bss->irq_nested,
+		    (unsigned long long)busy, (unsigned long long)skel->bss->irq_ok,
+		    (unsigned long long)skel->bss->irq_null);
+	cr_assert_geq(skel->bss->irq_nested, NESTED_TARGET);
+	cr_assert_eq(skel->bss->irq_errors, 0);
+	cr_assert_gt(busy, 0, "no IRQ ever landed inside a cache operation");
+	cr_assert_gt(skel->bss->irq_ok, 0);
+	cr_assert_eq(t_user_live(h), 0, "objects lost");
+	cr_assert_geq(aa_heap__drain(h), 0);
+	cr_assert_eq(t_stats(h).bytes_in_use, 0);
+	t_check(h);
+}
+
+/* --- Non-sleepable programs on an empty heap -------------------------------- */
+
+static int run_tc(void)
+{
+	char pkt[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt));
+
+	cr_assert_eq(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tc_alloc), &o), 0);
+	return o.retval;
+}
+
+static void setup_small(void)
+{
+	open_with(1 << 11, 1 * MiB, 0);
+}
+
+Test(cpu_cache, empty_heap_gives_null_and_refill_signal, .init = setup_small)
+{
+	const struct aa_root *r = aa_heap__root(h);
+	struct bpf_link *link;
+	__u64 size;
+	int fd;
+
+	pin(0);
+	cr_assert_eq(run_tc(), 1, "tc program got no memory after the prefill");
+	/* take everything: the buddy and every cache of the sizes we use */
+	for (size = 1 << 20; size >= 16; size >>= 1)
+		while (t_malloc(h, size))
+			;
+	cr_assert_eq(run_tc(), 2, "tc program must get NULL on an empty heap");
+	cr_assert_eq(r->need_refill, 1, "no low-watermark signal");
+	cr_assert_geq(r->refill_signals, 1);
+
+	/* a perf_event program (hard IRQ) gets NULL too, without faulting */
+	fd = open_cpu_clock(0, 100000);
+	cr_assert_geq(fd, 0);
+	link = bpf_program__attach_perf_event(skel->progs.reent_irq, fd);
+	cr_assert_not_null(link);
+	while (skel->bss->irq_runs < 20)
+		sched_yield();
+	bpf_link__destroy(link);
+	close(fd);
+	cr_assert_eq(skel->bss->irq_ok, 0);
+	cr_assert_geq(skel->bss->irq_null, 20);
+
+	/* the loader answers the signal; programs get memory again */
+	cr_assert_geq(aa_heap__refill(h, 2 * MiB), 1);
+	cr_assert_eq(r->need_refill, 0);
+	cr_assert_eq(run_tc(), 1);
+	t_check(h);
+}
+
+/* --- Double free, drain, trim ------------------------------------------------ */
+
+Test(cpu_cache, double_free_of_a_cached_object_is_refused)
+{
+	__u64 p, q;
+	struct aa_stats st;
+
+	pin(0);
+	p = t_malloc(h, 64);
+	q = t_malloc(h, 64);
+	cr_assert_eq(t_free(h, p), 0);
+	cr_assert_eq(t_free(h, p), -EALREADY);
+	cr_assert_eq(t_stats(h).err[AA_ERR_DOUBLE_FREE], 1);
+	/* the cache still holds p once: two allocs give p and then another */
+	cr_assert_eq(t_malloc(h, 64), p);
+	cr_assert_neq(t_malloc(h, 64), p);
+	cr_assert_eq(t_free(h, q + 16), -ENOENT, "interior pointers still refused");
+	st = t_stats(h);
+	cr_assert_eq(st.err[AA_ERR_INTERIOR], 1);
+	t_check(h);
+}
+
+Test(cpu_cache, drain_returns_everything_and_trim_returns_chunks)
+{
+	__u64 arr = t_malloc(h, 256 * 8), *u = aa_heap__ptr(h, arr);
+	struct aa_op_args a;
+	long drained;
+	int trimmed;
+
+	pin(0);
+	a = t_call(h, AA_OP_MALLOC_BULK, 64, 0, arr, 256);
+	cr_assert_eq(a.ret, 256);
+	a = t_call(h, AA_OP_FREE_BULK, 0, 0, arr, 256);	/* into the CPU cache */
+	cr_assert_eq(a.ret, 256);
+	cr_assert_eq(u[0], 0);
+	cr_assert_gt(aa_heap__cached_bytes(h, NULL), 0);
+	cr_assert_eq(t_free(h, arr), 0);
+	drained = aa_heap__drain(h);
+	cr_assert_gt(drained, 0);
+	cr_assert_eq(aa_heap__cached_bytes(h, NULL), 0);
+	cr_assert_eq(t_stats(h).bytes_in_use, 0);
+	trimmed = aa_heap__trim(h, AA_KEEP_DEFAULT);	/* keeps tun.keep_bytes = 4 MiB */
+	cr_assert_eq(trimmed, 12, "16 free chunks, keep 4: trimmed %d", trimmed);
+	cr_assert_eq(t_stats(h).nr_chunks, 4);
+	t_check(h);
+}
+
+/* --- Switch and tunables ------------------------------------------------------- */
+
+static void setup_off(void)
+{
+	open_with(1 << 13, 2 * MiB, AA_F_NO_CACHES);
+}
+
+Test(cpu_cache, caches_off_switch_goes_straight_to_the_buddy, .init = setup_off)
+{
+	__u64 p = t_malloc(h, 64);
+
+	cr_assert_neq(p, 0);
+	cr_assert_eq(t_stats(h).live_allocs, 1);
+	cr_assert_eq(t_free(h, p), 0);
+	cr_assert_eq(t_stats(h).live_allocs, 0);
+	cr_assert_null(aa_heap__cpu_cache(h, 0));
+	cr_assert_eq(aa_heap__cached_bytes(h, NULL), 0);
+	cr_assert_eq(aa_heap__root(h)->flags, AA_F_NO_CACHES);
+}
+
+Test(cpu_cache, tunables_are_validated_and_used, .init = NULL, .fini = NULL)
+{
+	struct aa_tunables t;
+	struct aa_heap *hh;
+
+	cr_assert_eq(aa_tunables__default(&t), 0);
+	cr_assert_eq(aa_tunables__validate(&t), 0);
+	t.batch[2] = t.cpu_cache_cap[2];	/* batch > cap / 2 */
+	cr_assert_eq(aa_tunables__validate(&t), -EINVAL);
+	cr_assert_eq(aa_tunables__default(&t), 0);
+	t.cpu_cache_cap[0] = AA_CPU_CACHE_MAX + 1;
+	cr_assert_eq(aa_tunables__validate(&t), -EINVAL);
+
+	setenv("ARENA_ALLOC_BATCH", "2", 1);
+	setenv("ARENA_ALLOC_CPU_CACHE_CAP", "4", 1);
+	cr_assert_eq(aa_tunables__default(&t), 0);
+	cr_assert_eq(t.batch[5], 2);
+	cr_assert_eq(t.cpu_cache_cap[7], 4);
+	setenv("ARENA_ALLOC_BATCH", "x", 1);
+	cr_assert_eq(aa_tunables__default(&t), -EINVAL);
+	unsetenv("ARENA_ALLOC_BATCH");
+	unsetenv("ARENA_ALLOC_CPU_CACHE_CAP");
+
+	if (!t_have_arena())
+		cr_skip_test(AA_SKIP_REASON);
+	/* a heap built with cap 4 / batch 2 refills two objects at a time */
+	cr_assert_eq(aa_tunables__default(&t), 0);
+	for (int c = 0; c < AA_NR_CLASSES; c++) {
+		t.cpu_cache_cap[c] = 4;
+		t.batch[c] = 2;
+	}
+	AA_OPTS(aa_heap_opts, o, .arena_pages = 1 << 12, .tunables = &t);
+	hh = aa_heap__open(&o);
+	cr_assert_not_null(hh);
+	pin(0);
+	h = hh;
+	t_malloc(h, 32);
+	cr_assert_eq(aa_heap__cpu_cache(h, 0)->count[1], 1, "batch of 2, one handed out");
+	cr_assert_eq(aa_heap__root(h)->tun.cpu_cache_cap[1], 4);
+	aa_heap__destroy(hh);
+	h = NULL;
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Program arguments shared by test_cpu_cache.c and its BPF programs. */
+#ifndef __TEST_CPU_CACHE_H
+#define __TEST_CPU_CACHE_H
+
+struct stress_args {
+	__u32 iters;	/* in */
+	__u32 seed;	/* in */
+	__u64 allocs;	/* out */
+	__u64 frees;	/* out */
+	__u64 errors;	/* out: failed alloc/free or a wrong tag */
+};
+
+struct reent_args {
+	__u32 iters;	/* in */
+	__u32 cpu;	/* out */
+	__u64 ok;	/* out: alloc/free pairs */
+	__u64 errors;	/* out */
+};
+
+#endif
