@@ -4,6 +4,7 @@
  * an embedder's own syscall, tc and xdp programs (linked with the library,
  * heap set up by aa_heap__attach()).
  */
+#include <unistd.h>
 #include "common.h"
 #include "test_alloc.skel.h"
 
@@ -14,7 +15,14 @@ static void setup(void)
 {
 	if (!t_have_arena())
 		cr_skip_test(AA_SKIP_REASON);
-	skel = test_alloc__open_and_load();
+	skel = test_alloc__open();
+	cr_assert_not_null(skel);
+	/* attached by hand in its test */
+	bpf_program__set_autoattach(skel->progs.tp_btf_alloc, false);
+	if (test_alloc__load(skel)) {
+		test_alloc__destroy(skel);
+		skel = NULL;
+	}
 	cr_assert_not_null(skel, "test_alloc load failed: %s (verifier rejected a "
 			   "non-sleepable program?)", strerror(errno));
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20);
@@ -75,4 +83,38 @@ Test(bpf, tc_gets_null_when_heap_is_empty)
 	/* grown again from userspace, they get memory again */
 	cr_assert_eq(aa_heap__init(heap, 1 << 20), 0);
 	cr_assert_eq(run_pkt(skel->progs.tc_alloc), 1);
+}
+
+Test(bpf, raw_tp_and_tp_btf_alloc)
+{
+	__u64 args[1] = { 0 };
+	struct bpf_link *link;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		cr_assert_eq(t_run(skel->progs.raw_tp_alloc, args, sizeof(args)), 1,
+			     "raw_tp program got no memory");
+	link = bpf_program__attach(skel->progs.tp_btf_alloc);
+	cr_assert_not_null(link, "attach tp_btf/hrtimer_expire_entry: %s", strerror(errno));
+	/* hrtimers expire all the time (the scheduler tick); wait for 20 */
+	for (i = 0; i < 100000 && skel->bss->tp_btf_runs < 20; i++)
+		usleep(100);
+	bpf_link__destroy(link);
+	cr_assert_geq(skel->bss->tp_btf_runs, 20);
+	cr_assert_eq(skel->bss->tp_btf_allocs, skel->bss->tp_btf_runs,
+		     "a hard-IRQ tp_btf program failed to allocate");
+	cr_assert_eq(t_user_live(heap), 0);
+	t_check(heap);
+}
+
+Test(bpf, sleepable_caller_grows_inline)
+{
+	struct aa_op_args a = { .op = AA_OP_MALLOC_GROW, .size = 8 << 20 };
+	__u64 chunks = t_stats(heap).nr_chunks;
+
+	cr_assert_eq(aa_heap__call(heap, &a), 0);
+	cr_assert_eq(a.ret, 0, "syscall program could not grow the heap inline");
+	cr_assert_neq(a.ptr, 0);
+	cr_assert_gt(t_stats(heap).nr_chunks, chunks);
+	cr_assert_eq(aa_heap__free(heap, a.ptr), 0);
 }

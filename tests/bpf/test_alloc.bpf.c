@@ -162,3 +162,27 @@ int xdp_alloc(struct xdp_md *ctx)
 {
 	return alloc_touch_free();
 }
+
+/* Tracing programs: raw_tp is run with BPF_PROG_TEST_RUN, tp_btf fires on
+ * every hrtimer expiry once attached (hard-IRQ context). */
+__u64 tp_btf_runs, tp_btf_allocs;
+
+SEC("raw_tp")
+int raw_tp_alloc(void *ctx)
+{
+	return alloc_touch_free();
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int tp_btf_alloc(void *ctx)
+{
+	__u64 __arena *p = aa_malloc(32);
+
+	__sync_fetch_and_add(&tp_btf_runs, 1);
+	if (!p)
+		return 0;
+	p[3] = 7;
+	if (p[3] == 7 && !aa_free(p))
+		__sync_fetch_and_add(&tp_btf_allocs, 1);
+	return 0;
+}
