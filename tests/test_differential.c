@@ -63,11 +63,15 @@
  *   between batches): frees then land in another CPU's cache, which the
  *   test wants.
  *
- * The seed is printed; AA_TEST_SEED=<n> replays a run.
+ * The seed is printed; AA_TEST_SEED=<n> replays a run (with caches on, the
+ * same requests; the addresses they get also depend on which CPU each batch
+ * ran on).
  *
  * A second test corrupts a byte on purpose and shows that the pattern check
  * reports it, so the checker above is known not to be vacuous.
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 #include "common.h"
@@ -92,7 +96,11 @@ struct obj {
 
 struct extent {
 	__u64 start, end;
+	__u32 kind;		/* enum ext_kind: what the extent is, for messages */
+	__u32 cpu, cls;		/* cached objects: where they sit */
 };
+
+enum ext_kind { EXT_LIVE, EXT_OPS, EXT_CPU_CACHE, EXT_TRANSFER };
 
 /* --- Random numbers -------------------------------------------------------- */
 
@@ -279,21 +287,38 @@ static int extent_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* No two of the n objects (plus the op array) share a byte. */
-static void check_no_overlap(const struct obj *live, unsigned int n, const struct obj *ops_obj,
-			     struct extent *ext)
+static const char *extent_name(const struct extent *e, char *buf, size_t sz)
 {
+	switch (e->kind) {
+	case EXT_LIVE:
+		snprintf(buf, sz, "live allocation");
+		break;
+	case EXT_OPS:
+		snprintf(buf, sz, "the op array");
+		break;
+	case EXT_CPU_CACHE:
+		snprintf(buf, sz, "object in CPU %u's class-%u cache", e->cpu, e->cls);
+		break;
+	default:
+		snprintf(buf, sz, "object in the class-%u transfer cache", e->cls);
+	}
+	return buf;
+}
+
+/* No two of the n extents share a byte (sorts ext). */
+static void check_no_overlap(struct extent *ext, unsigned int n)
+{
+	char a[64], b[64];
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
-		ext[i] = (struct extent){ live[i].addr, live[i].addr + live[i].usable };
-	ext[n] = (struct extent){ ops_obj->addr, ops_obj->addr + ops_obj->usable };
-	qsort(ext, n + 1, sizeof(*ext), extent_cmp);
-	for (i = 0; i + 1 < n + 1; i++)
+	qsort(ext, n, sizeof(*ext), extent_cmp);
+	for (i = 0; i + 1 < n; i++)
 		cr_assert(ext[i].end <= ext[i + 1].start,
-			  "live allocations overlap: [0x%llx, 0x%llx) and [0x%llx, 0x%llx)",
+			  "allocations overlap: [0x%llx, 0x%llx) (%s) and [0x%llx, 0x%llx) (%s)",
 			  (unsigned long long)ext[i].start, (unsigned long long)ext[i].end,
-			  (unsigned long long)ext[i + 1].start, (unsigned long long)ext[i + 1].end);
+			  extent_name(&ext[i], a, sizeof(a)),
+			  (unsigned long long)ext[i + 1].start, (unsigned long long)ext[i + 1].end,
+			  extent_name(&ext[i + 1], b, sizeof(b)));
 }
 
 /* --- Model of the heap counters -------------------------------------------- */
@@ -302,6 +327,9 @@ struct model {
 	__u64 bytes, peak, live, allocs, frees;
 	__u64 large_chunks;	/* chunks held by runs (usable > 1 MiB) */
 	__u64 chunks, grows, trims, nomem;
+	/* calls of each cached size class (usable 16 << c <= 2 KiB): with
+	 * caches on, the CPU caches' counters must add up to these */
+	__u64 cls_allocs[AA_NR_CLASSES], cls_frees[AA_NR_CLASSES], cls_nomem[AA_NR_CLASSES];
 };
 
 static void model_alloc(struct model *m, __u64 usable)
@@ -313,6 +341,8 @@ static void model_alloc(struct model *m, __u64 usable)
 	m->allocs++;
 	if (usable > AA_CHUNK_SIZE)
 		m->large_chunks += usable >> AA_CHUNK_SHIFT;
+	if (usable <= AA_MAX_CLASS_SIZE)
+		m->cls_allocs[usable_order(usable)]++;
 }
 
 static void model_free(struct model *m, __u64 usable)
@@ -322,39 +352,8 @@ static void model_free(struct model *m, __u64 usable)
 	m->frees++;
 	if (usable > AA_CHUNK_SIZE)
 		m->large_chunks -= usable >> AA_CHUNK_SHIFT;
-}
-
-static void check_stats(struct aa_heap *h, const struct model *m, const char *when)
-{
-	struct aa_stats st = t_stats(h);
-	__u64 free_bytes = 0;
-	unsigned int k;
-
-#define EQ(field, want)								\
-	cr_assert_eq(st.field, (want), "%s: stats." #field " = %llu, model says %llu", \
-		     when, (unsigned long long)st.field, (unsigned long long)(want))
-	EQ(bytes_in_use, m->bytes);
-	EQ(peak_bytes_in_use, m->peak);
-	EQ(live_allocs, m->live);
-	EQ(nr_allocs, m->allocs);
-	EQ(nr_frees, m->frees);
-	EQ(nr_chunks, m->chunks);
-	EQ(large_chunks, m->large_chunks);
-	EQ(nr_grows, m->grows);
-	EQ(nr_trims, m->trims);
-	EQ(pages_mapped, m->chunks * (AA_CHUNK_PAGES + AA_META_PAGES));
-	EQ(err[AA_ERR_NOMEM], m->nomem);
-	for (k = 0; k < AA_NR_ERRORS; k++)
-		if (k != AA_ERR_NOMEM)
-			EQ(err[k], 0);
-#undef EQ
-	/* the byte invariant of aa_root, from userspace */
-	for (k = 0; k < AA_NR_ORDERS; k++)
-		free_bytes += st.free_blocks[k] << (k + AA_MIN_SHIFT);
-	cr_assert_eq(free_bytes + st.bytes_in_use, st.nr_chunks * AA_CHUNK_SIZE,
-		     "%s: free %llu + in use %llu bytes != %llu chunks", when,
-		     (unsigned long long)free_bytes, (unsigned long long)st.bytes_in_use,
-		     (unsigned long long)st.nr_chunks);
+	if (usable <= AA_MAX_CLASS_SIZE)
+		m->cls_frees[usable_order(usable)]++;
 }
 
 static __u64 env_seed(void)
@@ -392,6 +391,8 @@ struct plan {
 };
 
 struct diff {
+	bool caches;			/* the variant: CPU/transfer caches on */
+	const char *name;		/* "caches off" / "caches on", for messages */
 	struct aa_heap *h;
 	__u64 seed, rng, obj_seq;
 	struct aa_batch_op *ops;	/* D_BATCH ops in the arena ... */
@@ -400,12 +401,203 @@ struct diff {
 	struct obj *live;		/* D_MAX_LIVE */
 	unsigned int nlive;
 	struct plan *plan;		/* D_BATCH */
-	struct extent *ext;		/* D_MAX_LIVE + 1 */
+	struct extent *ext;		/* ext_cap: live, op array, cached objects */
+	unsigned int ext_cap;
 	struct model m;
 	/* report */
 	__u64 nr_ops, nr_grow_calls, peak_live_bytes, nomem_tail_checks;
+	__u64 peak_cached_bytes, peak_cached_objs;
 	unsigned int peak_live;
 };
+
+/*
+ * Caches on: the CPU caches' per-class counters, summed over CPUs, count
+ * exactly the model's calls of each class (no program runs concurrently,
+ * so no call finds a cache busy and no spill finds the buddy locked), and
+ * every cache is idle.
+ */
+static void check_cache_counters(struct diff *d, const char *when)
+{
+	const struct aa_root *root = aa_heap__root(d->h);
+	__u64 allocs[AA_NR_CLASSES] = { 0 }, frees[AA_NR_CLASSES] = { 0 };
+	__u64 fails[AA_NR_CLASSES] = { 0 };
+	const struct aa_cpu_cache *cc;
+	const struct aa_cpu_class_stats *cs;
+	unsigned int cpu, c;
+
+	for (cpu = 0; cpu < root->nr_cpus; cpu++) {
+		cc = aa_heap__cpu_cache(d->h, cpu);
+		cr_assert_not_null(cc, "%s: CPU %u of %u has no cache", when, cpu, root->nr_cpus);
+		cr_assert(cc->busy == 0 && cc->cpu == cpu, "%s: CPU %u's cache: busy %u, cpu %u",
+			  when, cpu, cc->busy, cc->cpu);
+		for (c = 0; c < AA_NR_CLASSES; c++) {
+			cs = &cc->stats[c];
+			cr_assert_eq(cs->nested, 0, "%s: CPU %u class %u: %llu nested calls with "
+				     "nothing running concurrently", when, cpu, c,
+				     (unsigned long long)cs->nested);
+			cr_assert_eq(cs->hits + cs->misses, cs->allocs + cs->failures,
+				     "%s: CPU %u class %u: hits %llu + misses %llu != allocs "
+				     "%llu + failures %llu", when, cpu, c,
+				     (unsigned long long)cs->hits, (unsigned long long)cs->misses,
+				     (unsigned long long)cs->allocs,
+				     (unsigned long long)cs->failures);
+			allocs[c] += cs->allocs;
+			frees[c] += cs->frees;
+			fails[c] += cs->failures;
+		}
+	}
+	for (c = 0; c < AA_NR_CLASSES; c++) {
+		cr_assert(root->tc[c].lock == 0 && root->tc[c].lock_fails == 0,
+			  "%s: class-%u transfer cache: lock %u, %llu lock failures", when, c,
+			  root->tc[c].lock, (unsigned long long)root->tc[c].lock_fails);
+		cr_assert(allocs[c] == d->m.cls_allocs[c] && frees[c] == d->m.cls_frees[c] &&
+			  fails[c] == d->m.cls_nomem[c],
+			  "%s: class %u (%u B): CPU caches count %llu allocs, %llu frees, "
+			  "%llu failures; model says %llu, %llu, %llu", when, c,
+			  AA_MIN_SIZE << c, (unsigned long long)allocs[c],
+			  (unsigned long long)frees[c], (unsigned long long)fails[c],
+			  (unsigned long long)d->m.cls_allocs[c],
+			  (unsigned long long)d->m.cls_frees[c],
+			  (unsigned long long)d->m.cls_nomem[c]);
+	}
+}
+
+/*
+ * The heap counters read from the mmap against the model. Caches off:
+ * all exact. Caches on: the buddy counts cached objects as in use, and
+ * aa_heap__cached_bytes() says how many there are (exact: nothing runs
+ * concurrently); see the file comment for what is exact and what is not.
+ */
+static void check_stats(struct diff *d, const char *when)
+{
+	const struct model *m = &d->m;
+	struct aa_stats st = t_stats(d->h);
+	__u64 free_bytes = 0, cached_objs = 0, cached;
+	unsigned int k;
+
+	cached = aa_heap__cached_bytes(d->h, &cached_objs);
+	if (!d->caches)
+		cr_assert(cached == 0 && cached_objs == 0,
+			  "%s: caches off, yet %llu objects (%llu bytes) are cached", when,
+			  (unsigned long long)cached_objs, (unsigned long long)cached);
+	if (cached > d->peak_cached_bytes)
+		d->peak_cached_bytes = cached;
+	if (cached_objs > d->peak_cached_objs)
+		d->peak_cached_objs = cached_objs;
+
+#define EQ(field, want)								\
+	cr_assert_eq(st.field, (want), "%s: stats." #field " = %llu, model says %llu", \
+		     when, (unsigned long long)st.field, (unsigned long long)(want))
+#define GE(field, want)								\
+	cr_assert_geq(st.field, (want), "%s: stats." #field " = %llu, model says at " \
+		      "least %llu", when, (unsigned long long)st.field,	\
+		      (unsigned long long)(want))
+	cr_assert_eq(st.bytes_in_use, m->bytes + cached,
+		     "%s: stats.bytes_in_use = %llu, model says %llu + %llu cached", when,
+		     (unsigned long long)st.bytes_in_use, (unsigned long long)m->bytes,
+		     (unsigned long long)cached);
+	cr_assert_eq(st.live_allocs, m->live + cached_objs,
+		     "%s: stats.live_allocs = %llu, model says %llu + %llu cached objects",
+		     when, (unsigned long long)st.live_allocs, (unsigned long long)m->live,
+		     (unsigned long long)cached_objs);
+	cr_assert_eq(st.nr_allocs - st.nr_frees, st.live_allocs,
+		     "%s: stats: nr_allocs %llu - nr_frees %llu != live_allocs %llu", when,
+		     (unsigned long long)st.nr_allocs, (unsigned long long)st.nr_frees,
+		     (unsigned long long)st.live_allocs);
+	GE(peak_bytes_in_use, st.bytes_in_use);
+	if (!d->caches) {
+		EQ(peak_bytes_in_use, m->peak);
+		EQ(nr_allocs, m->allocs);
+		EQ(nr_frees, m->frees);
+		EQ(err[AA_ERR_NOMEM], m->nomem);
+	} else {
+		/* Buddy-level traffic: refills and spills move batches, and a
+		 * refill that gets part of its batch counts an -ENOMEM for a
+		 * call that succeeds. The buddy's bytes_in_use never drops
+		 * below the model's, so neither does its peak. */
+		GE(peak_bytes_in_use, m->peak);
+		GE(err[AA_ERR_NOMEM], m->nomem);
+		check_cache_counters(d, when);
+	}
+	EQ(nr_chunks, m->chunks);
+	EQ(large_chunks, m->large_chunks);
+	EQ(nr_grows, m->grows);
+	EQ(nr_trims, m->trims);
+	EQ(pages_mapped, m->chunks * (AA_CHUNK_PAGES + AA_META_PAGES));
+	for (k = 0; k < AA_NR_ERRORS; k++)
+		if (k != AA_ERR_NOMEM)
+			EQ(err[k], 0);
+#undef EQ
+#undef GE
+	/* the byte invariant of aa_root, from userspace (cached objects are
+	 * in bytes_in_use, so it holds with caches on too) */
+	for (k = 0; k < AA_NR_ORDERS; k++)
+		free_bytes += st.free_blocks[k] << (k + AA_MIN_SHIFT);
+	cr_assert_eq(free_bytes + st.bytes_in_use, st.nr_chunks * AA_CHUNK_SIZE,
+		     "%s: free %llu + in use %llu bytes != %llu chunks", when,
+		     (unsigned long long)free_bytes, (unsigned long long)st.bytes_in_use,
+		     (unsigned long long)st.nr_chunks);
+}
+
+static void add_extent(struct diff *d, unsigned int *n, struct extent e)
+{
+	cr_assert_lt(*n, d->ext_cap, "more extents than the %u expected", d->ext_cap);
+	d->ext[(*n)++] = e;
+}
+
+/* A cached object of class c: a naturally aligned buddy block of 16 << c
+ * bytes inside the arena, like any allocation of that class. */
+static void add_cached(struct diff *d, unsigned int *n, __u64 addr, __u32 kind,
+		       unsigned int cpu, unsigned int c)
+{
+	struct obj o = { .addr = addr, .usable = (__u64)AA_MIN_SIZE << c };
+
+	check_placement(d->h, &o);
+	add_extent(d, n, (struct extent){ addr, addr + o.usable, kind, cpu, c });
+}
+
+/*
+ * Everything the buddy counts as allocated must be disjoint: the live set,
+ * the op array and, with caches on, every object in a CPU or transfer
+ * cache (each within its cache's capacity). A block both cached and handed
+ * out, or cached twice, shows up here before it is handed out again.
+ */
+static void check_all_disjoint(struct diff *d)
+{
+	const struct aa_root *root = aa_heap__root(d->h);
+	const struct aa_cpu_cache *cc;
+	unsigned int n = 0, i, cpu, c, cnt;
+
+	for (i = 0; i < d->nlive; i++)
+		add_extent(d, &n, (struct extent){ d->live[i].addr,
+						   d->live[i].addr + d->live[i].usable, EXT_LIVE });
+	add_extent(d, &n, (struct extent){ d->ops_obj.addr, d->ops_obj.addr + d->ops_obj.usable,
+					   EXT_OPS });
+	if (d->caches) {
+		for (cpu = 0; cpu < root->nr_cpus; cpu++) {
+			cc = aa_heap__cpu_cache(d->h, cpu);
+			cr_assert_not_null(cc, "CPU %u of %u has no cache", cpu, root->nr_cpus);
+			for (c = 0; c < AA_NR_CLASSES; c++) {
+				cnt = cc->count[c];
+				cr_assert(cnt <= root->tun.cpu_cache_cap[c] &&
+					  cnt <= AA_CPU_CACHE_MAX,
+					  "CPU %u class %u holds %u objects, cap %u", cpu, c,
+					  cnt, root->tun.cpu_cache_cap[c]);
+				for (i = 0; i < cnt; i++)
+					add_cached(d, &n, cc->objs[c][i], EXT_CPU_CACHE, cpu, c);
+			}
+		}
+		for (c = 0; c < AA_NR_CLASSES; c++) {
+			cnt = root->tc[c].count;
+			cr_assert(cnt <= root->tun.transfer_cap[c] && cnt <= AA_TRANSFER_MAX,
+				  "class-%u transfer cache holds %u objects, cap %u", c, cnt,
+				  root->tun.transfer_cap[c]);
+			for (i = 0; i < cnt; i++)
+				add_cached(d, &n, root->tc[c].objs[i], EXT_TRANSFER, 0, c);
+		}
+	}
+	check_no_overlap(d->ext, n);
+}
 
 /* Queue a free of live[idx] in slot i: the object is swapped to the tail
  * of live[] (the last *nfree entries are this batch's frees). */
@@ -465,12 +657,24 @@ static void run_batch(struct diff *d, unsigned int n, unsigned int nfree, unsign
 {
 	unsigned int i, first_new = d->nlive - nfree, nlive = first_new;
 	/* smallest buddy order / large run (chunks) that failed since the
-	 * last free; AA_NR_ORDERS / ~0: none */
+	 * last free; AA_NR_ORDERS / ~0: none. Caches off only: with caches
+	 * on, a request may be served from a CPU or transfer cache after a
+	 * smaller one failed, and memory may sit in the caches of other
+	 * classes or CPUs while a request fails; the rule is not checked. */
 	__u32 fail_order = AA_NR_ORDERS;
 	__u64 fail_run = ~0ULL, grow = 0;
 	struct aa_stats st;
 	int ret;
 
+	if (d->caches) {
+		/* alternate CPUs: objects of one CPU's cache get freed into the
+		 * other's, so cross-CPU frees happen on every run */
+		cpu_set_t cpus;
+
+		CPU_ZERO(&cpus);
+		CPU_SET(batch % libbpf_num_possible_cpus(), &cpus);
+		sched_setaffinity(0, sizeof(cpus), &cpus);
+	}
 	ret = aa_heap__batch(d->h, d->ops_addr, n);
 	cr_assert_eq(ret, (int)n, "batch %u: aa_heap__batch ran %d of %u ops", batch, ret, n);
 	d->nr_ops += n;
@@ -502,6 +706,8 @@ static void run_batch(struct diff *d, unsigned int n, unsigned int nfree, unsign
 				fail_order = usable_order(pl->usable);
 			}
 			d->m.nomem++;
+			if (pl->usable <= AA_MAX_CLASS_SIZE)
+				d->m.cls_nomem[usable_order(pl->usable)]++;
 			grow += pl->usable;
 			continue;
 		}
@@ -510,11 +716,12 @@ static void run_batch(struct diff *d, unsigned int n, unsigned int nfree, unsign
 			  batch, i, (unsigned long long)pl->size, (long long)op->ret,
 			  (unsigned long long)op->ptr);
 		/* a success no earlier failure (since the last free) rules out */
-		cr_assert(usable_order(pl->usable) < fail_order,
+		cr_assert(d->caches || usable_order(pl->usable) < fail_order,
 			  "batch %u op %u: malloc(%llu) succeeded after an order-%u request "
 			  "failed with -ENOMEM and nothing was freed in between",
 			  batch, i, (unsigned long long)pl->size, fail_order);
-		cr_assert(pl->usable <= AA_CHUNK_SIZE || pl->usable >> AA_CHUNK_SHIFT < fail_run,
+		cr_assert(d->caches || pl->usable <= AA_CHUNK_SIZE ||
+			  pl->usable >> AA_CHUNK_SHIFT < fail_run,
 			  "batch %u op %u: malloc(%llu) succeeded after a %llu-chunk request "
 			  "failed with -ENOMEM and nothing was freed in between",
 			  batch, i, (unsigned long long)pl->size, (unsigned long long)fail_run);
@@ -533,18 +740,21 @@ static void run_batch(struct diff *d, unsigned int n, unsigned int nfree, unsign
 	d->nlive = nlive;
 
 	/* a failure not followed by a free: no block that would have served
-	 * it may be free now */
-	st = t_stats(d->h);
-	for (i = fail_order; i < AA_NR_ORDERS; i++)
-		cr_assert_eq(st.free_blocks[i], 0,
-			     "batch %u: an order-%u request failed with -ENOMEM, yet %llu "
-			     "order-%u blocks are free", batch, fail_order,
-			     (unsigned long long)st.free_blocks[i], i);
-	if (fail_order < AA_NR_ORDERS)
-		d->nomem_tail_checks++;
+	 * it may be free now (caches off only, see above) */
+	if (!d->caches) {
+		st = t_stats(d->h);
+		for (i = fail_order; i < AA_NR_ORDERS; i++)
+			cr_assert_eq(st.free_blocks[i], 0,
+				     "batch %u: an order-%u request failed with -ENOMEM, yet "
+				     "%llu order-%u blocks are free", batch, fail_order,
+				     (unsigned long long)st.free_blocks[i], i);
+		if (fail_order < AA_NR_ORDERS)
+			d->nomem_tail_checks++;
+	}
 
-	/* new blocks must not overlap anything live: then claim their bytes */
-	check_no_overlap(d->live, d->nlive, &d->ops_obj, d->ext);
+	/* new blocks must not overlap anything live (or cached): then claim
+	 * their bytes */
+	check_all_disjoint(d);
 	for (i = first_new; i < d->nlive; i++)
 		fill_obj(d->h, &d->live[i]);
 
@@ -570,32 +780,94 @@ static void verify_all(struct diff *d)
 		verify_obj(d->h, &d->live[i], true, NULL);
 }
 
-Test(differential, random_ops, .timeout = 300)
+/* What the cache tiers did (the run's report, not a check). */
+static void log_cache_activity(struct diff *d)
 {
-	struct diff d = { .seed = env_seed() };
+	const struct aa_root *root = aa_heap__root(d->h);
+	__u64 hits = 0, misses = 0, refills = 0, spills = 0, in = 0, out = 0;
+	const struct aa_cpu_cache *cc;
+	unsigned int cpu, c, used = 0;
+	char per_cpu[256] = "";
+	size_t len = 0;
+
+	for (cpu = 0; cpu < root->nr_cpus && (cc = aa_heap__cpu_cache(d->h, cpu)); cpu++) {
+		__u64 a = 0, f = 0;
+
+		for (c = 0; c < AA_NR_CLASSES; c++) {
+			a += cc->stats[c].allocs;
+			f += cc->stats[c].frees;
+			hits += cc->stats[c].hits;
+			misses += cc->stats[c].misses;
+			refills += cc->stats[c].refills;
+			spills += cc->stats[c].spills;
+		}
+		used += a || f;
+		if (len < sizeof(per_cpu))
+			len += snprintf(per_cpu + len, sizeof(per_cpu) - len, "%sCPU %u %llu/%llu",
+					len ? ", " : "", cpu, (unsigned long long)a,
+					(unsigned long long)f);
+	}
+	for (c = 0; c < AA_NR_CLASSES; c++) {
+		in += root->tc[c].batches_in;
+		out += root->tc[c].batches_out;
+	}
+	cr_log_info("differential (caches on): %u of %u CPU caches used (allocs/frees: %s); "
+		    "%llu hits, %llu misses, %llu refills, %llu spills; transfer caches: "
+		    "%llu batches in, %llu out", used, root->nr_cpus, per_cpu,
+		    (unsigned long long)hits, (unsigned long long)misses,
+		    (unsigned long long)refills, (unsigned long long)spills,
+		    (unsigned long long)in, (unsigned long long)out);
+}
+
+/*
+ * The whole differential run; caches selects the variant (file comment).
+ * Both variants draw their requests from the same seed; with caches on,
+ * other addresses come back and -ENOMEM strikes elsewhere, so the two
+ * request streams part at the first such difference.
+ */
+static void run_differential(bool caches)
+{
+	struct diff d = { .seed = env_seed(), .caches = caches,
+			  .name = caches ? "caches on" : "caches off" };
+	const struct aa_root *root;
 	unsigned int batch, n, nfree;
+	__u64 cached_objs = 0, cached;
 	char when[64];
 	struct aa_stats st;
 	double t0 = now_sec();
+	long drained = 0;
 	int ret;
 
 	d.rng = xs_init(d.seed);
-	d.h = t_open(D_ARENA_PAGES, D_INIT_BYTES);
+	d.h = caches ? t_open_flags(D_ARENA_PAGES, D_INIT_BYTES, 0)
+		     : t_open(D_ARENA_PAGES, D_INIT_BYTES);
+	root = aa_heap__root(d.h);
+	if (caches && (root->flags & AA_F_NO_CACHES))
+		cr_skip_test("caches turned off by ARENA_ALLOC_NO_CACHES");
+	cr_assert_eq(!!(root->flags & AA_F_NO_CACHES), !caches);
+	cr_assert(!caches || root->nr_cpus > 0, "caches on, yet no CPU caches");
+	/* live set + op array + every object the caches may hold */
+	d.ext_cap = D_MAX_LIVE + 1;
+	if (caches)
+		d.ext_cap += root->nr_cpus * AA_NR_CLASSES * AA_CPU_CACHE_MAX +
+			     AA_NR_CLASSES * AA_TRANSFER_MAX;
 	d.live = calloc(D_MAX_LIVE, sizeof(*d.live));
 	d.plan = calloc(D_BATCH, sizeof(*d.plan));
-	d.ext = calloc(D_MAX_LIVE + 1, sizeof(*d.ext));
+	d.ext = calloc(d.ext_cap, sizeof(*d.ext));
 	cr_assert(d.live && d.plan && d.ext);
-	cr_log_info("differential: seed 0x%llx (replay with AA_TEST_SEED=0x%llx)",
+	cr_log_info("differential (%s, %u CPU caches): seed 0x%llx (replay with "
+		    "AA_TEST_SEED=0x%llx)", d.name, root->nr_cpus,
 		    (unsigned long long)d.seed, (unsigned long long)d.seed);
 
-	/* a fresh heap: nothing allocated, init_bytes mapped */
+	/* a fresh heap: nothing allocated, init_bytes mapped, caches empty */
 	st = t_stats(d.h);
 	cr_assert(st.nr_allocs == 0 && st.bytes_in_use == 0 && st.live_allocs == 0);
 	cr_assert_eq(st.nr_chunks, D_INIT_BYTES >> AA_CHUNK_SHIFT);
 	d.m.chunks = d.m.grows = st.nr_chunks;
-	check_stats(d.h, &d.m, "after open");
+	check_stats(&d, "after open");
 
-	/* the op array is itself a live allocation of the heap */
+	/* the op array is itself a live allocation of the heap (> 2 KiB: the
+	 * buddy's, caches or not) */
 	d.ops_addr = aa_heap__malloc(d.h, D_BATCH * sizeof(*d.ops));
 	cr_assert_neq(d.ops_addr, 0, "op array: %s", strerror(errno));
 	d.ops = aa_heap__ptr(d.h, d.ops_addr);
@@ -604,14 +876,14 @@ Test(differential, random_ops, .timeout = 300)
 				  .usable = model_usable(D_BATCH * sizeof(*d.ops)) };
 	check_placement(d.h, &d.ops_obj);
 	model_alloc(&d.m, d.ops_obj.usable);
-	check_stats(d.h, &d.m, "after the op array");
+	check_stats(&d, "after the op array");
 
 	for (batch = 0; d.nr_ops < D_MIN_OPS; batch++) {
 		/* phases that grow the live set, then shrink it */
 		nfree = build_batch(&d, D_BATCH, (batch / 8) % 2 ? 65 : 35);
 		run_batch(&d, D_BATCH, nfree, batch);
 		snprintf(when, sizeof(when), "after batch %u", batch);
-		check_stats(d.h, &d.m, when);
+		check_stats(&d, when);
 		if (batch % D_CHECK_EVERY == D_CHECK_EVERY - 1) {
 			cr_assert_eq(aa_heap__check(d.h), 0, "%s: heap check failed", when);
 			verify_all(&d);
@@ -627,11 +899,29 @@ Test(differential, random_ops, .timeout = 300)
 			plan_free(&d, nfree, rnd_below(&d.rng, d.nlive - nfree), &nfree);
 		run_batch(&d, n, nfree, batch);
 		snprintf(when, sizeof(when), "draining, batch %u", batch++);
-		check_stats(d.h, &d.m, when);
+		check_stats(&d, when);
 	}
+
+	/* caches on: what the caches still hold goes back to the buddy, on
+	 * each CPU in turn; exactly the objects that were counted there */
+	cached = aa_heap__cached_bytes(d.h, &cached_objs);
+	if (caches) {
+		drained = aa_heap__drain(d.h);
+		cr_assert_geq(drained, 0, "aa_heap__drain: %ld (%s)", drained, strerror(errno));
+		cr_assert_eq((__u64)drained, cached_objs,
+			     "aa_heap__drain returned %ld objects, the caches held %llu "
+			     "(%llu bytes)", drained, (unsigned long long)cached_objs,
+			     (unsigned long long)cached);
+		cr_assert_eq(aa_heap__cached_bytes(d.h, NULL), 0, "caches not empty after drain");
+		check_stats(&d, "after drain");
+	}
+	/* the buddy alone: only the op array is left */
 	st = t_stats(d.h);
-	cr_assert_eq(st.bytes_in_use, d.ops_obj.usable);
-	cr_assert_eq(st.live_allocs, 1);
+	cr_assert_eq(st.bytes_in_use, d.ops_obj.usable, "bytes_in_use %llu after freeing all",
+		     (unsigned long long)st.bytes_in_use);
+	cr_assert_eq(st.live_allocs, 1, "live_allocs %llu after freeing all",
+		     (unsigned long long)st.live_allocs);
+	cr_assert_eq(aa_heap__cached_bytes(d.h, NULL), 0);
 	cr_assert_eq(aa_heap__check(d.h), 0, "after freeing everything: heap check failed");
 
 	/* everything coalesced: all chunks but the op array's are whole and free */
@@ -640,7 +930,7 @@ Test(differential, random_ops, .timeout = 300)
 		     (unsigned long long)d.m.chunks - 1);
 	d.m.chunks -= ret;
 	d.m.trims += ret;
-	check_stats(d.h, &d.m, "after trim");
+	check_stats(&d, "after trim");
 	cr_assert_eq(t_stats(d.h).nr_chunks, 1);
 	cr_assert_eq(aa_heap__check(d.h), 0, "after trim: heap check failed");
 
@@ -650,25 +940,45 @@ Test(differential, random_ops, .timeout = 300)
 	cr_assert_eq(ret, 1, "last trim returned %d chunks", ret);
 	d.m.chunks--;
 	d.m.trims++;
-	check_stats(d.h, &d.m, "after the last trim");
+	check_stats(&d, "after the last trim");
 	cr_assert_eq(aa_heap__check(d.h), 0, "empty heap: heap check failed");
+	st = t_stats(d.h);
 
-	cr_log_info("differential: seed 0x%llx: %llu ops in %u batches (%llu allocs, "
+	cr_log_info("differential (%s): seed 0x%llx: %llu ops in %u batches (%llu allocs, "
 		    "%llu frees, %llu -ENOMEM, %llu grow calls, %llu batches ending in "
 		    "-ENOMEM checked against free_blocks), peak %u live objects, "
-		    "peak live bytes %llu (stats peak %llu), %llu chunks grown, %.2f s",
-		    (unsigned long long)d.seed, (unsigned long long)d.nr_ops, batch,
+		    "peak live bytes %llu (model peak %llu, stats peak %llu), peak cached "
+		    "%llu objects / %llu bytes, %ld drained at the end, %llu chunks grown, "
+		    "%.2f s",
+		    d.name, (unsigned long long)d.seed, (unsigned long long)d.nr_ops, batch,
 		    (unsigned long long)d.m.allocs - 1, (unsigned long long)d.m.frees - 1,
 		    (unsigned long long)d.m.nomem, (unsigned long long)d.nr_grow_calls,
 		    (unsigned long long)d.nomem_tail_checks,
 		    d.peak_live, (unsigned long long)d.peak_live_bytes,
-		    (unsigned long long)d.m.peak, (unsigned long long)d.m.grows,
-		    now_sec() - t0);
+		    (unsigned long long)d.m.peak, (unsigned long long)st.peak_bytes_in_use,
+		    (unsigned long long)d.peak_cached_objs,
+		    (unsigned long long)d.peak_cached_bytes, drained,
+		    (unsigned long long)d.m.grows, now_sec() - t0);
+
+	if (caches)
+		log_cache_activity(&d);
 
 	aa_heap__destroy(d.h);
 	free(d.live);
 	free(d.plan);
 	free(d.ext);
+}
+
+/* The buddy alone (AA_F_NO_CACHES): every counter exact. */
+Test(differential, random_ops, .timeout = 300)
+{
+	run_differential(false);
+}
+
+/* Caches on (the default): requests <= 2 KiB through the CPU caches. */
+Test(differential, random_ops_caches, .timeout = 300)
+{
+	run_differential(true);
 }
 
 /* --- The checker is not vacuous ---------------------------------------------- */
