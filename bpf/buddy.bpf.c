@@ -271,7 +271,9 @@ static __u32 large_alloc_locked(__u64 size)
 	int s, i;
 
 	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		run = chunk_is_free(s) ? run + 1 : 0;
+		/* reset to AA_ZERO, not 0: a constant run becomes precise at
+		 * "run == need" and 6.12 then walks the loop per value */
+		run = chunk_is_free(s) ? run + 1 : AA_ZERO;
 		if (run == need) {
 			first = s + 1 - need;
 			break;
