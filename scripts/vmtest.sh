@@ -12,7 +12,11 @@ Boot KERNEL under qemu-system-x86_64 and run COMMAND (with `sh -c`, as root)
 in the project directory. The guest sees the host's / read-only (tmpfs on
 /tmp, /run, /var/tmp) and the project tree read-write at the same path, so
 binaries built on the host run unchanged. bpffs, debugfs and tracefs are
-mounted; `ulimit -l unlimited` is set. The console streams to stdout.
+mounted; `ulimit -l unlimited` is set. The command's stdin is /dev/null;
+its stdout and stderr go to a file in the shared tree that is streamed to
+our stdout as it grows (the emulated serial port moves only ~0.3 MB/s under
+TCG, and verifier logs can run to hundreds of MB), the kernel's console (the
+serial port) to stdout too.
 
   -k KERNEL  kernel dir made by scripts/get-kernel.sh, or a version prefix
              for it (6.12, 6.1, ...; default 6.12)
@@ -83,21 +87,28 @@ for m in $(cat /modules.list); do insmod /lib/modules/$m || fail "insmod $m"; do
 R=/newroot
 o=trans=virtio,version=9p2000.L,msize=262144
 mount -t 9p -o $o,cache=loose,ro hostroot $R || fail "mount host root over 9p"
-mount -t 9p -o $o,cache=mmap aaproj $R$aa_proj || fail "mount project share at $aa_proj"
 mount -t proc proc $R/proc && mount -t sysfs sys $R/sys && mount -t devtmpfs dev $R/dev || fail "mount proc/sys/dev"
 mkdir -p $R/dev/pts $R/dev/shm
 mount -t devpts devpts $R/dev/pts; mount -t tmpfs tmpfs $R/dev/shm
 for d in tmp var/tmp; do mount -t tmpfs -o mode=1777 tmpfs $R/$d || fail "tmpfs on /$d"; done
 mount -t tmpfs -o mode=755 tmpfs $R/run || fail "tmpfs on /run"
+# The project last: a tree under /tmp (a CI clone, say) must not be hidden
+# by the tmpfs; its mount point then lives in that tmpfs.
+mkdir -p $R$aa_proj && mount -t 9p -o $o,cache=mmap aaproj $R$aa_proj || fail "mount project share at $aa_proj"
 mount -t bpf bpf $R/sys/fs/bpf || fail "mount bpffs"
 mount -t debugfs debugfs $R/sys/kernel/debug || echo "vmtest-init: no debugfs"
 [ -d $R/sys/kernel/tracing ] && mount -t tracefs tracefs $R/sys/kernel/tracing
 ulimit -l unlimited
+# The command's output goes to $aa_run/out, which the host streams: 9p writes
+# are synchronous, so nothing is lost at poweroff (a virtio-serial port loses
+# what the host has not read yet).
+exec </dev/null >>$R$aa_run/out 2>&1 || fail "cannot write $aa_run/out"
 echo "vmtest-init: $(uname -r) up $(cut -d' ' -f1 /proc/uptime)s, running command"
 chroot $R /bin/sh -c '. "$1/env"; cd "$2" && exec /bin/sh -c "$(cat "$1/cmd")"' vmtest $aa_run $aa_cwd
 rc=$?
 echo "vmtest-init: command exited with status $rc after $(cut -d' ' -f1 /proc/uptime)s"
 echo $rc >$R$aa_run/status.tmp && mv $R$aa_run/status.tmp $R$aa_run/status || echo "vmtest-init: could not write status"
+exec >/dev/console 2>&1
 sync
 umount $R$aa_proj || umount -l $R$aa_proj
 poweroff -f
@@ -141,7 +152,8 @@ fi
 # --- run dir in the shared tree: command, env, status -------------------------
 mkdir -p "$proj/build/vmtest"
 run=$(mktemp -d "$proj/build/vmtest/run.XXXXXX")
-trap 'rm -rf "$run"' EXIT
+follow_pids=
+trap 'kill $follow_pids 2>/dev/null || true; rm -rf "$run"' EXIT
 printf '%s\n' "$cmd" >"$run/cmd"
 printf 'export PATH=%q HOME=%q TERM=%q\nunset aa_proj aa_run aa_cwd\n' \
 	"$PATH" "${HOME:-/root}" "${TERM:-dumb}" >"$run/env"
@@ -163,6 +175,14 @@ esac
 log "booting $kver (${accel^^}, $mem, timeout ${tmo}s): $cmd"
 start=$EPOCHREALTIME
 set +e
+# Stream the command's output file while the VM runs; tail --pid drains it
+# and stops once the sentinel is gone (killed after QEMU exits).
+: >"$run/out"
+sleep infinity &
+sentinel=$!
+tail -n +1 -s 0.2 -f --pid="$sentinel" "$run/out" &
+follower=$!
+follow_pids="$sentinel $follower"
 # sed -u strips the serial console's \r without buffering the stream.
 timeout --foreground -k 10 "$tmo" qemu-system-x86_64 "${accel_args[@]}" -smp 2 -m "$mem" \
 	-nodefaults -no-reboot -display none -monitor none -serial stdio \
@@ -172,6 +192,9 @@ timeout --foreground -k 10 "$tmo" qemu-system-x86_64 "${accel_args[@]}" -smp 2 -
 	-virtfs local,path="$proj",mount_tag=aaproj,security_model=none,multidevs=remap \
 	</dev/null | sed -u 's/\r$//'
 qrc=${PIPESTATUS[0]}
+kill "$sentinel" 2>/dev/null
+wait "$follower" 2>/dev/null
+follow_pids=
 set -e
 secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}')
 if [ -f "$run/status" ]; then
