@@ -9,6 +9,8 @@
 #define __AA_TESTS_COMMON_H
 
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <errno.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -16,6 +18,36 @@
 #include "arena_alloc.h"
 
 #define AA_SKIP_REASON "BPF arena needs Linux >= 6.9: this kernel has none"
+
+/* libbpf prints the whole verifier log when a load fails (megabytes on
+ * 6.12, in one message): keep its head and its tail ("processed N insns"). */
+static int t_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char *msg;
+	va_list ap2;
+	int n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0 || !(msg = malloc(n + 1)))
+		return -1;
+	vsnprintf(msg, n + 1, fmt, ap);
+	if (n > 16384)
+		fprintf(stderr, "%.8192s\n... (%d bytes cut by tests/common.h) ...\n%s",
+			msg, n - 12288, msg + n - 4096);
+	else
+		fputs(msg, stderr);
+	free(msg);
+	return n;
+}
+
+__attribute__((constructor)) static void t_quiet_libbpf(void)
+{
+	libbpf_set_print(t_libbpf_print);
+}
 
 /* Open the library's own heap; skip the test when the kernel has no arena.
  * flags: AA_F_NO_CACHES tests the buddy alone. */
