@@ -27,10 +27,6 @@
 
 #define NUMA_NO_NODE	(-1)
 
-#ifndef AA_DEBUG
-#define AA_DEBUG 0
-#endif
-
 /* Sleepable-only page kfuncs: reachable from SEC("syscall") programs only. */
 void __arena *bpf_arena_alloc_pages(void *map, void __arena *addr, __u32 page_cnt,
 				    int node_id, __u64 flags) __ksym __weak;
@@ -38,7 +34,6 @@ void bpf_arena_free_pages(void *map, void __arena *ptr, __u32 page_cnt) __ksym _
 
 /* The allocator's root (arena.bpf.c). */
 extern struct aa_root __arena aa_root;
-
 
 #define READ_ONCE_ARENA(x)	(*(volatile typeof(x) *)&(x))
 #define WRITE_ONCE_ARENA(x, v)	(*(volatile typeof(x) *)&(x) = (v))
