@@ -16,7 +16,7 @@ INCLUDES := -I$(OUTPUT) -Iinclude -Ibpf
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Werror -Wno-unused-function -fPIC $(LIBBPF_CFLAGS)
 BPF_CFLAGS := -g -O2 -fno-builtin -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-	-Wno-unused-function $(if $(AA_DEBUG),-DAA_DEBUG=$(AA_DEBUG))
+	-Wno-unused-function
 
 # clang's own system includes for -target bpf (libbpf-bootstrap)
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
@@ -181,6 +181,61 @@ vmtest: $(TEST_BIN)
 
 vmtest-6.1 vmtest-6.12:
 	$(Q)$(MAKE) vmtest VMTEST_KERNEL=$(@:vmtest-%=%)
+
+# --- bench: build/aa_bench (bench/), issue 5 --------------------------------
+# `make bench` builds and runs every table in one run (a few minutes on two
+# CPUs) and keeps the raw numbers in $(BENCH_JSON); `make bench-plot` turns
+# them into docs/bench-latency.svg with gnuplot (installed if missing).
+#   make bench BENCH_ARGS='--size 256'     any aa_bench option
+BENCH_BIN := $(OUTPUT)/aa_bench
+BENCH_JSON ?= $(OUTPUT)/bench/results.json
+BENCH_ARGS ?=
+BENCH_SVG ?= docs/bench-latency.svg
+
+$(OUTPUT)/bench:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/bench/%.bpf.o: bench/bpf/%.bpf.c bench/bench.h $(BPF_HDRS) $(OUTPUT)/vmlinux.h | $(OUTPUT)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(INCLUDES) $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(OUTPUT)/bench/%.linked.o: $(OUTPUT)/bench/%.bpf.o $(LIB_BPF)
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/bench/%.skel.h: $(OUTPUT)/bench/%.linked.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
+
+$(OUTPUT)/bench/bench.o: bench/bench.c bench/bench.h $(wildcard include/*.h) $(OUTPUT)/bench/bench.skel.h | $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -I$(OUTPUT)/bench -c $< -o $@
+
+$(BENCH_BIN): $(OUTPUT)/bench/bench.o $(LIB_A)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -lm -lpthread -o $@
+
+# Disassembles the JIT-ed fast path (Debian's bpftool has no disassembler):
+# loads the bench object into a scratch bpffs directory, dumps the named
+# functions with their x86 instruction counts, removes the pins.
+BENCH_JIT_FUNCS ?= aa_malloc_u64 aa_cpu_cache_alloc aa_free_u64 aa_cpu_cache_free bench_floor_
+$(OUTPUT)/bench/jit_dump: bench/jit_dump.c | $(OUTPUT)/bench $(DEPS_STAMP)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -lelf -lz -o $@
+
+.PHONY: bench bench-plot bench-jit
+bench: $(BENCH_BIN)
+	$(call msg,BENCH,$(BENCH_BIN) $(BENCH_ARGS))
+	$(Q)$(BENCH_BIN) --json-out $(BENCH_JSON) $(BENCH_ARGS)
+
+bench-plot:
+	$(Q)bash bench/plot.sh $(BENCH_JSON) $(BENCH_SVG)
+
+bench-jit: $(OUTPUT)/bench/jit_dump $(OUTPUT)/bench/bench.linked.o
+	$(Q)d=$$(mktemp -d /sys/fs/bpf/aa_bench_jit_XXXXXX) && \
+	$(BPFTOOL) prog loadall $(OUTPUT)/bench/bench.linked.o $$d >/dev/null && \
+	$(OUTPUT)/bench/jit_dump $$d/bench_lat $(BENCH_JIT_FUNCS); rc=$$?; rm -rf $$d; exit $$rc
 
 .DELETE_ON_ERROR:
 .SECONDARY:

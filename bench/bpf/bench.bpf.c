@@ -1,0 +1,876 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * bench.bpf.c - the programs of build/aa_bench, linked with
+ * libarena_alloc.bpf.o like any embedder's object.
+ *
+ *  - bench_lat: the allocator latency harness. A round is a timed alloc
+ *    phase (`allocs` allocations into a pointer array in arena memory)
+ *    and a timed free phase; a run is `rounds` rounds. Each phase is
+ *    timed as a whole with bpf_ktime_get_ns(), never a single operation,
+ *    and each round also times an empty phase: the timer's own cost.
+ *    The implementations sharing the harness: arena-alloc (aa_malloc_u64/
+ *    aa_free_u64), the kernel's allocator (bpf_obj_new/bpf_obj_drop,
+ *    i.e. bpf_mem_alloc), and the floor, a per-CPU LIFO of preallocated
+ *    arena objects with no allocator logic (called, or inlined).
+ *    malloc-xfree hands each filled pointer array to the next worker
+ *    (worker w -> w + 1, through a single-producer single-consumer ring)
+ *    and frees the array the previous worker handed over: with workers
+ *    pinned to different CPUs, the frees cross CPUs.
+ *  - bench_htab: an htab-mem style application benchmark: a hash table in
+ *    arena memory whose elements come from arena-alloc, against
+ *    BPF_MAP_TYPE_HASH preallocated and with BPF_F_NO_PREALLOC.
+ *
+ * Build notes (see README "Linking notes"): no bpf_for()/bpf_repeat() here
+ * (bpftool 7.5 cannot link the library's bpf_iter_num kfuncs twice):
+ * loops are can_loop (may_goto, an instruction, not a kfunc) or
+ * bpf_loop(). Arena memory is written field by field (-fno-builtin).
+ */
+#define BPF_NO_KFUNC_PROTOTYPES
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "arena_alloc.bpf.h"
+#include "../bench.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define ENOENT	2
+#define E2BIG	7
+#define ENOMEM	12
+#define EBUSY	16
+#define EEXIST	17
+#define EINVAL	22
+
+/* --- Kernel pieces declared here (vmlinux.h's prototypes are off) ------- */
+
+extern void *bpf_obj_new_impl(__u64 local_type_id__k, void *meta__ign) __ksym;
+extern void bpf_obj_drop_impl(void *p__alloc, void *meta__ign) __ksym;
+#define bpf_obj_new(type)	((type *)bpf_obj_new_impl(bpf_core_type_id_local(type), NULL))
+#define bpf_obj_drop(kptr)	bpf_obj_drop_impl(kptr, NULL)
+
+/* can_loop: may_goto, the verifier-bounded loop condition (kernel
+ * bpf_experimental.h). Not a kfunc, so it links next to the library. */
+#define can_loop					\
+	({ __label__ l_break, l_continue;		\
+	bool ret = true;				\
+	asm volatile goto("may_goto %l[l_break]"	\
+		      :::: l_break);			\
+	goto l_continue;				\
+	l_break: ret = false;				\
+	l_continue:;					\
+	ret;						\
+	})
+
+#define barrier()	asm volatile("" ::: "memory")
+#define READ_ONCE_A(x)	(*(volatile typeof(x) *)&(x))
+
+/*
+ * Verifier: a loop counter that starts at a constant is tracked exactly,
+ * and can_loop loops only converge when the old state's ranges contain
+ * the new ones: the verifier would walk the loop once per value ("BPF
+ * program is too large"). Counters start from ZERO, a 0 read from the
+ * arena that the verifier cannot know.
+ */
+__u32 __arena bench_zero;
+#define ZERO	READ_ONCE_A(bench_zero)
+
+#define WMASK	(BENCH_MAX_WORKERS - 1)
+#define BMASK	(BENCH_NR_BUFS - 1)
+#define RMASK	(BENCH_RING_SIZE - 1)
+#define AMASK	(BENCH_MAX_ALLOCS - 1)
+#define FMASK	(BENCH_FLOOR_CAP - 1)
+
+/* --- Arena state of the latency harness --------------------------------- */
+
+struct bench_buf __arena bench_bufs[BENCH_NR_BUFS];
+struct bench_worker __arena bench_workers[BENCH_MAX_WORKERS];
+
+/* The floor: per-CPU LIFOs of objects allocated once at setup. */
+struct bench_lifo __arena bench_lifos[BENCH_MAX_WORKERS];
+__u64 __arena bench_floor_pool[BENCH_MAX_WORKERS][BENCH_FLOOR_PREFILL];
+
+/* The kernel allocator's objects, one type per size (bpf_obj_new takes a
+ * type), kept between phases as kptrs in an array map. */
+#define BENCH_KOBJ_TYPE(sz) struct bench_kobj_##sz { __u8 data[sz]; }
+BENCH_KOBJ_TYPE(8); BENCH_KOBJ_TYPE(16); BENCH_KOBJ_TYPE(32); BENCH_KOBJ_TYPE(64);
+BENCH_KOBJ_TYPE(96); BENCH_KOBJ_TYPE(128); BENCH_KOBJ_TYPE(192); BENCH_KOBJ_TYPE(256);
+BENCH_KOBJ_TYPE(512); BENCH_KOBJ_TYPE(1024); BENCH_KOBJ_TYPE(2048);
+
+struct bench_kslot {
+	struct bench_kobj_8 __kptr *k8;
+	struct bench_kobj_16 __kptr *k16;
+	struct bench_kobj_32 __kptr *k32;
+	struct bench_kobj_64 __kptr *k64;
+	struct bench_kobj_96 __kptr *k96;
+	struct bench_kobj_128 __kptr *k128;
+	struct bench_kobj_192 __kptr *k192;
+	struct bench_kobj_256 __kptr *k256;
+	struct bench_kobj_512 __kptr *k512;
+	struct bench_kobj_1024 __kptr *k1024;
+	struct bench_kobj_2048 __kptr *k2048;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BENCH_NR_BUFS * BENCH_MAX_ALLOCS);
+	__type(key, __u32);
+	__type(value, struct bench_kslot);
+} bench_kslots SEC(".maps");
+
+/* --- The floor: no allocator logic ------------------------------------------
+ * A per-CPU LIFO of objects allocated once at setup. Two shapes: global
+ * (not inlined) functions, so that each operation is one call, as it is for
+ * a library's API; and the same code inlined into the timed loop, which is
+ * the limit itself (the difference is what one BPF-to-BPF call costs).
+ */
+static __always_inline __u64 floor_pop(void)
+{
+	struct bench_lifo __arena *l = &bench_lifos[bpf_get_smp_processor_id() & WMASK];
+	__u32 n = l->count;
+
+	if (n == 0 || n > BENCH_FLOOR_CAP)
+		return 0;
+	l->count = n - 1;
+	return l->objs[(n - 1) & FMASK];
+}
+
+static __always_inline int floor_push(__u64 p)
+{
+	struct bench_lifo __arena *l = &bench_lifos[bpf_get_smp_processor_id() & WMASK];
+	__u32 n = l->count;
+
+	if (n >= BENCH_FLOOR_CAP)
+		return -ENOMEM;
+	l->objs[n & FMASK] = p;
+	l->count = n + 1;
+	return 0;
+}
+
+__attribute__((noinline)) __u64 bench_floor_alloc(void)
+{
+	return floor_pop();
+}
+
+__attribute__((noinline)) int bench_floor_free(__u64 p)
+{
+	return floor_push(p);
+}
+
+/* --- Timed loops, one per implementation -----------------------------------
+ * Each returns how many objects it handled; failures are counted by the
+ * caller (alloc: NULL stored, found by the free phase; free: returned).
+ */
+static __always_inline __u32 aa_alloc_loop(__u64 __arena *objs, __u32 n, __u64 size)
+{
+	__u32 i;
+
+	for (i = ZERO; i < n && can_loop; i++)
+		objs[i & AMASK] = aa_malloc_u64(size);
+	return i;
+}
+
+static __always_inline __u32 aa_free_loop(__u64 __arena *objs, __u32 n)
+{
+	__u32 i, bad = ZERO;
+
+	for (i = ZERO; i < n && can_loop; i++) {
+		__u64 p = objs[i & AMASK];
+
+		if (!p || aa_free_u64(p))
+			bad++;
+	}
+	return bad;
+}
+
+static __always_inline __u32 floor_alloc_loop(__u64 __arena *objs, __u32 n, bool inl)
+{
+	__u32 i;
+
+	for (i = ZERO; i < n && can_loop; i++)
+		objs[i & AMASK] = inl ? floor_pop() : bench_floor_alloc();
+	return i;
+}
+
+static __always_inline __u32 floor_free_loop(__u64 __arena *objs, __u32 n, bool inl)
+{
+	__u32 i, bad = ZERO;
+
+	for (i = ZERO; i < n && can_loop; i++) {
+		__u64 p = objs[i & AMASK];
+
+		if (!p || (inl ? floor_push(p) : bench_floor_free(p)))
+			bad++;
+	}
+	return bad;
+}
+
+/* bpf_obj_new + store the kptr; take it out + bpf_obj_drop. The map
+ * lookup (inlined for arrays) and the kptr xchg are the price of keeping
+ * a kernel object between two program points. */
+#define BENCH_KOBJ_LOOPS(sz)							\
+static __always_inline __u32 kobj_alloc_##sz(__u32 base, __u32 n)		\
+{										\
+	struct bench_kobj_##sz *o;						\
+	struct bench_kslot *s;							\
+	__u32 i, key;								\
+										\
+	for (i = ZERO; i < n && can_loop; i++) {				\
+		key = base + i;							\
+		s = bpf_map_lookup_elem(&bench_kslots, &key);			\
+		if (!s)								\
+			break;							\
+		o = bpf_obj_new(struct bench_kobj_##sz);			\
+		if (!o)								\
+			break;							\
+		o = bpf_kptr_xchg(&s->k##sz, o);				\
+		if (o)								\
+			bpf_obj_drop(o);					\
+	}									\
+	return i;								\
+}										\
+										\
+static __always_inline __u32 kobj_free_##sz(__u32 base, __u32 n)		\
+{										\
+	struct bench_kobj_##sz *o;						\
+	struct bench_kslot *s;							\
+	__u32 i, key, bad = ZERO;						\
+										\
+	for (i = ZERO; i < n && can_loop; i++) {				\
+		key = base + i;							\
+		s = bpf_map_lookup_elem(&bench_kslots, &key);			\
+		if (!s)								\
+			break;							\
+		o = bpf_kptr_xchg(&s->k##sz, NULL);				\
+		if (o)								\
+			bpf_obj_drop(o);					\
+		else								\
+			bad++;							\
+	}									\
+	return bad + (n - i);							\
+}
+
+BENCH_KOBJ_LOOPS(8) BENCH_KOBJ_LOOPS(16) BENCH_KOBJ_LOOPS(32) BENCH_KOBJ_LOOPS(64)
+BENCH_KOBJ_LOOPS(96) BENCH_KOBJ_LOOPS(128) BENCH_KOBJ_LOOPS(192) BENCH_KOBJ_LOOPS(256)
+BENCH_KOBJ_LOOPS(512) BENCH_KOBJ_LOOPS(1024) BENCH_KOBJ_LOOPS(2048)
+
+#define KOBJ_CASE(idx, sz, what, ...) case idx: return kobj_##what##_##sz(__VA_ARGS__)
+
+static __always_inline __u32 kobj_alloc(__u32 cls, __u32 base, __u32 n)
+{
+	switch (cls) {
+	KOBJ_CASE(0, 8, alloc, base, n);	KOBJ_CASE(1, 16, alloc, base, n);
+	KOBJ_CASE(2, 32, alloc, base, n);	KOBJ_CASE(3, 64, alloc, base, n);
+	KOBJ_CASE(4, 96, alloc, base, n);	KOBJ_CASE(5, 128, alloc, base, n);
+	KOBJ_CASE(6, 192, alloc, base, n);	KOBJ_CASE(7, 256, alloc, base, n);
+	KOBJ_CASE(8, 512, alloc, base, n);	KOBJ_CASE(9, 1024, alloc, base, n);
+	KOBJ_CASE(10, 2048, alloc, base, n);
+	default: return 0;
+	}
+}
+
+static __always_inline __u32 kobj_free(__u32 cls, __u32 base, __u32 n)
+{
+	switch (cls) {
+	KOBJ_CASE(0, 8, free, base, n);		KOBJ_CASE(1, 16, free, base, n);
+	KOBJ_CASE(2, 32, free, base, n);	KOBJ_CASE(3, 64, free, base, n);
+	KOBJ_CASE(4, 96, free, base, n);	KOBJ_CASE(5, 128, free, base, n);
+	KOBJ_CASE(6, 192, free, base, n);	KOBJ_CASE(7, 256, free, base, n);
+	KOBJ_CASE(8, 512, free, base, n);	KOBJ_CASE(9, 1024, free, base, n);
+	KOBJ_CASE(10, 2048, free, base, n);
+	default: return n;
+	}
+}
+
+/* --- The latency harness ---------------------------------------------------- */
+
+/* bpf_loop() callback state: lives on the program's stack. */
+struct lat_ctx {
+	__u32 impl, variant, allocs, worker, nworkers, kcls, cpu, pad;
+	__u64 size;
+	__u64 alloc_ns, free_ns, alloc_ops, free_ops, alloc_phases, free_phases;
+	__u64 timer_ns, cross, own, errors;
+};
+
+static __always_inline __u32 alloc_phase(struct lat_ctx *c, __u32 b)
+{
+	struct bench_buf __arena *buf = &bench_bufs[b & BMASK];
+
+	switch (c->impl) {
+	case BENCH_IMPL_AA:
+		return aa_alloc_loop(buf->objs, c->allocs, c->size);
+	case BENCH_IMPL_FLOOR:
+		return floor_alloc_loop(buf->objs, c->allocs, false);
+	case BENCH_IMPL_FLOOR_INLINE:
+		return floor_alloc_loop(buf->objs, c->allocs, true);
+	case BENCH_IMPL_KOBJ:
+		return kobj_alloc(c->kcls, (b & BMASK) * BENCH_MAX_ALLOCS, c->allocs);
+	default:
+		return 0;
+	}
+}
+
+/* Returns the number of failed frees. */
+static __always_inline __u32 free_phase(__u32 impl, __u32 kcls, __u32 b, __u32 n)
+{
+	struct bench_buf __arena *buf = &bench_bufs[b & BMASK];
+
+	switch (impl) {
+	case BENCH_IMPL_AA:
+		return aa_free_loop(buf->objs, n);
+	case BENCH_IMPL_FLOOR:
+		return floor_free_loop(buf->objs, n, false);
+	case BENCH_IMPL_FLOOR_INLINE:
+		return floor_free_loop(buf->objs, n, true);
+	case BENCH_IMPL_KOBJ:
+		return kobj_free(kcls, (b & BMASK) * BENCH_MAX_ALLOCS, n);
+	default:
+		return 0;
+	}
+}
+
+/* SPSC ring. The fetch_add publishing an index is a full barrier: the
+ * slot (and the buffer's count and cpu) are visible before it. */
+static __always_inline void ring_push(struct bench_worker __arena *r, __u32 b)
+{
+	__u32 tail = r->tail;
+
+	r->slot[tail & RMASK] = b;
+	__sync_fetch_and_add(&r->tail, 1);
+}
+
+static __always_inline bool ring_pop(struct bench_worker __arena *r, __u32 *b)
+{
+	__u32 head = r->head;
+
+	if (head == READ_ONCE_A(r->tail))
+		return false;
+	barrier();
+	*b = r->slot[head & RMASK];
+	__sync_fetch_and_add(&r->head, 1);
+	return true;
+}
+
+/* One round: fill the buffer in hand (timed), pick the buffer to empty
+ * (the same one, or for xfree the one the previous worker handed over),
+ * empty it (timed). */
+static long lat_round(__u64 r, void *data)
+{
+	struct lat_ctx *c = data;
+	struct bench_worker __arena *me = &bench_workers[c->worker & WMASK];
+	__u32 b = me->hand & BMASK, victim = b, prev, got = 0, n, m, bad;
+	struct bench_buf __arena *buf = &bench_bufs[b], *vb;
+	__u64 t0, t1;
+
+	/* an empty timed phase: what the timer adds to each phase, this run */
+	t0 = bpf_ktime_get_ns();
+	t1 = bpf_ktime_get_ns();
+	c->timer_ns += t1 - t0;
+
+	t0 = bpf_ktime_get_ns();
+	n = alloc_phase(c, b);
+	t1 = bpf_ktime_get_ns();
+	c->alloc_ns += t1 - t0;
+	c->alloc_phases++;
+	c->alloc_ops += n;
+	c->errors += c->allocs - n;
+	buf->count = n;
+	buf->cpu = c->cpu;
+
+	if (c->variant == BENCH_VAR_XFREE) {
+		prev = c->worker ? c->worker - 1 : c->nworkers - 1;
+		if (ring_pop(&bench_workers[prev & WMASK], &got)) {
+			ring_push(me, b);
+			victim = got & BMASK;
+			me->hand = victim;
+		} else {
+			c->own++;	/* nothing handed over yet: free my own */
+		}
+	}
+	vb = &bench_bufs[victim & BMASK];
+	m = vb->count;
+	if (m == 0)
+		return 0;	/* a buffer that starts empty: nothing to time */
+	if (m > BENCH_MAX_ALLOCS)
+		m = BENCH_MAX_ALLOCS;
+	t0 = bpf_ktime_get_ns();
+	bad = free_phase(c->impl, c->kcls, victim, m);
+	t1 = bpf_ktime_get_ns();
+	c->free_ns += t1 - t0;
+	c->free_phases++;
+	c->free_ops += m;
+	c->errors += bad;
+	if (vb->cpu != c->cpu)
+		c->cross += m;
+	vb->count = 0;
+	return 0;
+}
+
+SEC("syscall")
+int bench_lat(struct bench_lat_args *a)
+{
+	struct lat_ctx c = {
+		.impl = a->impl,
+		.variant = a->variant,
+		.allocs = a->allocs <= BENCH_MAX_ALLOCS ? a->allocs : BENCH_MAX_ALLOCS,
+		.worker = a->worker,
+		.nworkers = a->nworkers,
+		.kcls = a->kobj_class,
+		.cpu = bpf_get_smp_processor_id(),
+		.size = a->size,
+	};
+
+	if (c.nworkers == 0 || c.nworkers > BENCH_MAX_WORKERS || c.worker >= c.nworkers)
+		return -EINVAL;
+	a->t_start = bpf_ktime_get_ns();
+	bpf_loop(a->rounds, lat_round, &c, 0);
+	a->t_end = bpf_ktime_get_ns();
+	a->cpu = c.cpu;
+	a->alloc_ns = c.alloc_ns;
+	a->free_ns = c.free_ns;
+	a->alloc_ops = c.alloc_ops;
+	a->free_ops = c.free_ops;
+	a->alloc_phases = c.alloc_phases;
+	a->free_phases = c.free_phases;
+	a->timer_ns = c.timer_ns;
+	a->cross = c.cross;
+	a->own = c.own;
+	a->errors = c.errors;
+	return 0;
+}
+
+/* --- Harness setup ---------------------------------------------------------- */
+
+struct reset_ctx {
+	__u32 impl, kcls;
+	__u64 freed, errors;
+};
+
+static long reset_buf(__u64 b, void *data)
+{
+	struct reset_ctx *c = data;
+	struct bench_buf __arena *buf = &bench_bufs[b & BMASK];
+	__u32 m = buf->count;
+
+	if (m > BENCH_MAX_ALLOCS)
+		m = BENCH_MAX_ALLOCS;
+	/* the floor's objects are not freed: bench_floor_reset refills */
+	if (m && (c->impl == BENCH_IMPL_AA || c->impl == BENCH_IMPL_KOBJ)) {
+		c->errors += free_phase(c->impl, c->kcls, b, m);
+		c->freed += m;
+	}
+	buf->count = 0;
+	return 0;
+}
+
+SEC("syscall")
+int bench_lat_reset(struct bench_reset_args *a)
+{
+	struct reset_ctx c = { .impl = a->impl, .kcls = a->kobj_class };
+	__u32 w, k, nw = a->nworkers;
+
+	bpf_loop(BENCH_NR_BUFS, reset_buf, &c, 0);
+	if (nw > BENCH_MAX_WORKERS)
+		nw = BENCH_MAX_WORKERS;
+	for (w = 0; w < BENCH_MAX_WORKERS; w++) {
+		struct bench_worker __arena *wk = &bench_workers[w];
+
+		wk->hand = w * BENCH_BUFS_PER_WORKER;
+		wk->head = 0;
+		wk->tail = 0;
+		if (w >= nw)
+			continue;
+		for (k = 1; k < BENCH_BUFS_PER_WORKER; k++)
+			ring_push(wk, w * BENCH_BUFS_PER_WORKER + k);
+	}
+	a->freed = c.freed;
+	a->errors = c.errors;
+	return 0;
+}
+
+struct floor_ctx {
+	__u64 size, errors;
+};
+
+static long floor_fill(__u64 i, void *data)
+{
+	struct floor_ctx *c = data;
+	__u64 p = aa_malloc_u64(c->size);
+
+	bench_floor_pool[(i / BENCH_FLOOR_PREFILL) & WMASK][(i % BENCH_FLOOR_PREFILL)] = p;
+	if (!p)
+		c->errors++;
+	return 0;
+}
+
+/* Allocate the floor's objects from the heap, BENCH_FLOOR_PREFILL per
+ * worker CPU (CPUs 0 .. nworkers - 1, by id & WMASK). Once per heap. */
+SEC("syscall")
+int bench_floor_setup(struct bench_floor_args *a)
+{
+	struct floor_ctx c = { .size = a->size };
+	__u32 nw = a->nworkers <= BENCH_MAX_WORKERS ? a->nworkers : BENCH_MAX_WORKERS;
+
+	bpf_loop(nw * BENCH_FLOOR_PREFILL, floor_fill, &c, 0);
+	a->errors = c.errors;
+	return 0;
+}
+
+static long floor_refill(__u64 i, void *data)
+{
+	__u32 w = (i / BENCH_FLOOR_PREFILL) & WMASK, k = i % BENCH_FLOOR_PREFILL;
+
+	bench_lifos[w].objs[k & FMASK] = bench_floor_pool[w][k];
+	return 0;
+}
+
+SEC("syscall")
+int bench_floor_reset(struct bench_floor_args *a)
+{
+	__u32 nw = a->nworkers <= BENCH_MAX_WORKERS ? a->nworkers : BENCH_MAX_WORKERS, w;
+
+	bpf_loop(nw * BENCH_FLOOR_PREFILL, floor_refill, NULL, 0);
+	for (w = 0; w < BENCH_MAX_WORKERS; w++)
+		bench_lifos[w].count = w < nw ? BENCH_FLOOR_PREFILL : 0;
+	return 0;
+}
+
+/* --- Application benchmark: hash tables ---------------------------------------
+ * The arena table: BENCH_HTAB_ENTRIES buckets (an arena-alloc allocation),
+ * each a test-and-set lock and a singly linked chain of elements
+ * (arena-alloc allocations). Like the kernel's htab, an update allocates a
+ * new element under the bucket lock and replaces the old one, which is
+ * freed after the unlock; a delete unlinks and frees. Nothing reads the
+ * chains without the lock, so elements are reused at once (no RCU).
+ */
+struct bench_helem {
+	__u64 next;		/* user address of the next element, 0 */
+	__u32 key;
+	__u32 pad;
+	__u64 value[BENCH_HTAB_VALUE / 8];
+};
+
+struct bench_hbucket {
+	__u32 lock;		/* 0 free, 1 held */
+	__u32 pad;
+	__u64 head;		/* first element, 0. Protected by lock. */
+};
+
+struct bench_htab __arena bench_ah;
+struct bench_hpair __arena bench_hpairs[BENCH_MAX_WORKERS / 2];
+
+struct bench_hval {
+	__u64 v[BENCH_HTAB_VALUE / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BENCH_HTAB_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct bench_hval);
+} bench_htab_prealloc SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BENCH_HTAB_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct bench_hval);
+} bench_htab_no_prealloc SEC(".maps");
+
+#define HBITS		14	/* log2(BENCH_HTAB_ENTRIES) */
+_Static_assert((1 << HBITS) == BENCH_HTAB_ENTRIES, "HBITS");
+
+static __always_inline struct bench_hbucket __arena *ah_bucket(__u32 key)
+{
+	__u32 h = (key * 0x9e3779b1U) >> (32 - HBITS);
+
+	return &((struct bench_hbucket __arena *)bench_ah.buckets)[h];
+}
+
+static __always_inline bool ah_lock(struct bench_hbucket __arena *b)
+{
+	while (can_loop) {
+		if (!READ_ONCE_A(b->lock) && __sync_val_compare_and_swap(&b->lock, 0, 1) == 0)
+			return true;
+	}
+	return false;
+}
+
+static __always_inline void ah_unlock(struct bench_hbucket __arena *b)
+{
+	__sync_lock_test_and_set(&b->lock, 0);
+}
+
+/* Find key in b's chain: returns the element's address (0: none) and the
+ * link that points to it in *link. REQUIRES: b locked. */
+static __always_inline __u64 ah_find(struct bench_hbucket __arena *b, __u32 key,
+				     __u64 __arena **link)
+{
+	__u64 __arena *l = &b->head;
+	__u64 cur = *l;
+
+	while (cur && can_loop) {
+		struct bench_helem __arena *e = (struct bench_helem __arena *)cur;
+
+		if (e->key == key)
+			break;
+		l = &e->next;
+		cur = *l;
+	}
+	*link = l;
+	if (cur && ((struct bench_helem __arena *)cur)->key != key)
+		cur = 0;	/* loop budget ran out */
+	return cur;
+}
+
+/* Insert or replace key. flags: BPF_ANY or BPF_NOEXIST. */
+__attribute__((noinline)) int bench_ah_update(__u32 key, __u64 flags)
+{
+	struct bench_hbucket __arena *b;
+	struct bench_helem __arena *e;
+	__u64 __arena *link = NULL;
+	__u64 old, p;
+	__u32 i;
+
+	if (!bench_ah.buckets)
+		return -EINVAL;
+	b = ah_bucket(key);
+	if (!ah_lock(b))
+		return -EBUSY;
+	old = ah_find(b, key, &link);
+	if (old && flags == BPF_NOEXIST) {
+		ah_unlock(b);
+		return -EEXIST;
+	}
+	p = aa_malloc_u64(sizeof(*e));
+	if (!p) {
+		ah_unlock(b);
+		return -ENOMEM;
+	}
+	e = (struct bench_helem __arena *)p;
+	e->key = key;
+	for (i = 0; i < BENCH_HTAB_VALUE / 8; i++)
+		e->value[i] = 0;
+	if (old) {
+		e->next = ((struct bench_helem __arena *)old)->next;
+		*link = p;
+	} else {
+		e->next = b->head;
+		b->head = p;
+	}
+	ah_unlock(b);
+	if (old)
+		aa_free_u64(old);
+	return 0;
+}
+
+__attribute__((noinline)) int bench_ah_delete(__u32 key)
+{
+	struct bench_hbucket __arena *b;
+	__u64 __arena *link = NULL;
+	__u64 old;
+
+	if (!bench_ah.buckets)
+		return -EINVAL;
+	b = ah_bucket(key);
+	if (!ah_lock(b))
+		return -EBUSY;
+	old = ah_find(b, key, &link);
+	if (old)
+		*link = ((struct bench_helem __arena *)old)->next;
+	ah_unlock(b);
+	if (!old)
+		return -ENOENT;
+	aa_free_u64(old);
+	return 0;
+}
+
+static __always_inline int h_update(__u32 impl, __u32 key, __u64 flags)
+{
+	struct bench_hval v = {};
+
+	switch (impl) {
+	case BENCH_HTAB_ARENA:
+		return bench_ah_update(key, flags);
+	case BENCH_HTAB_PREALLOC:
+		return bpf_map_update_elem(&bench_htab_prealloc, &key, &v, flags);
+	default:
+		return bpf_map_update_elem(&bench_htab_no_prealloc, &key, &v, flags);
+	}
+}
+
+static __always_inline int h_delete(__u32 impl, __u32 key)
+{
+	switch (impl) {
+	case BENCH_HTAB_ARENA:
+		return bench_ah_delete(key);
+	case BENCH_HTAB_PREALLOC:
+		return bpf_map_delete_elem(&bench_htab_prealloc, &key);
+	default:
+		return bpf_map_delete_elem(&bench_htab_no_prealloc, &key);
+	}
+}
+
+struct htab_ctx {
+	__u64 ops, ok, nomem;
+};
+
+static __always_inline void h_updates(struct htab_ctx *c, __u32 impl, __u32 from,
+				      __u32 step, __u64 flags)
+{
+	__u32 k;
+	int err;
+
+	for (k = from; k < BENCH_HTAB_ENTRIES && can_loop; k += step) {
+		err = h_update(impl, k, flags);
+		c->ops++;
+		if (!err)
+			c->ok++;
+		else if (err == -ENOMEM || err == -E2BIG)
+			c->nomem++;
+	}
+}
+
+static __always_inline void h_deletes(struct htab_ctx *c, __u32 impl, __u32 from, __u32 step)
+{
+	__u32 k;
+
+	for (k = from; k < BENCH_HTAB_ENTRIES && can_loop; k += step) {
+		c->ops++;
+		if (!h_delete(impl, k))
+			c->ok++;
+	}
+}
+
+/*
+ * add_del_on_diff_cpu, one side of pair `pair`: walk the batches from this
+ * side's cursor while they are in the state this side consumes (adder:
+ * EMPTY, deleter: FULL), process each and hand it over.
+ * Pair keys: pair + j * npairs, j = 0, 1, ...; batch b holds j in
+ * [b * BENCH_HTAB_BATCH, (b + 1) * BENCH_HTAB_BATCH).
+ */
+static __always_inline void h_pair_side(struct htab_ctx *c, __u32 impl, __u32 pair,
+					__u32 npairs, bool adder)
+{
+	struct bench_hpair __arena *hp = &bench_hpairs[pair & (BENCH_MAX_WORKERS / 2 - 1)];
+	__u32 nkeys = (BENCH_HTAB_ENTRIES - pair + npairs - 1) / npairs;
+	__u32 nb = (nkeys + BENCH_HTAB_BATCH - 1) / BENCH_HTAB_BATCH;
+	__u32 cur = hp->cursor[adder ? 0 : 1], n, b, j, key;
+
+	for (n = ZERO; n < nb && can_loop; n++) {
+		b = (cur % nb) & (BENCH_HTAB_BATCHES - 1);
+		if (READ_ONCE_A(hp->state[b]) != (adder ? BENCH_BATCH_EMPTY : BENCH_BATCH_FULL))
+			break;
+		barrier();
+		for (j = ZERO; j < BENCH_HTAB_BATCH && can_loop; j++) {
+			key = pair + (b * BENCH_HTAB_BATCH + j) * npairs;
+			if (key >= BENCH_HTAB_ENTRIES)
+				break;
+			c->ops++;
+			if (adder ? !h_update(impl, key, BPF_NOEXIST) : !h_delete(impl, key))
+				c->ok++;
+		}
+		/* xchg: a full barrier, the batch's changes are visible first */
+		__sync_lock_test_and_set(&hp->state[b],
+					 adder ? BENCH_BATCH_FULL : BENCH_BATCH_EMPTY);
+		cur++;
+	}
+	hp->cursor[adder ? 0 : 1] = cur;
+}
+
+/*
+ * One pass over this worker's keys (htab-mem's use cases):
+ *   overwrite:            update(k, BPF_ANY) for k = w, w + P, ...
+ *   batch_add_batch_del:  update(k, BPF_NOEXIST) for the same keys, then
+ *                         delete them
+ *   add_del_on_diff_cpu:  workers 2i and 2i + 1 share keys i, i + P/2, ...:
+ *                         the even one adds batches of them, the odd one
+ *                         deletes the batches the even one filled
+ */
+SEC("syscall")
+int bench_htab(struct bench_htab_args *a)
+{
+	struct htab_ctx c = { .ops = ZERO, .ok = ZERO, .nomem = ZERO };
+	__u32 impl = a->impl, w = a->worker, nw = a->nworkers;
+	__u64 t0, t1;
+
+	if (nw == 0 || nw > BENCH_MAX_WORKERS || w >= nw || impl >= BENCH_NR_HTAB_IMPLS)
+		return -EINVAL;
+	if (a->use_case == BENCH_HTAB_ADD_DEL_DIFF_CPU && (nw & 1))
+		return -EINVAL;
+	t0 = bpf_ktime_get_ns();
+	switch (a->use_case) {
+	case BENCH_HTAB_OVERWRITE:
+		h_updates(&c, impl, w, nw, BPF_ANY);
+		break;
+	case BENCH_HTAB_BATCH_ADD_DEL:
+		h_updates(&c, impl, w, nw, BPF_NOEXIST);
+		h_deletes(&c, impl, w, nw);
+		break;
+	case BENCH_HTAB_ADD_DEL_DIFF_CPU:
+		h_pair_side(&c, impl, w / 2, nw / 2, !(w & 1));
+		break;
+	default:
+		return -EINVAL;
+	}
+	t1 = bpf_ktime_get_ns();
+	a->cpu = bpf_get_smp_processor_id();
+	a->t_start = t0;
+	a->t_end = t1;
+	a->ns = t1 - t0;
+	a->ops = c.ops;
+	a->ok = c.ok;
+	a->nomem = c.nomem;
+	return 0;
+}
+
+struct clear_ctx {
+	__u32 impl;
+	__u32 deleted;
+};
+
+static long clear_key(__u64 k, void *data)
+{
+	struct clear_ctx *c = data;
+
+	if (!h_delete(c->impl, k))
+		c->deleted++;
+	return 0;
+}
+
+/* Empty impl's table; ARENA: create the bucket array first, or with
+ * destroy free it after. err -ENOMEM: grow the heap and run it again. */
+SEC("syscall")
+int bench_htab_setup(struct bench_htab_setup_args *a)
+{
+	struct clear_ctx c = { .impl = a->impl };
+	__u64 p;
+
+	a->err = 0;
+	if (a->impl == BENCH_HTAB_ARENA && !bench_ah.buckets) {
+		if (a->destroy)
+			return 0;
+		p = aa_calloc_u64(BENCH_HTAB_ENTRIES, sizeof(struct bench_hbucket));
+		if (!p) {
+			a->err = -ENOMEM;
+			return 0;
+		}
+		bench_ah.buckets = p;
+	}
+	bpf_loop(BENCH_HTAB_ENTRIES, clear_key, &c, 0);
+	a->deleted = c.deleted;
+	for (p = 0; p < BENCH_MAX_WORKERS / 2; p++) {
+		struct bench_hpair __arena *hp = &bench_hpairs[p];
+		__u32 b;
+
+		for (b = 0; b < BENCH_HTAB_BATCHES; b++)
+			hp->state[b] = BENCH_BATCH_EMPTY;
+		hp->cursor[0] = 0;
+		hp->cursor[1] = 0;
+	}
+	if (a->impl == BENCH_HTAB_ARENA && a->destroy) {
+		aa_free_u64(bench_ah.buckets);
+		bench_ah.buckets = 0;
+	}
+	return 0;
+}
