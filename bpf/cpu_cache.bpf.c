@@ -8,7 +8,8 @@
  * From below: batches from the transfer cache (tier 2) on underflow, or
  *             straight from the buddy (aa_buddy_alloc_bulk) when that is
  *             empty; batches go back the same way on overflow.
- * To above:   aa_cpu_cache_alloc(cls) / aa_cpu_cache_free(ptr).
+ * To above:   aa_cpu_cache_alloc(cls) / aa_cpu_cache_free(ptr), inlined
+ *             fast paths with global slow paths (*_slow).
  * Locking:    none. Invariant (struct aa_cpu_cache in aa_shared.h): only
  *             programs running on the owning CPU touch a cache, and only
  *             between busy = 1 and busy = 0. A program that finds busy set
@@ -102,10 +103,13 @@ static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 
 	return n - batch;
 }
 
-/* --- Alloc / free -------------------------------------------------------- */
+/* --- Alloc / free: slow paths (global functions, verified once) ----------
+ * Taken when the fast path below could not finish: the cache is empty or
+ * full, busy (nested), or missing. They redo the whole operation.
+ */
 
 /* Allocate one object of class cls. Returns its address or 0. */
-__u64 aa_cpu_cache_alloc(__u32 cls)
+__u64 aa_cpu_cache_alloc_slow(__u32 cls)
 {
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
 	__u32 c = cls & (AA_NR_CLASSES - 1), n;
@@ -140,23 +144,13 @@ __u64 aa_cpu_cache_alloc(__u32 cls)
 	return p;
 }
 
-/*
- * Free ptr. Objects of a cached class go to this CPU's cache; anything
- * else (large, bad pointer, no cache) is the buddy's to judge. Returns 0 or
- * -errno with the heap unchanged.
- */
-int aa_cpu_cache_free(__u64 ptr)
+/* Free ptr, an object of class cls that is not cached (key checked).
+ * Returns 0 or -errno with the heap unchanged. */
+int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 {
-	struct aa_cpu_cache __arena *cc;
-	int cls = aa_buddy_class_of(ptr);
-	__u32 c, n, cap;
+	struct aa_cpu_cache __arena *cc = this_cpu_cache();
+	__u32 c = cls & (AA_NR_CLASSES - 1), n, cap;
 
-	if (cls < 0)
-		return aa_buddy_free(ptr);
-	if (*(__u64 __arena *)ptr == (aa_root.cache_key ^ ptr))
-		return aa_fail(AA_ERR_DOUBLE_FREE);
-	c = cls & (AA_NR_CLASSES - 1);
-	cc = this_cpu_cache();
 	if (!cc)
 		return aa_buddy_free(ptr);
 	if (cc->busy) {
@@ -180,6 +174,69 @@ int aa_cpu_cache_free(__u64 ptr)
 	}
 	cache_exit(cc);
 	return aa_buddy_free(ptr);	/* could not spill: buddy takes it */
+}
+
+/* --- Alloc / free: fast paths (inlined into aa_malloc_u64/aa_free_u64) ----
+ * A hit costs no call beyond the public function itself (a BPF-to-BPF
+ * call is ~7 ns here: docs/BENCHMARKS.md). busy is set before count is
+ * read: a program that ran in between (it saw busy == 0) has finished.
+ */
+
+/* Allocate one object of class cls (< AA_NR_CLASSES). */
+static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls)
+{
+	struct aa_cpu_cache __arena *cc = this_cpu_cache();
+	__u32 c = cls & (AA_NR_CLASSES - 1), n;
+	__u64 p;
+
+	if (!cc || cc->busy)
+		return aa_cpu_cache_alloc_slow(cls);
+	cache_enter(cc);
+	n = cc->count[c];
+	if (n == 0 || n > AA_CPU_CACHE_MAX) {
+		cache_exit(cc);
+		return aa_cpu_cache_alloc_slow(cls);
+	}
+	p = cc->objs[c][(n - 1) & (AA_CPU_CACHE_MAX - 1)];
+	cc->count[c] = n - 1;
+	cc->stats[c].hits++;
+	cc->stats[c].allocs++;
+	cache_exit(cc);
+	*(__u64 __arena *)p = 0;	/* no longer carries the cache key */
+	return p;
+}
+
+/*
+ * Free ptr. Objects of a cached class go to this CPU's cache; anything
+ * else (large, bad pointer) is the buddy's to judge. Returns 0 or -errno
+ * with the heap unchanged.
+ */
+static __always_inline int aa_cpu_cache_free(__u64 ptr)
+{
+	struct aa_cpu_cache __arena *cc;
+	int cls = aa_buddy_class_of(ptr);
+	__u32 c, n;
+
+	if (cls < 0)
+		return aa_buddy_free(ptr);
+	if (*(__u64 __arena *)ptr == (aa_root.cache_key ^ ptr))
+		return aa_fail(AA_ERR_DOUBLE_FREE);
+	c = cls & (AA_NR_CLASSES - 1);
+	cc = this_cpu_cache();
+	if (!cc || cc->busy)
+		return aa_cpu_cache_free_slow(ptr, c);
+	cache_enter(cc);
+	n = cc->count[c];
+	if (n >= aa_root.tun.cpu_cache_cap[c] || n >= AA_CPU_CACHE_MAX) {
+		cache_exit(cc);
+		return aa_cpu_cache_free_slow(ptr, c);
+	}
+	*(__u64 __arena *)ptr = aa_root.cache_key ^ ptr;
+	cc->objs[c][n & (AA_CPU_CACHE_MAX - 1)] = ptr;
+	cc->count[c] = n + 1;
+	cc->stats[c].frees++;
+	cache_exit(cc);
+	return 0;
 }
 
 /* Return every object of this CPU's cache to the buddy.

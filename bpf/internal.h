@@ -162,9 +162,9 @@ static __always_inline __u32 aa_size_to_order(__u64 size)
 
 /* --- Cross-file functions (global BPF functions: verified once each) ---- */
 
-/* cpu_cache.bpf.c: tier 1 */
-__u64 aa_cpu_cache_alloc(__u32 cls);
-int aa_cpu_cache_free(__u64 ptr);
+/* cpu_cache.bpf.c: tier 1 (fast paths are static inline there) */
+__u64 aa_cpu_cache_alloc_slow(__u32 cls);
+int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls);
 int aa_cpu_cache_drain(void);
 
 /* transfer_cache.bpf.c: tier 2 (REQUIRES: caller owns a busy CPU cache) */
