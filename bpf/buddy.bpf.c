@@ -317,24 +317,33 @@ static void large_free_locked(__u32 slot)
 
 /* --- Pointer lookup ------------------------------------------------------ */
 
-/* What is ptr? Sets *off; returns the order (0..16) of the buddy allocation
- * at ptr, AA_NR_ORDERS for a large allocation, or -AA_ERR_*.
- * REQUIRES: heap lock held. */
-static int lookup_locked(__u64 ptr, __u32 *off)
+/* Where is ptr? Sets *off (its arena offset) and returns the state of its
+ * slot, or -AA_ERR_FOREIGN / -AA_ERR_MISALIGNED. Without the heap lock
+ * (aa_buddy_class_of) the state is a snapshot. */
+static __always_inline int locate(__u64 ptr, __u32 *off)
 {
 	__u64 rel = ptr - aa_root.arena_base;
-	__u32 slot, state, coff;
 
 	if (ptr < aa_root.arena_base || rel >= aa_root.arena_size)
 		return -AA_ERR_FOREIGN;
 	if (rel & (AA_MIN_SIZE - 1))
 		return -AA_ERR_MISALIGNED;
-	*off = rel;
-	slot = rel >> AA_CHUNK_SHIFT;
-	coff = rel & (AA_CHUNK_SIZE - 1);
-	if (slot >= AA_MAX_SLOTS)
+	if ((rel >> AA_CHUNK_SHIFT) >= AA_MAX_SLOTS)
 		return -AA_ERR_FOREIGN;
-	state = aa_root.slots[slot].state;
+	*off = rel;
+	return aa_root.slots[rel >> AA_CHUNK_SHIFT].state;
+}
+
+/* What is ptr? Sets *off; returns the order (0..16) of the buddy allocation
+ * at ptr, AA_NR_ORDERS for a large allocation, or -AA_ERR_*.
+ * REQUIRES: heap lock held. */
+static int lookup_locked(__u64 ptr, __u32 *off)
+{
+	int state = locate(ptr, off);
+	__u32 slot = *off >> AA_CHUNK_SHIFT, coff = *off & (AA_CHUNK_SIZE - 1);
+
+	if (state < 0)
+		return state;
 	if (state == AA_SLOT_LARGE_HEAD)
 		return coff ? -AA_ERR_INTERIOR : AA_NR_ORDERS;
 	if (state == AA_SLOT_LARGE_TAIL)
@@ -353,17 +362,13 @@ static int lookup_locked(__u64 ptr, __u32 *off)
  */
 static __always_inline int aa_buddy_class_of(__u64 ptr)
 {
-	__u64 rel = ptr - aa_root.arena_base;
-	__u32 slot, coff, k;
+	__u32 off = 0, coff, k;
 	aa_bitmap_t *meta;
 
-	if (ptr < aa_root.arena_base || rel >= aa_root.arena_size || (rel & (AA_MIN_SIZE - 1)))
+	if (locate(ptr, &off) != AA_SLOT_CHUNK)
 		return -1;
-	slot = rel >> AA_CHUNK_SHIFT;
-	if (slot >= AA_MAX_SLOTS || aa_root.slots[slot].state != AA_SLOT_CHUNK)
-		return -1;
-	meta = meta_of(slot);
-	coff = rel & (AA_CHUNK_SIZE - 1);
+	meta = meta_of(off >> AA_CHUNK_SHIFT);
+	coff = off & (AA_CHUNK_SIZE - 1);
 	for (k = 0; k < AA_NR_CLASSES; k++) {	/* constant bounds: unrolled */
 		if (coff & ((AA_MIN_SIZE << k) - 1))
 			return -1;

@@ -82,7 +82,7 @@ AA_API struct aa_heap *aa_heap__attach(struct bpf_object *obj,
  * @return 0, on success; negative error for a bad environment value */
 AA_API int aa_tunables__default(struct aa_tunables *t);
 
-/** @brief **aa_tunables__validate()** checks the limits: 1 <= cap <= 128,
+/** @brief **aa_tunables__validate()** checks the limits: 2 <= cap <= 128,
  * 1 <= batch <= cap / 2, batch <= transfer_cap <= 1024.
  * @return 0, on success; -EINVAL with a message, otherwise */
 AA_API int aa_tunables__validate(const struct aa_tunables *t);

@@ -179,12 +179,11 @@ static struct aa_heap *heap_finish(struct aa_heap *h, const struct aa_heap_opts 
 		err = -EINVAL;
 		goto fail;
 	}
-	err = tun ? 0 : aa_tunables__default(&h->tun);
 	if (tun)
 		h->tun = *tun;
-	if (!err)
-		err = aa_tunables__validate(&h->tun);
-	if (err)
+	else if ((err = aa_tunables__default(&h->tun)))
+		goto fail;
+	if ((err = aa_tunables__validate(&h->tun)))
 		goto fail;
 
 	err = aa_heap__init(h, init ? init : AA_CHUNK_SIZE);
@@ -438,9 +437,23 @@ static int env_u64(const char *name, __u64 *out)
 	return 1;
 }
 
-AA_API int aa_tunables__default(struct aa_tunables *t)
+/* One environment value for every class; a value over 32 bits is an error. */
+static int env_per_class(const char *name, __u32 *per_class)
 {
 	__u64 v;
+	int c, err = env_u64(name, &v);
+
+	if (err > 0 && v > 0xffffffffULL) {
+		pr_warn("%s=%llu is out of range\n", name, (unsigned long long)v);
+		return -EINVAL;
+	}
+	for (c = 0; err > 0 && c < AA_NR_CLASSES; c++)
+		per_class[c] = v;
+	return err;
+}
+
+AA_API int aa_tunables__default(struct aa_tunables *t)
+{
 	int c, err;
 
 	if (!t)
@@ -454,18 +467,10 @@ AA_API int aa_tunables__default(struct aa_tunables *t)
 	t->keep_bytes = DEFAULT_KEEP_BYTES;
 	t->low_watermark = DEFAULT_LOW_WATERMARK;
 
-	if ((err = env_u64("ARENA_ALLOC_CPU_CACHE_CAP", &v)) < 0)
+	if ((err = env_per_class("ARENA_ALLOC_CPU_CACHE_CAP", t->cpu_cache_cap)) < 0 ||
+	    (err = env_per_class("ARENA_ALLOC_BATCH", t->batch)) < 0 ||
+	    (err = env_per_class("ARENA_ALLOC_TRANSFER_CAP", t->transfer_cap)) < 0)
 		return aa_err(err);
-	for (c = 0; err && c < AA_NR_CLASSES; c++)
-		t->cpu_cache_cap[c] = v;
-	if ((err = env_u64("ARENA_ALLOC_BATCH", &v)) < 0)
-		return aa_err(err);
-	for (c = 0; err && c < AA_NR_CLASSES; c++)
-		t->batch[c] = v;
-	if ((err = env_u64("ARENA_ALLOC_TRANSFER_CAP", &v)) < 0)
-		return aa_err(err);
-	for (c = 0; err && c < AA_NR_CLASSES; c++)
-		t->transfer_cap[c] = v;
 	if ((err = env_u64("ARENA_ALLOC_KEEP_BYTES", &t->keep_bytes)) < 0)
 		return aa_err(err);
 	if ((err = env_u64("ARENA_ALLOC_LOW_WATERMARK", &t->low_watermark)) < 0)
@@ -496,38 +501,49 @@ AA_API int aa_tunables__validate(const struct aa_tunables *t)
 
 /* --- Cache tiers ------------------------------------------------------------ */
 
+/* Run the drain program once where this thread is; retry while the cache
+ * there is busy (its owner was preempted mid-operation: let it finish). */
+static int drain_here(struct aa_heap *h, bool all, long *total)
+{
+	struct aa_drain_args a = { .all = all };
+	int tries, err = 0;
+
+	for (tries = 0; tries < 100; tries++) {
+		err = run_prog(h->prog_drain, &a, sizeof(a), "aa_drain_cpu");
+		if (err || a.err != -EBUSY)
+			break;
+		sched_yield();
+	}
+	if (!err)
+		err = a.err;
+	if (!err)
+		*total += a.objects;
+	return err;
+}
+
 AA_API long aa_heap__drain(struct aa_heap *h)
 {
-	int ncpus = h->root ? (int)h->root->nr_cpus : 0, cpu, tries, err = 0;
+	int ncpus, cpu, err = 0;
 	cpu_set_t old, one;
 	long total = 0;
 
 	if (!h->root)
 		return aa_err(-EINVAL);
+	ncpus = h->root->nr_cpus;
 	if (sched_getaffinity(0, sizeof(old), &old))
 		return aa_err(-errno);
-	for (cpu = 0; cpu < ncpus || cpu == 0; cpu++) {
-		struct aa_drain_args a = { .all = (cpu + 1 >= ncpus) };
-
+	for (cpu = 0; cpu < ncpus && !err; cpu++) {
 		CPU_ZERO(&one);
 		CPU_SET(cpu, &one);
-		if (ncpus && sched_setaffinity(0, sizeof(one), &one))
+		if (sched_setaffinity(0, sizeof(one), &one))
 			continue;	/* offline CPU: nothing ran there */
-		for (tries = 0; tries < 100; tries++) {
-			err = run_prog(h->prog_drain, &a, sizeof(a), "aa_drain_cpu");
-			if (err || a.err != -EBUSY)
-				break;
-			sched_yield();	/* its owner was preempted: let it finish */
-		}
-		if (!err && a.err)
-			err = a.err;
-		if (err)
-			break;
-		total += a.objects;
+		err = drain_here(h, false, &total);
 	}
 	sched_setaffinity(0, sizeof(old), &old);
+	if (!err)	/* the transfer caches, from wherever we are */
+		err = drain_here(h, true, &total);
 	if (err) {
-		pr_warn("drain failed on CPU %d: %s\n", cpu, strerror(-err));
+		pr_warn("drain failed: %s\n", strerror(-err));
 		return aa_err(err);
 	}
 	return total;
