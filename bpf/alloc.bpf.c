@@ -87,15 +87,28 @@ __u64 aa_usable_size_u64(__u64 ptr)
 	return aa_buddy_usable_size(ptr);
 }
 
+/* Bulk calls take n <= AA_BULK_MAX: -E2BIG (counted as a size error). */
+static __always_inline int bulk_too_big(__u32 n)
+{
+	if (n <= AA_BULK_MAX)
+		return 0;
+	aa_fail(AA_ERR_SIZE);
+	return -E2BIG;
+}
+
 int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 {
 	__u64 __arena *out = (__u64 __arena *)arr;
 	int i, got = AA_ZERO;
 
-	if (!arr || n == 0)
-		return aa_fail(AA_ERR_SIZE);
+	if (n == 0)
+		return 0;
+	if (!arr)
+		return aa_fail(AA_ERR_FOREIGN);
+	if (bulk_too_big(n))
+		return -E2BIG;
 	if (size <= AA_CHUNK_SIZE)
-		return aa_buddy_alloc_bulk(arr, n, size);
+		return aa_buddy_alloc_bulk(arr, n, size, 0);
 	bpf_for(i, 0, n) {
 		__u64 p = aa_buddy_alloc(size, 0);
 
@@ -113,12 +126,15 @@ int aa_free_bulk_u64(__u64 arr, __u32 n)
 	__u32 freed = AA_ZERO, bad = AA_ZERO;
 	int i;
 
+	if (n == 0)
+		return 0;
 	if (!arr)
 		return aa_fail(AA_ERR_FOREIGN);
+	if (bulk_too_big(n))
+		return -E2BIG;
 	if (!caches_on())
 		return aa_buddy_free_bulk(arr, n);
-	/* One by one through the CPU cache: it alone can tell a cached
-	 * object (a double free) from a live one. */
+	/* One by one through the CPU cache (each object claimed first). */
 	bpf_for(i, 0, n) {
 		__u64 p = in[i];
 

@@ -2,18 +2,21 @@
 /*
  * arena.bpf.c - tier 4: the arena map, the root, and page grant/return.
  *
- * Role:       own the allocator's root (an arena global) and move whole
- *             chunks between the kernel and the buddy tier.
+ * Role:       own the allocator's root (an arena global), publish it at
+ *             init, and move whole chunks between the kernel and the buddy
+ *             tier; give each CPU its cache pages.
  * From below: pages from bpf_arena_alloc_pages(), at addresses we choose for
  *             chunks (slot s = arena_base + s MiB) and wherever the kernel
- *             puts them for chunk metadata.
+ *             puts them for chunk metadata and CPU caches.
  * To above:   aa_buddy_add_chunk() of zeroed chunks; trim/teardown take
  *             entirely free chunks back (aa_buddy_take_free_chunk()).
- * Locking:    page kfuncs are called with no lock held (they sleep); the slot
- *             table only changes inside buddy.bpf.c under the heap lock. Two
- *             growers racing for one slot are arbitrated by the kernel: the
- *             second bpf_arena_alloc_pages() at that address fails and it
- *             moves on.
+ * Locking:    page kfuncs are called with no lock held (they sleep); the
+ *             slot table only changes under the heap lock (buddy.bpf.c). A
+ *             chunk leaves the heap through the RELEASING state: its
+ *             meta_off stays valid and no grower maps the slot until its
+ *             pages are back (aa_buddy_release_slot()). Two growers racing
+ *             for one slot are arbitrated by the kernel: the second
+ *             bpf_arena_alloc_pages() at that address fails and it moves on.
  *
  * SLEEPABLE ONLY: every function here may call a page kfunc. They are only
  * called from SEC("syscall") programs (entry.bpf.c); nothing on the alloc
@@ -24,15 +27,60 @@
  */
 #include "internal.h"
 
-/* The root. Zero until aa_arena_init() sets the magic. */
+/* The root. Zero until aa_arena_init() publishes the magic. */
 struct aa_root __arena aa_root;
 
-/* Pass to aa_arena_init(): the arena's user address and size. The root must
- * lie inside it. Idempotent for the same arena. */
-int aa_arena_init(__u64 arena_base, __u64 arena_size)
+/*
+ * Give CPUs 0 .. n-1 a cache (n = 0: none) and take them from the others.
+ * A cache kept from before a teardown is emptied and released (teardown
+ * left it claimed); its event counters are kept.
+ * REQUIRES: heap not published (init).
+ */
+static int init_caches(__u32 n)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 off, c;
+	int cpu;
+
+	bpf_for(cpu, 0, AA_MAX_CPUS) {
+		off = aa_root.cpu_cache_off[cpu];
+		if (cpu >= n) {
+			if (off) {
+				aa_root.cpu_cache_off[cpu] = 0;
+				bpf_arena_free_pages(&arena, aa_addr(off), AA_CPU_CACHE_PAGES);
+			}
+			continue;
+		}
+		if (!off) {
+			cc = bpf_arena_alloc_pages(&arena, NULL, AA_CPU_CACHE_PAGES, NUMA_NO_NODE, 0);
+			if (!cc)
+				return -ENOMEM;
+			cc->cpu = cpu;	/* fresh pages: busy == AA_CC_FREE, counts 0 */
+			aa_root.cpu_cache_off[cpu] = (__u64)cc - aa_root.arena_base;
+			continue;
+		}
+		cc = aa_addr(off);
+		for (c = 0; c < AA_NR_CLASSES; c++)
+			cc->count[c] = 0;
+		aa_store_release(&cc->busy, AA_CC_FREE);
+	}
+	aa_root.nr_cpus = n;
+	return 0;
+}
+
+/*
+ * Initialise the heap for the arena at arena_base (arena_size bytes, the
+ * root inside it) with flags and CPU caches for CPUs 0 .. nr_cpus-1, then
+ * publish it: the magic is stored last, by an atomic exchange, so a program
+ * that sees it sees everything else too. The tunables must be set before.
+ * Idempotent for the same arena (returns 0 and changes nothing: tear the
+ * heap down first to change flags or tunables).
+ */
+int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags)
 {
 	__u64 root = (__u64)&aa_root;
 	__u32 k;
+	int err;
 
 	if (arena_size == 0 || arena_size > (1ULL << 32) ||
 	    (arena_size & (AA_PAGE_SIZE - 1)) || (arena_base & (AA_PAGE_SIZE - 1)))
@@ -41,6 +89,14 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size)
 		return -EINVAL;
 	if (aa_heap_ready())
 		return aa_root.arena_base == arena_base ? 0 : -EEXIST;
+	if (flags & ~AA_F_NO_CACHES)
+		return -EINVAL;
+	if (flags & AA_F_NO_CACHES)
+		nr_cpus = 0;
+	else if (nr_cpus == 0)
+		return -EINVAL;
+	if (nr_cpus > AA_MAX_CPUS)
+		nr_cpus = AA_MAX_CPUS;
 
 	aa_root.version = AA_LAYOUT_VERSION;
 	aa_root.root_size = sizeof(aa_root);
@@ -51,36 +107,15 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size)
 		aa_root.nr_slots = AA_MAX_SLOTS;
 	for (k = 0; k < AA_NR_ORDERS; k++)
 		aa_root.free_head[k] = AA_NIL;
-	aa_barrier();
-	WRITE_ONCE_ARENA(aa_root.magic, AA_ROOT_MAGIC);
-	return 0;
-}
-
-/*
- * Give each CPU its own cache pages, and set the tunables and the cache
- * key. REQUIRES: aa_arena_init() done; the loader already checked tun.
- */
-int aa_arena_init_caches(__u32 nr_cpus, __u32 flags)
-{
-	struct aa_cpu_cache __arena *cc;
-	int cpu;
-
+	aa_root.parked = AA_NIL;
 	aa_root.flags = flags;
+	aa_root.need_refill = 0;
+	/* a new key on every init: marks of an earlier heap mean nothing */
 	aa_root.cache_key = ((__u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32() | 1;
-	if (flags & AA_F_NO_CACHES)
-		return 0;
-	if (nr_cpus == 0 || nr_cpus > AA_MAX_CPUS)
-		return -EINVAL;
-	bpf_for(cpu, 0, nr_cpus) {
-		if (aa_root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)])
-			continue;	/* re-init after teardown keeps them */
-		cc = bpf_arena_alloc_pages(&arena, NULL, AA_CPU_CACHE_PAGES, NUMA_NO_NODE, 0);
-		if (!cc)
-			return -ENOMEM;
-		cc->cpu = cpu;
-		aa_root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)] = (__u64)cc - aa_root.arena_base;
-	}
-	aa_root.nr_cpus = nr_cpus;
+	err = init_caches(nr_cpus);
+	if (err)
+		return err;
+	__sync_lock_test_and_set(&aa_root.magic, AA_ROOT_MAGIC);	/* publish */
 	return 0;
 }
 
@@ -96,13 +131,17 @@ int aa_arena_grow_one(__u32 cursor)
 	if (!meta)
 		return -ENOMEM;
 	bpf_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		if (aa_root.slots[s].state != AA_SLOT_UNMAPPED)
+		if (READ_ONCE_ARENA(aa_root.slots[s].state) != AA_SLOT_UNMAPPED)
 			continue;
 		chunk = bpf_arena_alloc_pages(&arena, aa_addr(s << AA_CHUNK_SHIFT),
 					      AA_CHUNK_PAGES, NUMA_NO_NODE, 0);
 		if (!chunk)
 			continue;	/* something else lives in this slot */
 		err = aa_buddy_add_chunk(s, (__u64)meta - aa_root.arena_base);
+		if (err == -EEXIST) {	/* another grower or a trim took it */
+			bpf_arena_free_pages(&arena, chunk, AA_CHUNK_PAGES);
+			continue;
+		}
 		if (err) {
 			bpf_arena_free_pages(&arena, chunk, AA_CHUNK_PAGES);
 			bpf_arena_free_pages(&arena, meta, AA_META_PAGES);
@@ -142,17 +181,21 @@ int aa_arena_grow(__u64 bytes)
 	return got;
 }
 
-/* Return a chunk's pages and its metadata pages. REQUIRES: the slot was
- * taken out of the heap by aa_buddy_take_free_chunk(). */
+/* Return a RELEASING slot's chunk pages and metadata pages, then make the
+ * slot mappable again. meta_off cannot change meanwhile: no grower takes a
+ * RELEASING slot. */
 static void return_chunk(__u32 slot)
 {
-	bpf_arena_free_pages(&arena, aa_addr(slot << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
-	bpf_arena_free_pages(&arena, aa_addr(aa_root.slots[slot & (AA_MAX_SLOTS - 1)].meta_off),
-			     AA_META_PAGES);
+	__u32 s = slot & (AA_MAX_SLOTS - 1);
+
+	bpf_arena_free_pages(&arena, aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
+	bpf_arena_free_pages(&arena, aa_addr(aa_root.slots[s].meta_off), AA_META_PAGES);
+	aa_buddy_release_slot(s);
 }
 
-/* Return entirely free chunks to the kernel, keeping keep_bytes of them.
- * Returns the number of chunks returned, or -errno. */
+/* Return entirely free chunks to the kernel, keeping keep_bytes of them
+ * (any 64-bit value: more than the arena keeps everything). Returns the
+ * number of chunks returned, or -errno. */
 int aa_arena_trim(__u64 keep_bytes)
 {
 	__u32 keep, n = AA_ZERO;
@@ -162,7 +205,8 @@ int aa_arena_trim(__u64 keep_bytes)
 		return -ENODEV;
 	if (keep_bytes == AA_KEEP_DEFAULT)
 		keep_bytes = aa_root.tun.keep_bytes;
-	keep = keep_bytes >> AA_CHUNK_SHIFT;
+	keep = (keep_bytes >> AA_CHUNK_SHIFT) > AA_MAX_SLOTS ? AA_MAX_SLOTS
+							     : keep_bytes >> AA_CHUNK_SHIFT;
 	bpf_repeat(AA_MAX_SLOTS) {
 		slot = aa_buddy_take_free_chunk(keep);
 		if (slot < 0)
@@ -175,68 +219,130 @@ int aa_arena_trim(__u64 keep_bytes)
 	return n;
 }
 
-/* Empty every free list and zero the gauges (not the event counters). */
-static void reset_lists(struct aa_root __arena *r)
-{
-	__u32 k;
-
-	for (k = 0; k < AA_NR_ORDERS; k++) {
-		r->free_head[k] = AA_NIL;
-		r->stats.free_blocks[k] = 0;
-	}
-	r->stats.nr_chunks = 0;
-	r->stats.large_chunks = 0;
-	r->stats.pages_mapped = 0;
-	r->stats.bytes_in_use = 0;
-	r->stats.live_allocs = 0;
-	r->large_bytes_in_use = 0;
-}
-
-/* Forget every cached object (their pages are gone).
- * REQUIRES: teardown; no program is using the heap (this touches other
- * CPUs' caches, which is otherwise never done). */
-static void reset_caches(void)
+/* Claim every CPU cache for teardown, from this CPU. Returns 0 with all
+ * claimed, or -EBUSY with none claimed (a program is inside one). */
+static int claim_all_caches(void)
 {
 	struct aa_cpu_cache __arena *cc;
-	__u32 c;
-	int cpu;
+	__u32 n = aa_root.nr_cpus, off;
+	int cpu, busy = -1;
 
-	for (c = 0; c < AA_NR_CLASSES; c++)
-		aa_root.tc[c].count = 0;
+	bpf_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
+		off = aa_root.cpu_cache_off[cpu];
+		if (off && __sync_val_compare_and_swap(
+				   &((struct aa_cpu_cache __arena *)aa_addr(off))->busy,
+				   AA_CC_FREE, AA_CC_TEARDOWN) != AA_CC_FREE) {
+			busy = cpu;
+			break;
+		}
+	}
+	if (busy < 0)
+		return 0;
+	bpf_for(cpu, 0, busy) {
+		off = aa_root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)];
+		if (!off)
+			continue;
+		cc = aa_addr(off);
+		aa_store_release(&cc->busy, AA_CC_FREE);
+	}
+	return -EBUSY;
+}
+
+/* Under the heap lock: unpublish, forget every list, mark every mapped slot
+ * RELEASING. Returns the number of such slots, or -EBUSY (nothing changed)
+ * if a trim is returning a chunk or a transfer-cache lock is held.
+ * REQUIRES: heap lock held; all CPU caches claimed. */
+static int teardown_locked(void)
+{
+	struct aa_transfer_cache __arena *tc;
+	__u32 nr_slots = aa_root.nr_slots, n = AA_ZERO, k;
+	int s, c, err = 0;
+
+	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS)
+		if (aa_root.slots[s].state == AA_SLOT_RELEASING)
+			return -EBUSY;
+	for (c = 0; c < AA_NR_CLASSES; c++) {	/* heap lock first: allowed order */
+		tc = &aa_root.tc[c];
+		if (aa_lock_acquire(&tc->lock, 0)) {
+			err = -EBUSY;
+			continue;
+		}
+		tc->count = 0;
+		aa_lock_release(&tc->lock);
+	}
+	if (err)
+		return err;
+	__sync_lock_test_and_set(&aa_root.magic, 0);	/* new callers: UNINIT */
+	for (k = 0; k < AA_NR_ORDERS; k++) {
+		aa_root.free_head[k] = AA_NIL;
+		aa_root.stats.free_blocks[k] = 0;
+	}
+	aa_root.parked = AA_NIL;
+	aa_root.stats.nr_chunks = 0;
+	aa_root.stats.large_chunks = 0;
+	aa_root.stats.pages_mapped = 0;
+	aa_root.stats.bytes_in_use = 0;
+	aa_root.stats.live_allocs = 0;
+	aa_root.large_bytes_in_use = 0;
+	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+		if (aa_root.slots[s].state == AA_SLOT_UNMAPPED)
+			continue;
+		aa_root.slots[s].state = AA_SLOT_RELEASING;
+		aa_root.slots[s].nr_chunks = 0;
+		aa_root.slots[s].large_pages = 0;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Return every page, live allocations included, and forget the heap.
+ * Quiesces first: claims every CPU cache (they stay claimed until the next
+ * init) and refuses with -EBUSY, changing nothing, while a program is
+ * inside one or holds a transfer-cache lock, or a trim is returning pages.
+ * Programs must not use the heap across a teardown: one that already got
+ * past the ready check gets NULL / an error, never memory of the old heap.
+ */
+int aa_arena_teardown(void)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 nr_slots = aa_root.nr_slots, off, c;
+	int s, n, err, cpu;
+
+	if (!aa_heap_ready())
+		return -ENODEV;
+	err = claim_all_caches();
+	if (err)
+		return err;
+	err = aa_lock();
+	if (err) {
+		n = -EBUSY;
+	} else {
+		n = teardown_locked();
+		aa_unlock();
+	}
+	if (n < 0) {
+		bpf_for(cpu, 0, aa_root.nr_cpus < AA_MAX_CPUS ? aa_root.nr_cpus : AA_MAX_CPUS) {
+			off = aa_root.cpu_cache_off[cpu];
+			if (off)
+				aa_store_release(&((struct aa_cpu_cache __arena *)aa_addr(off))->busy,
+						 AA_CC_FREE);
+		}
+		return n;
+	}
+	/* unpublished and quiesced: return the pages, no lock held */
+	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+		if (aa_root.slots[s].state == AA_SLOT_RELEASING)
+			return_chunk(s);
+	}
 	bpf_for(cpu, 0, AA_MAX_CPUS) {
-		__u32 off = aa_root.cpu_cache_off[cpu];
-
+		off = aa_root.cpu_cache_off[cpu];
 		if (!off)
 			continue;
 		cc = aa_addr(off);
 		for (c = 0; c < AA_NR_CLASSES; c++)
 			cc->count[c] = 0;
 	}
-}
-
-/* Return every page, live allocations included, and forget the heap.
- * REQUIRES: no other program uses the heap meanwhile. */
-int aa_arena_teardown(void)
-{
-	__u32 nr_slots = aa_root.nr_slots, n = AA_ZERO;
-	int s;
-
-	if (!aa_heap_ready())
-		return -ENODEV;
-	if (aa_lock())
-		return -EBUSY;
-	WRITE_ONCE_ARENA(aa_root.magic, 0);	/* new callers fail with UNINIT */
-	aa_unlock();
-	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		if (aa_root.slots[s].state == AA_SLOT_UNMAPPED)
-			continue;
-		return_chunk(s);
-		/* other fields are meaningless while UNMAPPED */
-		aa_root.slots[s].state = AA_SLOT_UNMAPPED;
-		n++;
-	}
-	reset_lists(&aa_root);
-	reset_caches();
 	aa_root.stats.nr_trims += n;
 	return n;
 }

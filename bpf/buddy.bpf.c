@@ -8,9 +8,20 @@
  * From below: chunks that arena.bpf.c maps (aa_buddy_add_chunk) and takes
  *             back when they are entirely free (aa_buddy_take_free_chunk).
  *             This file never calls a page kfunc: any program may use it.
- * To above:   aa_buddy_alloc/free/usable_size and their bulk forms.
- * Locking:    everything here runs under the heap lock (aa_lock() in
- *             internal.h): free lists, chunk metadata, slot table, stats.
+ * To above:   aa_buddy_alloc/usable_size/free and the bulk forms; for the
+ *             cache tiers, refills marked as cached (aa_buddy_alloc_bulk
+ *             with AA_TAG_CACHED) and aa_buddy_return[_bulk] of blocks a
+ *             free already claimed. A return never fails: without the
+ *             lock the blocks are parked (aa_root.parked) and the next
+ *             lock holder completes them.
+ * Locking:    the heap lock (aa_lock() in internal.h, preemption disabled
+ *             while held) guards the free lists, the chunk metadata, the
+ *             slot table and the stats. Without it, only reads: a live
+ *             block's own alloc bit and slot state change only when that
+ *             block is freed, which its claimer alone can do, so the
+ *             unlocked lookups below are exact for live blocks and a
+ *             harmless snapshot for anything else. Word 0 of blocks is
+ *             written with the custody protocol (internal.h, aa_claim()).
  *
  * Metadata of a chunk (24 KiB, outside the chunk), one bitmap of 3 * 65536
  * bits indexed by the block's offset in the chunk (coff):
@@ -18,8 +29,8 @@
  *   alloc bit  65536 + 2^17 - 2^(17-k) + (coff >> (4 + k))
  *                                               : an order-k allocation
  *                                                 starts here
- * A free block carries its own header (struct aa_free_hdr: list links,
- * magic, order), trusted only where its free bit is set.
+ * A free block carries its own header (struct aa_free_hdr: custody mark
+ * with its order, list links), trusted only where its free bit is set.
  *
  * Invariants (under the lock):
  *   every byte of a chunk is in exactly one block, free or allocated;
@@ -42,16 +53,23 @@
 
 /* Header written into every free block (16 bytes: fits the smallest). */
 struct aa_free_hdr {
+	__u64 mark;	/* aa_custody(addr, AA_TAG_BUDDY + order) */
 	__u32 next;	/* arena offset of next free block of this order, AA_NIL */
 	__u32 prev;
-	__u32 magic;	/* AA_FREE_MAGIC */
-	__u32 order;
 };
 
-#define AA_FREE_MAGIC		0xf4eeb10cU
+/* A parked block: claimed (word 0 = FREED mark), waiting for the lock. */
+struct aa_parked {
+	__u64 mark;
+	__u32 next;	/* arena offset of the next parked block, AA_NIL */
+	__u32 pad;
+};
+
 #define AA_ALLOC_BIT_BASE	AA_BLOCKS_PER_CHUNK
+#define AA_UNPARK_BATCH		32	/* parked frees completed per lock hold */
 
 typedef struct aa_free_hdr __arena aa_free_hdr_t;
+typedef struct aa_parked __arena aa_parked_t;
 typedef __u64 __arena aa_bitmap_t;
 
 /* --- Metadata bitmaps --------------------------------------------------- */
@@ -100,10 +118,9 @@ static __always_inline void free_push(__u32 order, __u32 off)
 	aa_free_hdr_t *hdr = aa_addr(off);
 	__u32 head = aa_root.free_head[order];
 
+	hdr->mark = aa_custody((__u64)hdr, AA_TAG_BUDDY + order);
 	hdr->next = head;
 	hdr->prev = AA_NIL;
-	hdr->magic = AA_FREE_MAGIC;
-	hdr->order = order;
 	if (head != AA_NIL)
 		((aa_free_hdr_t *)aa_addr(head))->prev = off;
 	aa_root.free_head[order] = off;
@@ -122,7 +139,7 @@ static __always_inline void free_unlink(__u32 order, __u32 off)
 		aa_root.free_head[order] = next;
 	if (next != AA_NIL)
 		((aa_free_hdr_t *)aa_addr(next))->prev = prev;
-	hdr->magic = 0;
+	/* hdr->mark stays a custody mark: no free can claim this word */
 	bit_clear(meta_of(off >> AA_CHUNK_SHIFT), free_bit(off & (AA_CHUNK_SIZE - 1)));
 	aa_root.stats.free_blocks[order]--;
 }
@@ -136,7 +153,7 @@ static __always_inline bool is_free_block(aa_bitmap_t *meta, __u32 chunk_off,
 	if (!bit_test(meta, free_bit(coff)))
 		return false;
 	hdr = aa_addr(chunk_off + coff);
-	return hdr->magic == AA_FREE_MAGIC && hdr->order == order;
+	return hdr->mark == aa_custody((__u64)hdr, AA_TAG_BUDDY + order);
 }
 
 /* --- Stats -------------------------------------------------------------- */
@@ -178,9 +195,11 @@ static __always_inline void account_free(__u64 bytes)
 /* --- Block alloc / free (locked) ---------------------------------------- */
 
 /* Take a block of the given order: the smallest free block of at least that
- * order, split down. Returns its arena offset or AA_NIL.
+ * order, split down, and give its word 0 the value `cached`: 1 = the
+ * custody mark AA_TAG_CACHED (a CPU cache refill), 0 = zero (a user).
+ * Returns its arena offset or AA_NIL.
  * REQUIRES: heap lock held. */
-static __u32 block_alloc_locked(__u32 order)
+static __u32 block_alloc_locked(__u32 order, bool cached)
 {
 	__u32 j = AA_NR_ORDERS, k, off;
 
@@ -202,7 +221,11 @@ static __u32 block_alloc_locked(__u32 order)
 			break;
 		free_push(k - 1, off + (AA_MIN_SIZE << (k - 1)));
 	}
+	/* A claim validates the alloc bit, then word 0 (aa_claim()): the
+	 * marks written above must be visible before the bit. */
+	aa_store_fence();
 	bit_set(meta_of(off >> AA_CHUNK_SHIFT), alloc_bit(order, off & (AA_CHUNK_SIZE - 1)));
+	*(__u64 __arena *)aa_addr(off) = cached ? aa_custody((__u64)aa_addr(off), AA_TAG_CACHED) : 0;
 	account_alloc(order_bytes(order));
 	return off;
 }
@@ -213,9 +236,10 @@ static __u32 block_alloc_locked(__u32 order)
  * nothing changed. Walks k upwards: the first block start that covers coff
  * (an order-k alloc bit at coff rounded down to 16 << k, or any free bit)
  * is the block containing it.
- * REQUIRES: heap lock held; slot is an AA_SLOT_CHUNK.
+ * REQUIRES: slot is an AA_SLOT_CHUNK; heap lock held, or the answer is a
+ * snapshot (exact for a live allocation at coff: see the file comment).
  */
-static int classify_locked(aa_bitmap_t *meta, __u32 coff)
+static int classify(aa_bitmap_t *meta, __u32 coff)
 {
 	__u32 k, start;
 
@@ -255,7 +279,7 @@ static void block_free_locked(__u32 off, __u32 order)
 
 /* --- Large allocations: runs of whole free chunks ------------------------ */
 
-static __always_inline bool chunk_is_free(__u32 slot)
+static bool chunk_is_free(__u32 slot)
 {
 	__u32 chunk_off = slot << AA_CHUNK_SHIFT;
 
@@ -287,9 +311,11 @@ static __u32 large_alloc_locked(__u64 size)
 		free_unlink(AA_MAX_ORDER, i << AA_CHUNK_SHIFT);
 		aa_root.slots[i].state = AA_SLOT_LARGE_TAIL;
 	}
-	aa_root.slots[first].state = AA_SLOT_LARGE_HEAD;
+	*(__u64 __arena *)aa_addr(first << AA_CHUNK_SHIFT) = 0;	/* was a mark */
 	aa_root.slots[first].nr_chunks = need;
 	aa_root.slots[first].large_pages = (size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT;
+	aa_store_fence();	/* as in block_alloc_locked(): state last */
+	aa_root.slots[first].state = AA_SLOT_LARGE_HEAD;
 	aa_root.stats.large_chunks += need;
 	aa_root.large_bytes_in_use += (__u64)need << AA_CHUNK_SHIFT;
 	account_alloc((__u64)need << AA_CHUNK_SHIFT);
@@ -318,8 +344,8 @@ static void large_free_locked(__u32 slot)
 /* --- Pointer lookup ------------------------------------------------------ */
 
 /* Where is ptr? Sets *off (its arena offset) and returns the state of its
- * slot, or -AA_ERR_FOREIGN / -AA_ERR_MISALIGNED. Without the heap lock
- * (aa_buddy_class_of) the state is a snapshot. */
+ * slot, or -AA_ERR_FOREIGN / -AA_ERR_MISALIGNED. Without the heap lock the
+ * state is a snapshot. */
 static __always_inline int locate(__u64 ptr, __u32 *off)
 {
 	__u64 rel = ptr - aa_root.arena_base;
@@ -335,9 +361,9 @@ static __always_inline int locate(__u64 ptr, __u32 *off)
 }
 
 /* What is ptr? Sets *off; returns the order (0..16) of the buddy allocation
- * at ptr, AA_NR_ORDERS for a large allocation, or -AA_ERR_*.
- * REQUIRES: heap lock held. */
-static int lookup_locked(__u64 ptr, __u32 *off)
+ * at ptr, AA_NR_ORDERS for a large allocation, or -AA_ERR_*. Under the heap
+ * lock, or a snapshot (exact for a live allocation). */
+static int lookup(__u64 ptr, __u32 *off)
 {
 	int state = locate(ptr, off);
 	__u32 slot = *off >> AA_CHUNK_SHIFT, coff = *off & (AA_CHUNK_SIZE - 1);
@@ -350,15 +376,13 @@ static int lookup_locked(__u64 ptr, __u32 *off)
 		return -AA_ERR_INTERIOR;
 	if (state != AA_SLOT_CHUNK)
 		return -AA_ERR_FOREIGN;
-	return classify_locked(meta_of(slot), coff);
+	return classify(meta_of(slot), coff);
 }
 
 /*
  * Size class of a live allocation, without the lock: the order c <
  * AA_NR_CLASSES of the block starting at ptr, or -1 (not an allocation of a
- * cached class: large, bad, or not ours; the buddy judges those). Safe
- * unlocked because a live block's own alloc bit changes only when it is
- * freed, and a word of the bitmap is read whole.
+ * cached class: large, bad, or not ours; aa_buddy_free() judges those).
  */
 static __always_inline int aa_buddy_class_of(__u64 ptr)
 {
@@ -378,14 +402,80 @@ static __always_inline int aa_buddy_class_of(__u64 ptr)
 	return -1;
 }
 
-/* Free what lookup_locked() found. REQUIRES: heap lock held. */
-static int free_locked(__u64 ptr)
+/* --- Claims ----------------------------------------------------------------
+ *
+ * aa_claim() makes a free the sole owner of a live block, lock-free:
+ *
+ *   v = word0                   user data, or a custody mark: -EALREADY
+ *   cmpxchg(word0, v, FREED)    lost: another free won (or it is cached)
+ *   alloc bit (or LARGE_HEAD)   still set, and then
+ *   word0 == FREED              still ours: claimed
+ *
+ * Why the last two checks: a free that read v long ago may find v again
+ * at the same address after the block was freed, merged and reused inside
+ * a bigger block (user data equal to v). Its cmpxchg then succeeds on a
+ * block that is not a live allocation at ptr. Such a position is not the
+ * head of a free block (heads carry a BUDDY mark, never equal to v); for
+ * it to become an allocation at ptr it must first become a head, whose
+ * mark overwrites our FREED, and only then get its alloc bit (ordered by
+ * aa_store_fence()). So "bit set, then word 0 still FREED" is a live
+ * block that we own. Otherwise the stray write is undone and the free is
+ * a double free (or a free of a pointer that was reused: a user bug no
+ * allocator can tell from a valid free).
+ */
+static __always_inline bool still_allocated(__u32 off, int kind, __u64 *dep)
+{
+	__u32 slot = off >> AA_CHUNK_SHIFT, coff = off & (AA_CHUNK_SIZE - 1);
+	__u32 bit;
+	__u64 w;
+
+	if (slot >= AA_MAX_SLOTS)
+		return false;
+	if (kind >= AA_NR_ORDERS) {
+		*dep = READ_ONCE_ARENA(aa_root.slots[slot].state);
+		return *dep == AA_SLOT_LARGE_HEAD && !coff;
+	}
+	bit = alloc_bit(kind, coff);
+	w = ((volatile __u64 __arena *)meta_of(slot))[bit >> 6];
+	*dep = w;
+	return (w >> (bit & 63)) & 1;
+}
+
+/* Claim the allocation of kind `kind` (order, or AA_NR_ORDERS for a large
+ * run) at ptr (arena offset off) for a free. Returns 0 with word 0 = the
+ * FREED mark (the caller now owns the block), or -AA_ERR_DOUBLE_FREE with
+ * nothing changed. Any context, no lock. */
+static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind)
+{
+	__u64 __arena *w = (__u64 __arena *)ptr;
+	__u64 mine = aa_custody(ptr, AA_TAG_FREED), v, dep = 0;
+
+	v = *(volatile __u64 __arena *)w;
+	if (aa_is_custody(ptr, v))
+		return -AA_ERR_DOUBLE_FREE;
+	if (__sync_val_compare_and_swap(w, v, mine) != v)
+		return -AA_ERR_DOUBLE_FREE;
+	if (still_allocated(off, kind, &dep) && aa_load_after(w, dep) == mine)
+		return 0;
+	__sync_val_compare_and_swap(w, mine, v);	/* undo the stray write */
+	return -AA_ERR_DOUBLE_FREE;
+}
+
+/* --- Freeing claimed blocks ------------------------------------------------ */
+
+/* Free a block that a free claimed (or a cache tier holds): word 0 must be a
+ * custody mark. Returns 0 or -AA_ERR_*. REQUIRES: heap lock held. */
+static int free_claimed_locked(__u64 ptr)
 {
 	__u32 off = 0;
-	int kind = lookup_locked(ptr, &off);
+	int kind = lookup(ptr, &off);
+	__u64 w;
 
 	if (kind < 0)
-		return kind;
+		return -AA_ERR_CORRUPT;
+	w = *(__u64 __arena *)ptr;
+	if (w != aa_custody(ptr, AA_TAG_FREED) && w != aa_custody(ptr, AA_TAG_CACHED))
+		return -AA_ERR_CORRUPT;
 	if (kind == AA_NR_ORDERS)
 		large_free_locked(off >> AA_CHUNK_SHIFT);
 	else
@@ -393,10 +483,77 @@ static int free_locked(__u64 ptr)
 	return 0;
 }
 
+/* Push the chain first .. last (arena offsets, linked through
+ * aa_parked.next; n blocks, counted as parked frees if n) on the parked
+ * list. Lock-free, any context: the loop only repeats when another push or
+ * a pop got in between. */
+static void park_chain(__u32 first, __u32 last, __u32 n)
+{
+	aa_parked_t *tail = aa_addr(last);
+	__u32 old;
+
+	bpf_repeat(AA_MAX_LOOPS) {
+		old = READ_ONCE_ARENA(aa_root.parked);
+		tail->next = old;
+		if (__sync_val_compare_and_swap(&aa_root.parked, old, first) == old)
+			break;
+	}
+	if (n)
+		__sync_fetch_and_add(&aa_root.stats.frees_parked, n);
+}
+
+/* Complete up to max parked frees. The heap lock holder is the only one who
+ * pops, so the head it read cannot be popped and pushed again meanwhile
+ * (no ABA); a failed cmpxchg means a push came in: read again.
+ * REQUIRES: heap lock held. */
+static __u32 unpark_locked(__u32 max)
+{
+	__u32 head, next, done = AA_ZERO;
+	aa_parked_t *p;
+
+	bpf_repeat(AA_MAX_LOOPS) {
+		if (done >= max)
+			break;
+		head = READ_ONCE_ARENA(aa_root.parked);
+		if (head == AA_NIL)
+			break;
+		p = aa_addr(head);
+		next = p->next;
+		if (__sync_val_compare_and_swap(&aa_root.parked, head, next) != head)
+			continue;
+		if (free_claimed_locked((__u64)p))
+			aa_fail(AA_ERR_CORRUPT);
+		done++;
+	}
+	aa_root.stats.frees_unparked += done;
+	return done;
+}
+
+int aa_buddy_unpark(void);
+
+/* After releasing the heap lock: if frees are parked, complete a batch.
+ * Done outside the caller's section (one more lock round trip, only while
+ * something is parked) so that unpark_locked() is verified once, in
+ * aa_buddy_unpark(), not in every locked function. */
+static __always_inline void unlock_and_unpark(void)
+{
+	aa_unlock();
+	if (READ_ONCE_ARENA(aa_root.parked) != AA_NIL)
+		aa_buddy_unpark();
+}
+
 /* --- Global entry points --------------------------------------------------
  * Each takes the heap lock itself; sizes are checked by the caller
  * (alloc.bpf.c) but re-checked here where a bad value could corrupt state.
+ * Lock failures: an allocation fails (counted: BUSY or NESTED), a free is
+ * parked (counted in lock_misses and frees_parked).
  */
+
+/* Count a lock failure that made an allocation fail. */
+static __always_inline void alloc_lock_failed(int err)
+{
+	aa_fail(err == -AA_ERR_NESTED ? AA_ERR_NESTED : AA_ERR_BUSY);
+}
 
 /* Allocate size bytes aligned to align (power of two <= page; 0 = none).
  * Returns a user address or 0; the failure is counted. */
@@ -416,14 +573,16 @@ __u64 aa_buddy_alloc(__u64 size, __u64 align)
 	if (align > size)
 		size = align;
 	err = aa_lock();
-	if (err)
+	if (err) {
+		alloc_lock_failed(err);
 		return 0;
+	}
 	if (size > AA_CHUNK_SIZE)
 		off = large_alloc_locked(size);
 	else
-		off = block_alloc_locked(aa_size_to_order(size));
+		off = block_alloc_locked(aa_size_to_order(size), false);
 	check_watermark(off == AA_NIL);
-	aa_unlock();
+	unlock_and_unpark();
 	if (off == AA_NIL) {
 		aa_fail(AA_ERR_NOMEM);
 		return 0;
@@ -431,41 +590,97 @@ __u64 aa_buddy_alloc(__u64 size, __u64 align)
 	return aa_root.arena_base + off;
 }
 
+/* Give a claimed block (word 0 = a custody mark) back to the heap: freed
+ * now, or parked when the lock is not available. Returns 0, or -EUCLEAN
+ * (counted) if the block was not what its claimer said. */
+int aa_buddy_return(__u64 ptr)
+{
+	__u32 off = ptr - aa_root.arena_base;
+	int err;
+
+	if (aa_lock()) {
+		aa_count(lock_misses);
+		park_chain(off, off, 1);
+		return 0;
+	}
+	err = free_claimed_locked(ptr);
+	unlock_and_unpark();
+	return err ? aa_fail(-err) : 0;
+}
+
+/* aa_buddy_return() for arr[0 .. n) (arena array of user addresses, none
+ * zero). Returns n, or -errno for a bad argument. */
+int aa_buddy_return_bulk(__u64 arr, __u32 n)
+{
+	__u64 __arena *in = (__u64 __arena *)arr;
+	__u32 first, prev = AA_NIL, off;
+	int i;
+
+	if (n == 0 || n > AA_BULK_MAX)
+		return n ? -E2BIG : 0;
+	if (aa_lock()) {
+		/* link them up and park the whole chain with one push */
+		first = in[0] - aa_root.arena_base;
+		bpf_for(i, 0, n) {
+			off = in[i] - aa_root.arena_base;
+			if (prev != AA_NIL)
+				((aa_parked_t *)aa_addr(prev))->next = off;
+			prev = off;
+		}
+		aa_count(lock_misses);
+		park_chain(first, prev, n);
+		return n;
+	}
+	bpf_for(i, 0, n) {
+		if (free_claimed_locked(in[i]))
+			aa_fail(AA_ERR_CORRUPT);
+	}
+	unlock_and_unpark();
+	return n;
+}
+
+/* Free ptr, any allocation (the path of everything the CPU caches do not
+ * take): look it up, claim it, return it. 0 or -errno (counted) with the
+ * heap unchanged. */
 int aa_buddy_free(__u64 ptr)
 {
-	int err;
+	__u32 off = 0;
+	int kind;
 
 	if (!aa_heap_ready())
 		return aa_fail(AA_ERR_UNINIT);
-	err = aa_lock();
-	if (err)
-		return err;
-	err = free_locked(ptr);
-	aa_unlock();
-	return err < 0 ? aa_fail(-err) : 0;
+	kind = lookup(ptr, &off);
+	if (kind < 0)
+		return aa_fail(-kind);
+	kind = aa_claim(ptr, off, kind);
+	if (kind < 0)
+		return aa_fail(-kind);
+	return aa_buddy_return(ptr);
 }
 
+/* Usable bytes of the live allocation at ptr, 0 for anything else (a freed
+ * or cached block included). Lock-free: exact for a live allocation. */
 __u64 aa_buddy_usable_size(__u64 ptr)
 {
 	__u32 off = 0;
-	__u64 size = 0;
 	int kind;
 
-	if (!aa_heap_ready() || aa_lock())
+	if (!aa_heap_ready())
 		return 0;
-	kind = lookup_locked(ptr, &off);
-	if (kind == AA_NR_ORDERS && (off >> AA_CHUNK_SHIFT) < AA_MAX_SLOTS)
-		size = (__u64)aa_root.slots[off >> AA_CHUNK_SHIFT].nr_chunks << AA_CHUNK_SHIFT;
-	else if (kind >= 0)
-		size = order_bytes(kind);
-	aa_unlock();
-	return size;
+	kind = lookup(ptr, &off);
+	if (kind < 0 || aa_is_custody(ptr, *(__u64 __arena *)ptr))
+		return 0;
+	if (kind == AA_NR_ORDERS)
+		return (__u64)aa_root.slots[(off >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)].nr_chunks
+		       << AA_CHUNK_SHIFT;
+	return order_bytes(kind);
 }
 
-/* Bulk forms: one lock round trip for n objects. arr is an arena array of
- * n __u64 user addresses. REQUIRES: size <= AA_CHUNK_SIZE (callers route
- * larger sizes one by one). */
-int aa_buddy_alloc_bulk(__u64 arr, __u32 n, __u64 size)
+/* Allocate n blocks of size bytes into arr[0 .. n) (arena array of user
+ * addresses), one lock round trip. cached: mark them for a CPU cache
+ * (AA_TAG_CACHED) instead of zeroing word 0. Returns how many it got.
+ * REQUIRES: size <= AA_CHUNK_SIZE (callers route larger sizes one by one). */
+int aa_buddy_alloc_bulk(__u64 arr, __u32 n, __u64 size, __u32 cached)
 {
 	__u64 __arena *out = (__u64 __arena *)arr;
 	__u32 order, off, got = AA_ZERO;
@@ -475,50 +690,82 @@ int aa_buddy_alloc_bulk(__u64 arr, __u32 n, __u64 size)
 		return aa_fail(AA_ERR_UNINIT);
 	if (size == 0 || size > AA_CHUNK_SIZE)
 		return aa_fail(AA_ERR_SIZE);
+	if (n > AA_BULK_MAX)
+		return -E2BIG;
 	order = aa_size_to_order(size);
 	err = aa_lock();
-	if (err)
-		return err;
+	if (err) {
+		alloc_lock_failed(err);
+		return aa_errno(-err);
+	}
 	bpf_for(i, 0, n) {
-		off = block_alloc_locked(order);
+		off = block_alloc_locked(order, cached);
 		if (off == AA_NIL)
 			break;
 		out[i] = aa_root.arena_base + off;
 		got++;
 	}
 	check_watermark(got < n);
-	aa_unlock();
+	unlock_and_unpark();
 	if (got < n)
 		aa_fail(AA_ERR_NOMEM);
 	return got;
 }
 
+/* Complete a batch of parked frees. Returns how many (0: none left), or
+ * -errno if the lock could not be taken. */
+int aa_buddy_unpark(void)
+{
+	int err = aa_lock();
+	__u32 n;
+
+	if (err)
+		return aa_errno(-err);
+	n = unpark_locked(AA_UNPARK_BATCH * 8);
+	aa_unlock();
+	return n;
+}
+
+/* Free arr[0 .. n) of user allocations with one lock round trip: each is
+ * looked up and claimed, then freed (or parked if the lock is not
+ * available). A bad one stays in arr and is counted; freed ones are set to
+ * 0. Returns the number freed, or -EINVAL when there were bad pointers and
+ * none was freed. */
 int aa_buddy_free_bulk(__u64 arr, __u32 n)
 {
 	__u64 __arena *in = (__u64 __arena *)arr;
-	__u32 freed = AA_ZERO, bad = AA_ZERO;
-	int i, err;
+	__u32 freed = AA_ZERO, bad = AA_ZERO, off = 0;
+	int i, kind, locked;
 
 	if (!aa_heap_ready())
 		return aa_fail(AA_ERR_UNINIT);
-	err = aa_lock();
-	if (err)
-		return err;
+	if (n > AA_BULK_MAX)
+		return -E2BIG;
+	locked = !aa_lock();
+	if (!locked)
+		aa_count(lock_misses);
 	bpf_for(i, 0, n) {
 		__u64 p = in[i];
 
 		if (!p)
 			continue;
-		err = free_locked(p);
-		if (err < 0) {	/* stays in arr for the caller to see */
+		kind = lookup(p, &off);
+		if (kind >= 0)
+			kind = aa_claim(p, off, kind);
+		if (kind < 0) {
+			aa_fail(-kind);
 			bad++;
-			aa_fail(-err);
 			continue;
 		}
+		if (!locked)
+			park_chain(off, off, 1);
+		else if (free_claimed_locked(p))
+			aa_fail(AA_ERR_CORRUPT);
 		in[i] = 0;
 		freed++;
 	}
-	aa_unlock();
+	if (locked)
+		unlock_and_unpark();
 	if (bad && !freed)
 		return -EINVAL;
 	return freed;
@@ -536,7 +783,11 @@ int aa_buddy_add_chunk(__u32 slot, __u32 meta_off)
 		return -EINVAL;
 	err = aa_lock();
 	if (err)
-		return err;
+		return aa_errno(-err);
+	if (!aa_heap_ready()) {		/* torn down meanwhile */
+		aa_unlock();
+		return -ENODEV;
+	}
 	if (aa_root.slots[slot].state != AA_SLOT_UNMAPPED) {
 		aa_unlock();
 		return -EEXIST;
@@ -554,8 +805,10 @@ int aa_buddy_add_chunk(__u32 slot, __u32 meta_off)
 }
 
 /* Take one entirely free chunk out of the heap, skipping the first `keep`
- * free chunks (keep = 0: any). Marks the slot unmapped; the caller returns
- * its pages. Returns the slot, -ENOENT when there is none, or -errno. */
+ * free chunks (keep = 0: any). Marks the slot RELEASING: its meta_off stays
+ * valid and no grower maps it until the caller, having returned the
+ * pages, calls aa_buddy_release_slot(). Returns the slot, -ENOENT when
+ * there is none, or -errno. */
 int aa_buddy_take_free_chunk(__u32 keep)
 {
 	__u32 nr_slots = aa_root.nr_slots, seen = AA_ZERO;
@@ -563,14 +816,14 @@ int aa_buddy_take_free_chunk(__u32 keep)
 
 	err = aa_lock();
 	if (err)
-		return err;
+		return aa_errno(-err);
 	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
 		if (!chunk_is_free(s))
 			continue;
 		if (seen++ < keep)
 			continue;
 		free_unlink(AA_MAX_ORDER, s << AA_CHUNK_SHIFT);
-		aa_root.slots[s].state = AA_SLOT_UNMAPPED;
+		aa_root.slots[s].state = AA_SLOT_RELEASING;
 		aa_root.stats.nr_chunks--;
 		aa_root.stats.nr_trims++;
 		aa_root.stats.pages_mapped -= AA_CHUNK_PAGES + AA_META_PAGES;
@@ -581,9 +834,27 @@ int aa_buddy_take_free_chunk(__u32 keep)
 	return ret;
 }
 
+/* The pages of a RELEASING slot are back with the kernel: the slot may be
+ * mapped again. Returns 0, or -EINVAL for a slot in another state. */
+int aa_buddy_release_slot(__u32 slot)
+{
+	int err;
+
+	if (slot >= AA_MAX_SLOTS)
+		return -EINVAL;
+	err = aa_lock();
+	if (err)
+		return aa_errno(-err);
+	err = aa_root.slots[slot].state == AA_SLOT_RELEASING ? 0 : -EINVAL;
+	if (!err)
+		aa_root.slots[slot].state = AA_SLOT_UNMAPPED;
+	aa_unlock();
+	return err;
+}
+
 /* --- Validity checker ------------------------------------------------------
- * Walks every free list: each block must be inside a chunk, carry the magic
- * and its list's order, have its free bit set and a consistent prev link;
+ * Walks every free list: each block must be inside a chunk, carry the mark
+ * of its list's order, have its free bit set and a consistent prev link;
  * the list lengths must equal stats.free_blocks[] and the byte invariant in
  * the file comment must hold. Returns 0 or a distinct positive code.
  */
@@ -611,7 +882,7 @@ int aa_buddy_check(void)
 				goto out;
 			}
 			hdr = aa_addr(off);
-			if (hdr->magic != AA_FREE_MAGIC || hdr->order != k) {
+			if (hdr->mark != aa_custody((__u64)hdr, AA_TAG_BUDDY + k)) {
 				ret = 4;
 				goto out;
 			}

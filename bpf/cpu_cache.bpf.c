@@ -3,34 +3,40 @@
  * cpu_cache.bpf.c - tier 1: per-CPU object caches (the fast path).
  *
  * Role:       serve allocations of up to 2 KiB (size classes 16 << c) and
- *             take their frees without a lock or an atomic: each CPU pops
- *             and pushes a LIFO array per class in its own arena pages.
+ *             take their frees without a lock: each CPU pops and pushes a
+ *             LIFO array per class in its own arena pages.
  * From below: batches from the transfer cache (tier 2) on underflow, or
- *             straight from the buddy (aa_buddy_alloc_bulk) when that is
- *             empty; batches go back the same way on overflow.
+ *             straight from the buddy (aa_buddy_alloc_bulk, marked cached)
+ *             when that is empty; batches go back the same way on overflow
+ *             (aa_buddy_return_bulk, which parks what it cannot free).
  * To above:   aa_cpu_cache_alloc(cls) / aa_cpu_cache_free(ptr), inlined
- *             fast paths with global slow paths (*_slow).
- * Locking:    none. Invariant (struct aa_cpu_cache in aa_shared.h): only
- *             programs running on the owning CPU touch a cache, and only
- *             between busy = 1 and busy = 0. A program that finds busy set
- *             has interrupted (IRQ/NMI) or preempted the owner on this CPU:
- *             it does not touch the cache and falls back to the buddy,
- *             whose lock refuses same-CPU nesting at once (-EDEADLK), so
- *             nothing spins and nothing is corrupted. Counted in
- *             stats[c].nested.
+ *             fast paths with global slow paths (*_slow); aa_cpu_cache_drain
+ *             of any CPU's cache.
+ * Locking:    no lock; an atomic claim per cache (struct aa_cpu_cache in
+ *             aa_shared.h, model in internal.h): cmpxchg busy from
+ *             AA_CC_FREE to AA_CC_OWNER on entry, release store of
+ *             AA_CC_FREE on exit. Whoever finds the cache claimed (it
+ *             preempted or interrupted the owner, or a drain holds it) does
+ *             not touch it and uses the buddy instead: nothing waits,
+ *             nothing is corrupted; counted in stats[c].nested. A drain or
+ *             teardown claims a cache from any CPU the same way.
  *
- * Double free: a cached object's first word holds cache_key ^ address
- * (like glibc's tcache key); a free that finds it there is refused. An
- * object leaving a cache gets that word cleared.
+ * Objects in a cache are "in use" for the buddy and carry a custody mark in
+ * word 0 (FREED when a free put them there, CACHED when a refill did): a
+ * second free of one finds the mark and gets -EALREADY, and a free claims
+ * an object with a cmpxchg before it ever reaches a cache, so two racing
+ * frees cannot both insert it. An object leaving a cache for a user gets
+ * word 0 cleared.
  *
- * Accounting: cached objects are "in use" for the buddy, so
+ * Accounting:
  *   buddy bytes_in_use == user bytes in use + bytes in CPU and transfer
- *   caches (+ large runs)
+ *   caches + parked bytes (+ large runs)
  */
 #include "internal.h"
 
 /* --- Helpers --------------------------------------------------------------- */
 
+/* This CPU's cache, or NULL (caches off, or a CPU beyond the table). */
 static __always_inline struct aa_cpu_cache __arena *this_cpu_cache(void)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
@@ -42,45 +48,48 @@ static __always_inline struct aa_cpu_cache __arena *this_cpu_cache(void)
 	return off ? (struct aa_cpu_cache __arena *)aa_addr(off) : NULL;
 }
 
-static __always_inline void cache_enter(struct aa_cpu_cache __arena *cc)
+/* Claim cc as `who`. A full barrier: what the last holder wrote before its
+ * release is visible to us. */
+static __always_inline bool cache_claim(struct aa_cpu_cache __arena *cc, __u32 who)
 {
-	cc->busy = 1;
-	aa_barrier();	/* an interrupt on this CPU sees busy before any change */
+	return __sync_val_compare_and_swap(&cc->busy, AA_CC_FREE, who) == AA_CC_FREE;
 }
 
-static __always_inline void cache_exit(struct aa_cpu_cache __arena *cc)
+static __always_inline void cache_release(struct aa_cpu_cache __arena *cc)
 {
-	aa_barrier();
-	cc->busy = 0;
+	aa_store_release(&cc->busy, AA_CC_FREE);
+}
+
+static __always_inline __u32 cache_cap(__u32 c)
+{
+	__u32 cap = aa_root.tun.cpu_cache_cap[c & (AA_NR_CLASSES - 1)];
+
+	return cap > AA_CPU_CACHE_MAX ? AA_CPU_CACHE_MAX : cap;
 }
 
 /* Fill the class from below: a batch from the transfer cache, else from the
- * buddy. Returns how many objects arrived (0: heap empty or busy).
- * REQUIRES: cc owned (busy) by this CPU and cc->count[cls] == 0. */
+ * buddy (marked cached under the heap lock). Returns how many objects
+ * arrived (0: heap empty or locked).
+ * REQUIRES: cc claimed and cc->count[cls] == 0. */
 static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 cls)
 {
-	__u32 batch = aa_root.tun.batch[cls & (AA_NR_CLASSES - 1)];
-	__u64 dst = (__u64)&cc->objs[cls & (AA_NR_CLASSES - 1)][0];
-	__u64 key = aa_root.cache_key, p;
-	int got, i;
+	__u32 c = cls & (AA_NR_CLASSES - 1);
+	__u32 batch = aa_root.tun.batch[c];
+	__u64 dst = (__u64)&cc->objs[c][0];
+	int got;
 
 	got = aa_transfer_cache_remove_batch(cls, dst, batch);
-	if (got <= 0) {
-		got = aa_buddy_alloc_bulk(dst, batch, AA_MIN_SIZE << cls);
-		/* fresh from the buddy: mark them cached (double-free key) */
-		bpf_for(i, 0, got) {
-			p = cc->objs[cls & (AA_NR_CLASSES - 1)][i & (AA_CPU_CACHE_MAX - 1)];
-			*(__u64 __arena *)p = key ^ p;
-		}
-	}
+	if (got <= 0)
+		got = aa_buddy_alloc_bulk(dst, batch, AA_MIN_SIZE << cls, 1);
 	if (got > 0)
-		cc->stats[cls & (AA_NR_CLASSES - 1)].refills++;
+		cc->stats[c].refills++;
 	return got > 0 ? got : 0;
 }
 
 /* Make room: move the oldest batch (bottom of the LIFO) out, to the
- * transfer cache, else to the buddy. Returns the new count.
- * REQUIRES: cc owned (busy) by this CPU. */
+ * transfer cache, else to the buddy (which always takes it: it parks what
+ * it cannot free). Returns the new count.
+ * REQUIRES: cc claimed. */
 static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 cls, __u32 n)
 {
 	__u32 c = cls & (AA_NR_CLASSES - 1);
@@ -92,9 +101,9 @@ static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 
 		batch = n;
 	moved = aa_transfer_cache_insert_batch(cls, src, batch);
 	if (moved <= 0) {
-		moved = aa_buddy_free_bulk(src, batch);
+		moved = aa_buddy_return_bulk(src, batch);
 		if (moved <= 0)
-			return n;	/* buddy busy: keep them, caller goes to buddy */
+			return n;	/* bad arguments only: keep them */
 	}
 	/* slide the rest down over the moved batch */
 	bpf_for(i, batch, n)
@@ -105,7 +114,7 @@ static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 
 
 /* --- Alloc / free: slow paths (global functions, verified once) ----------
  * Taken when the fast path below could not finish: the cache is empty or
- * full, busy (nested), or missing. They redo the whole operation.
+ * full, claimed by someone else, or missing. They redo the operation.
  */
 
 /* Allocate one object of class cls. Returns its address or 0. */
@@ -117,13 +126,14 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls)
 
 	if (cls >= AA_NR_CLASSES)
 		return 0;
-	if (!cc)
+	if (!cc) {
+		aa_count(no_cache);
 		return aa_buddy_alloc(AA_MIN_SIZE << cls, 0);
-	if (cc->busy) {
+	}
+	if (!cache_claim(cc, AA_CC_OWNER)) {
 		__sync_fetch_and_add(&cc->stats[c].nested, 1);
 		return aa_buddy_alloc(AA_MIN_SIZE << cls, 0);
 	}
-	cache_enter(cc);
 	n = cc->count[c];
 	if (n == 0) {
 		cc->stats[c].misses++;
@@ -138,48 +148,45 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls)
 	} else {
 		cc->stats[c].failures++;
 	}
-	cache_exit(cc);
+	cache_release(cc);
 	if (p)
-		*(__u64 __arena *)p = 0;	/* no longer carries the cache key */
+		*(__u64 __arena *)p = 0;	/* no longer carries a mark */
 	return p;
 }
 
-/* Free ptr, an object of class cls that is not cached (key checked).
- * Returns 0 or -errno with the heap unchanged. */
+/* Put ptr, an object of class cls that the caller claimed (word 0 = FREED
+ * mark), into this CPU's cache, or give it to the buddy. Returns 0 (the
+ * object is always taken), or -EUCLEAN if the buddy found it inconsistent. */
 int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 {
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
-	__u32 c = cls & (AA_NR_CLASSES - 1), n, cap;
+	__u32 c = cls & (AA_NR_CLASSES - 1), n, cap = cache_cap(cls);
 
-	if (!cc)
-		return aa_buddy_free(ptr);
-	if (cc->busy) {
-		__sync_fetch_and_add(&cc->stats[c].nested, 1);
-		return aa_buddy_free(ptr);
+	if (!cc) {
+		aa_count(no_cache);
+		return aa_buddy_return(ptr);
 	}
-	cache_enter(cc);
+	if (!cache_claim(cc, AA_CC_OWNER)) {
+		__sync_fetch_and_add(&cc->stats[c].nested, 1);
+		return aa_buddy_return(ptr);
+	}
 	n = cc->count[c];
-	cap = aa_root.tun.cpu_cache_cap[c];
-	if (cap > AA_CPU_CACHE_MAX)
-		cap = AA_CPU_CACHE_MAX;
 	if (n >= cap)
 		n = cache_spill(cc, c, n);
 	if (n < cap) {
-		*(__u64 __arena *)ptr = aa_root.cache_key ^ ptr;
 		cc->objs[c][n & (AA_CPU_CACHE_MAX - 1)] = ptr;
 		cc->count[c] = n + 1;
 		cc->stats[c].frees++;
-		cache_exit(cc);
+		cache_release(cc);
 		return 0;
 	}
-	cache_exit(cc);
-	return aa_buddy_free(ptr);	/* could not spill: buddy takes it */
+	cache_release(cc);
+	return aa_buddy_return(ptr);	/* could not spill: buddy takes it */
 }
 
 /* --- Alloc / free: fast paths (inlined into aa_malloc_u64/aa_free_u64) ----
  * A hit costs no call beyond the public function itself (a BPF-to-BPF
- * call is ~7 ns here: docs/BENCHMARKS.md). busy is set before count is
- * read: a program that ran in between (it saw busy == 0) has finished.
+ * call is ~7 ns here: docs/BENCHMARKS.md), and one cmpxchg for the claim.
  */
 
 /* Allocate one object of class cls (< AA_NR_CLASSES). */
@@ -189,80 +196,84 @@ static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls)
 	__u32 c = cls & (AA_NR_CLASSES - 1), n;
 	__u64 p;
 
-	if (!cc || cc->busy)
+	if (!cc || !cache_claim(cc, AA_CC_OWNER))
 		return aa_cpu_cache_alloc_slow(cls);
-	cache_enter(cc);
 	n = cc->count[c];
 	if (n == 0 || n > AA_CPU_CACHE_MAX) {
-		cache_exit(cc);
+		cache_release(cc);
 		return aa_cpu_cache_alloc_slow(cls);
 	}
 	p = cc->objs[c][(n - 1) & (AA_CPU_CACHE_MAX - 1)];
 	cc->count[c] = n - 1;
 	cc->stats[c].hits++;
 	cc->stats[c].allocs++;
-	cache_exit(cc);
-	*(__u64 __arena *)p = 0;	/* no longer carries the cache key */
+	cache_release(cc);
+	*(__u64 __arena *)p = 0;	/* no longer carries a mark */
 	return p;
 }
 
 /*
- * Free ptr. Objects of a cached class go to this CPU's cache; anything
- * else (large, bad pointer) is the buddy's to judge. Returns 0 or -errno
- * with the heap unchanged.
+ * Free ptr. A live object of a cached class is claimed (aa_claim) and goes
+ * to this CPU's cache; anything else (large, bad pointer) is the buddy's to
+ * judge. Returns 0 or -errno (counted) with the heap unchanged.
  */
 static __always_inline int aa_cpu_cache_free(__u64 ptr)
 {
 	struct aa_cpu_cache __arena *cc;
-	int cls = aa_buddy_class_of(ptr);
+	int cls = aa_buddy_class_of(ptr), err;
 	__u32 c, n;
 
 	if (cls < 0)
 		return aa_buddy_free(ptr);
-	if (*(__u64 __arena *)ptr == (aa_root.cache_key ^ ptr))
-		return aa_fail(AA_ERR_DOUBLE_FREE);
 	c = cls & (AA_NR_CLASSES - 1);
+	err = aa_claim(ptr, ptr - aa_root.arena_base, c);
+	if (err)
+		return aa_fail(-err);
 	cc = this_cpu_cache();
-	if (!cc || cc->busy)
+	if (!cc || !cache_claim(cc, AA_CC_OWNER))
 		return aa_cpu_cache_free_slow(ptr, c);
-	cache_enter(cc);
 	n = cc->count[c];
 	if (n >= aa_root.tun.cpu_cache_cap[c] || n >= AA_CPU_CACHE_MAX) {
-		cache_exit(cc);
+		cache_release(cc);
 		return aa_cpu_cache_free_slow(ptr, c);
 	}
-	*(__u64 __arena *)ptr = aa_root.cache_key ^ ptr;
 	cc->objs[c][n & (AA_CPU_CACHE_MAX - 1)] = ptr;
 	cc->count[c] = n + 1;
 	cc->stats[c].frees++;
-	cache_exit(cc);
+	cache_release(cc);
 	return 0;
 }
 
-/* Return every object of this CPU's cache to the buddy.
- * Returns the number of objects, or -EBUSY when the cache is in use (the
- * caller interrupted its owner: try again). */
-int aa_cpu_cache_drain(void)
-{
-	struct aa_cpu_cache __arena *cc = this_cpu_cache();
-	__u32 c, n;
-	int total = AA_ZERO, freed;
+/* --- Drain ------------------------------------------------------------------ */
 
-	if (!cc)
+/* Return every object of CPU cpu's cache to the buddy, from any CPU.
+ * Returns the number of objects, 0 for a CPU without a cache, or -EBUSY
+ * when the cache is claimed by someone else (its owner is inside an
+ * allocator call: try again). */
+int aa_cpu_cache_drain(__u32 cpu)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 c, n, off;
+	int total = AA_ZERO, moved;
+
+	if (cpu >= AA_MAX_CPUS || cpu >= aa_root.nr_cpus)
 		return 0;
-	if (cc->busy)
+	off = aa_root.cpu_cache_off[cpu];
+	if (!off)
+		return 0;
+	cc = aa_addr(off);
+	if (!cache_claim(cc, AA_CC_DRAIN))
 		return -EBUSY;
-	cache_enter(cc);
 	for (c = 0; c < AA_NR_CLASSES; c++) {
 		n = cc->count[c];
-		if (!n)
+		if (!n || n > AA_CPU_CACHE_MAX)
 			continue;
-		freed = aa_buddy_free_bulk((__u64)&cc->objs[c][0], n);
-		if (freed < 0)
-			continue;	/* buddy busy: they stay cached */
+		moved = aa_buddy_return_bulk((__u64)&cc->objs[c][0], n);
+		if (moved <= 0)
+			continue;
 		cc->count[c] = 0;
-		total += freed;
+		total += moved;
 	}
-	cache_exit(cc);
+	cache_release(cc);
 	return total;
 }

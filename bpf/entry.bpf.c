@@ -28,6 +28,8 @@ static __always_inline void set_tunables(struct aa_tunables *t)
 	aa_root.tun.low_watermark = t->low_watermark;
 }
 
+/* Initialise and publish the heap (idempotent while it is ready: tear it
+ * down first to change flags or tunables), then grow it by grow_bytes. */
 SEC("syscall")
 int aa_init(struct aa_init_args *args)
 {
@@ -35,10 +37,8 @@ int aa_init(struct aa_init_args *args)
 
 	args->root_addr = (__u64)&aa_root;
 	if (!aa_heap_ready())
-		set_tunables(&args->tun);
-	ret = aa_arena_init(args->arena_base, args->arena_size);
-	if (!ret && aa_root.nr_cpus == 0)
-		ret = aa_arena_init_caches(args->nr_cpus, args->flags);
+		set_tunables(&args->tun);	/* before publication */
+	ret = aa_arena_init(args->arena_base, args->arena_size, args->nr_cpus, args->flags);
 	if (!ret && args->grow_bytes) {
 		ret = aa_arena_grow(args->grow_bytes);
 		ret = ret < 0 ? ret : 0;
@@ -77,19 +77,58 @@ int aa_teardown(struct aa_trim_args *args)
 	return 0;
 }
 
-/* Flush the calling CPU's cache (userspace runs it pinned to each CPU in
- * turn: only the owning CPU may touch a cache) and, with all, the transfer
- * caches. */
+/* Return every cached and parked object to the buddy: each CPU cache it can
+ * claim (from whatever CPU it runs on, so CPUs outside the caller's cpuset
+ * or offline are reached too), the transfer caches, then the parked frees.
+ * Caches claimed by someone else are reported in busy[]: try again. */
 SEC("syscall")
-int aa_drain_cpu(struct aa_drain_args *args)
+int aa_drain(struct aa_drain_args *args)
 {
-	int n = aa_cpu_cache_drain(), m = 0;
+	__u32 nr = aa_root.nr_cpus;
+	__u64 objects = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0, bit;
+	int cpu, n, err = 0;
 
-	args->cpu = bpf_get_smp_processor_id();
-	if (n >= 0 && args->all)
-		m = aa_transfer_cache_drain();
-	args->err = n < 0 ? n : (m < 0 ? m : 0);
-	args->objects = (n > 0 ? n : 0) + (m > 0 ? m : 0);
+	if (!aa_heap_ready()) {
+		args->err = -ENODEV;
+		return 0;
+	}
+	bpf_for(cpu, 0, nr < AA_MAX_CPUS ? nr : AA_MAX_CPUS) {
+		n = aa_cpu_cache_drain(cpu);
+		if (n == -EBUSY) {
+			/* constant ctx offsets only (verifier) */
+			bit = 1ULL << (cpu % 64);
+			if (cpu < 64)
+				b0 |= bit;
+			else if (cpu < 128)
+				b1 |= bit;
+			else if (cpu < 192)
+				b2 |= bit;
+			else
+				b3 |= bit;
+			args->nr_busy++;
+		} else if (n > 0) {
+			objects += n;
+		}
+	}
+	n = aa_transfer_cache_drain();
+	if (n < 0)
+		err = n;
+	else
+		objects += n;
+	/* complete the parked frees (the transfer caches' objects among them) */
+	bpf_repeat(AA_MAX_LOOPS) {
+		n = aa_buddy_unpark();
+		if (n < 0)
+			err = err ? err : n;
+		if (n <= 0)
+			break;
+	}
+	args->busy[0] = b0;
+	args->busy[1] = b1;
+	args->busy[2] = b2;
+	args->busy[3] = b3;
+	args->objects = objects;
+	args->err = err;
 	return 0;
 }
 
@@ -98,6 +137,27 @@ SEC("syscall")
 int aa_check(void *ctx)
 {
 	return aa_buddy_check();
+}
+
+/* Why an allocation got NULL, for aa_call's ret: the argument checks of
+ * alloc.bpf.c first (deterministic), else an uninitialised or exhausted
+ * heap; -ENOMEM also covers a lock that could not be taken (counted in
+ * err[BUSY] / err[NESTED]). */
+static int alloc_errno(__u32 op, __u64 size, __u64 arg)
+{
+	if (op == AA_OP_CALLOC) {
+		if (arg == 0 || size == 0 || arg > AA_MAX_ALLOC || size > AA_MAX_ALLOC ||
+		    arg * size > AA_MAX_ALLOC)
+			return -EINVAL;
+		size *= arg;
+	}
+	if (op == AA_OP_ALIGNED && (arg == 0 || (arg & (arg - 1)) || arg > AA_PAGE_SIZE))
+		return -EINVAL;
+	if (size == 0 || size > AA_MAX_ALLOC || size > aa_root.arena_size)
+		return -EINVAL;
+	if (!aa_heap_ready())
+		return -ENODEV;
+	return -ENOMEM;
 }
 
 SEC("syscall")
@@ -116,15 +176,16 @@ int aa_call(struct aa_op_args *a)
 		else
 			p = aa_aligned_alloc_u64(a->arg, a->size);
 		a->ptr = p;
-		a->ret = p ? 0 : -ENOMEM;
+		a->ret = p ? 0 : alloc_errno(a->op, a->size, a->arg);
 		break;
 	case AA_OP_MALLOC_GROW:
-		/* sleepable callers may grow the heap inline */
+		/* sleepable callers may grow the heap inline, for a valid size */
 		p = aa_malloc_u64(a->size);
-		if (!p && aa_arena_grow(a->size + AA_CHUNK_SIZE) > 0)
+		if (!p && alloc_errno(AA_OP_MALLOC, a->size, 0) == -ENOMEM &&
+		    aa_arena_grow(a->size + AA_CHUNK_SIZE) > 0)	/* size <= 2^30 */
 			p = aa_malloc_u64(a->size);
 		a->ptr = p;
-		a->ret = p ? 0 : -ENOMEM;
+		a->ret = p ? 0 : alloc_errno(AA_OP_MALLOC, a->size, 0);
 		break;
 	case AA_OP_FREE:
 		a->ret = aa_free_u64(a->ptr);

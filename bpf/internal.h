@@ -1,8 +1,62 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * internal.h - private helpers shared by the tier files of arena-alloc:
- * the arena map and root, address conversion, the heap lock, error
- * accounting and the cross-file (global) functions of each tier.
+ * the arena map and root, address conversion, the concurrency primitives
+ * (claims, locks, custody marks), error accounting and the cross-file
+ * (global) functions of each tier.
+ *
+ * CONCURRENCY MODEL (docs/DESIGN.md has the long form)
+ *
+ * Who can meet on one CPU. Every BPF program runs with migration disabled,
+ * so bpf_get_smp_processor_id() is stable for its whole run, but:
+ *  - task-context programs (syscall, sleepable, tc/xdp/raw_tp test runs)
+ *    are preemptible on kernels booted preempt=full, preempt=lazy (once the
+ *    tick fires) and on PREEMPT_RT: two tasks can interleave anywhere inside
+ *    one allocator call on one CPU;
+ *  - softirq (tc/xdp on real traffic) interrupts tasks;
+ *  - hard IRQ (perf_event on a software clock, tp_btf on hrtimer
+ *    tracepoints) and NMI (perf_event on hardware counters) interrupt both
+ *    and run to completion before the interrupted code resumes;
+ *  - the host can deschedule a vCPU for milliseconds at any instruction.
+ * Nothing here may assume that code between two instructions runs without
+ * another allocator call on the same CPU, except inside a section that
+ * disabled preemption, where only IRQ/NMI can come in between.
+ *
+ * Shared state and how it is claimed:
+ *  - CPU cache (struct aa_cpu_cache): an atomic claim, cmpxchg of busy from
+ *    AA_CC_FREE; whoever holds it (the CPU's own programs, a drain or
+ *    teardown from any CPU) alone touches count/objs/stats. A caller that
+ *    finds it claimed never waits: it goes to the buddy. Released with
+ *    release order (aa_store_release).
+ *  - Heap lock (aa_root.lock) and transfer-cache locks (tc[c].lock): the
+ *    lock word holds the holder's CPU + 1, written by the acquiring
+ *    cmpxchg itself (no gap), and the holder runs with preemption disabled
+ *    from before the cmpxchg to after the releasing store. So a holder is
+ *    never preempted; the only code that can find the lock held by its own
+ *    CPU is an IRQ/NMI that interrupted the holder, and it fails at once.
+ *    Waiting for another CPU's holder is time-bounded: AA_WAIT_IRQ_NS in
+ *    hard IRQ/NMI (and where the context cannot be told), AA_WAIT_TASK_NS
+ *    elsewhere (a holder only takes longer when its vCPU was descheduled).
+ *    No global BPF function is called while a lock is held (6.12 forbids
+ *    it with preemption disabled): locked code is static. Lock order: heap
+ *    lock before a transfer-cache lock; never the other way.
+ *  - Objects: word 0 of a block that the allocator holds (in a CPU or
+ *    transfer cache, parked, or free in the buddy) carries a custody mark
+ *    (aa_custody()): key ^ address ^ tag. A free claims a live block by a
+ *    cmpxchg of word 0 from the user's value to the FREED mark, then checks
+ *    that the block is still allocated (aa_claim()): of two racing frees
+ *    exactly one wins, the other gets -EALREADY. A claimed block is the
+ *    claimer's until it hands it to a tier.
+ *  - Parked frees (aa_root.parked): a free whose lock is unavailable pushes
+ *    its claimed block on this lock-free stack (cmpxchg push, any context);
+ *    only the heap lock holder pops, so there is one consumer and no ABA.
+ *    Every heap lock holder completes some; drain completes all.
+ *  - Page kfuncs (sleepable): called with no lock held and no claim that
+ *    another caller could wait for. Chunks leave the heap through the
+ *    RELEASING slot state, so their metadata stays put until freed.
+ *  - Publication: init writes the whole root, then stores the magic with an
+ *    atomic exchange (full barrier); callers check the magic before using
+ *    anything, and their first claim or lock is a full barrier too.
  */
 #ifndef __AA_INTERNAL_H
 #define __AA_INTERNAL_H
@@ -27,17 +81,51 @@
 
 #define NUMA_NO_NODE	(-1)
 
+/* --- Kernel interfaces -------------------------------------------------- */
+
 /* Sleepable-only page kfuncs: reachable from SEC("syscall") programs only. */
 void __arena *bpf_arena_alloc_pages(void *map, void __arena *addr, __u32 page_cnt,
 				    int node_id, __u64 flags) __ksym __weak;
 void bpf_arena_free_pages(void *map, void __arena *ptr, __u32 page_cnt) __ksym __weak;
 
-/* The allocator's root (arena.bpf.c). */
+/* Linux 6.10+, every program type. Flavored names (libbpf resolves
+ * name___suffix to the kernel's name) so that an object using the plain
+ * names still links with this one under bpftool <= 7.5. */
+void bpf_preempt_disable___aa(void) __ksym;
+void bpf_preempt_enable___aa(void) __ksym;
+
+/* The root (arena.bpf.c). */
 extern struct aa_root __arena aa_root;
 
 #define READ_ONCE_ARENA(x)	(*(volatile typeof(x) *)&(x))
 #define WRITE_ONCE_ARENA(x, v)	(*(volatile typeof(x) *)&(x) = (v))
 #define aa_barrier()		asm volatile("" ::: "memory")
+
+/*
+ * Release store of a 32-bit word: every access before it is visible to
+ * whoever sees the new value. BPF has no store-release before 6.15: on x86
+ * (TSO) a plain store after a compiler barrier is one; elsewhere an
+ * exchange, which BPF orders fully.
+ */
+static __always_inline void aa_store_release(__u32 __arena *p, __u32 v)
+{
+#if defined(__TARGET_ARCH_x86)
+	aa_barrier();
+	*(volatile __u32 __arena *)p = v;
+#else
+	__sync_lock_test_and_set(p, v);
+#endif
+}
+
+/* Order this thread's earlier stores before its later ones (x86: free). */
+static __always_inline void aa_store_fence(void)
+{
+#if defined(__TARGET_ARCH_x86)
+	aa_barrier();
+#else
+	__sync_lock_test_and_set(&aa_root.zero, 0);
+#endif
+}
 
 /*
  * Loops. Two kinds only, so that both 6.12 and 6.18 verify them cheaply:
@@ -99,47 +187,137 @@ static __always_inline int aa_fail(enum aa_error e)
 	return aa_errno(e);
 }
 
-/* --- Locks ----------------------------------------------------------------
- * Test-and-set locks in arena words: the heap lock (aa_root.lock) protects
- * the free lists, the chunk metadata, the slot table and aa_root.stats (but
- * err[]); each transfer cache has its own. Rules:
- *  - never spins without bound: AA_LOCK_SPINS attempts, then -EBUSY;
- *  - a program that interrupts the holder on the same CPU (IRQ/NMI context)
- *    sees lock_cpu == its CPU + 1 and returns -EDEADLK at once instead of
- *    spinning on a lock that cannot be released until it returns;
- *  - no page kfunc is called while holding it.
+/* Count a recovered event (aa_stats contention counters). */
+#define aa_count(field)	__sync_fetch_and_add(&aa_root.stats.field, 1)
+
+/* --- Context ----------------------------------------------------------------
+ * Are we on the current task's own kernel stack? Task-context programs are
+ * (syscall, sleepable, test runs); hard IRQ and NMI handlers run on their
+ * own per-CPU stacks, and so does softirq when it runs at interrupt exit.
+ * Compares the address of a local variable with task->stack: no per-CPU
+ * kernel symbol needed (those need CONFIG_KALLSYMS_ALL). Anything unusual
+ * (a BPF private stack, say) reads as "not the task's": the short budget.
  */
-#define AA_LOCK_SPINS	(1U << 16)
+#define AA_TASK_STACK_MAX	(32U << 10)	/* >= THREAD_SIZE (16 KiB, 32 with KASAN) */
 
-static __always_inline int aa_spin_lock(__u32 __arena *lock, __u32 __arena *owner)
+static __always_inline bool aa_on_task_stack(void)
 {
-	__u32 me = bpf_get_smp_processor_id() + 1;
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 sp = 0, base = (__u64)t->stack;
+	volatile __u32 here = 0;
+	void *p = (void *)&here;
 
-	bpf_repeat(AA_LOCK_SPINS) {
-		if (__sync_val_compare_and_swap(lock, 0, 1) == 0) {
-			*(volatile __u32 __arena *)owner = me;
-			return 0;
-		}
-		if (*(volatile __u32 __arena *)owner == me)
-			return aa_fail(AA_ERR_NESTED);
-	}
-	return aa_fail(AA_ERR_BUSY);
+	/* the verifier keeps stack addresses from becoming numbers; a
+	 * probe read of the pointer's own bytes gives the number */
+	if (bpf_probe_read_kernel(&sp, sizeof(sp), &p) || !base)
+		return false;
+	return sp - base < AA_TASK_STACK_MAX;
 }
 
-static __always_inline void aa_spin_unlock(__u32 __arena *lock, __u32 __arena *owner)
+/* --- Locks -----------------------------------------------------------------
+ * Test-and-set locks in arena words: 0 free, else the holder's CPU + 1.
+ * The heap lock (aa_root.lock) protects the free lists, the chunk metadata,
+ * the slot table and aa_root.stats (but the atomic counters); each transfer
+ * cache has its own. Rules (see the model at the top):
+ *  - acquired with preemption disabled, the owner written by the acquiring
+ *    cmpxchg; released by a release store, then preemption enabled;
+ *  - the lock held by this CPU means we interrupted the holder: fail at once
+ *    (-AA_ERR_NESTED), never wait;
+ *  - waiting for another CPU is bounded in time: AA_WAIT_IRQ_NS in hard
+ *    IRQ/NMI, AA_WAIT_TASK_NS elsewhere (the holder cannot be preempted, so
+ *    only a descheduled vCPU keeps it longer); then -AA_ERR_BUSY;
+ *  - only static code runs while holding it: no global function, no page
+ *    kfunc. Callers count a failure in err[] only if their operation fails.
+ */
+#define AA_WAIT_IRQ_NS		5000ULL		/* 5 us */
+#define AA_WAIT_TASK_NS		50000000ULL	/* 50 ms */
+#define AA_WAIT_CHECK		16		/* spins between clock reads */
+
+/* The slow half of aa_lock_acquire(): preemption is disabled; re-enabled
+ * on failure. Static: callable with preemption off. */
+static int aa_lock_wait(__u32 __arena *lock, __u32 me, __u64 budget)
 {
-	*(volatile __u32 __arena *)owner = 0;
-	__sync_lock_test_and_set(lock, 0);	/* xchg: full barrier */
+	__u64 start = bpf_ktime_get_ns();
+	__u32 v, spins = AA_ZERO;
+
+	bpf_repeat(AA_MAX_LOOPS) {
+		v = *(volatile __u32 __arena *)lock;
+		if (v == 0 && __sync_val_compare_and_swap(lock, 0, me) == 0) {
+			aa_count(lock_waits);
+			return 0;
+		}
+		if (++spins % AA_WAIT_CHECK == 0 && bpf_ktime_get_ns() - start > budget)
+			break;
+	}
+	bpf_preempt_enable___aa();
+	return -AA_ERR_BUSY;
+}
+
+/* Take lock, waiting at most `budget` ns for another CPU (0: the context's
+ * budget). Returns 0 holding it with preemption disabled, or
+ * -AA_ERR_NESTED / -AA_ERR_BUSY (not counted) with preemption as before. */
+static __always_inline int aa_lock_acquire(__u32 __arena *lock, __u64 budget)
+{
+	__u32 me = bpf_get_smp_processor_id() + 1, v;
+
+	bpf_preempt_disable___aa();
+	v = __sync_val_compare_and_swap(lock, 0, me);
+	if (v == 0)
+		return 0;
+	if (v == me) {		/* we interrupted the holder: it cannot go on */
+		bpf_preempt_enable___aa();
+		return -AA_ERR_NESTED;
+	}
+	if (!budget)
+		budget = aa_on_task_stack() ? AA_WAIT_TASK_NS : AA_WAIT_IRQ_NS;
+	return aa_lock_wait(lock, me, budget);
+}
+
+static __always_inline void aa_lock_release(__u32 __arena *lock)
+{
+	aa_store_release(lock, 0);
+	bpf_preempt_enable___aa();
 }
 
 static __always_inline int aa_lock(void)
 {
-	return aa_spin_lock(&aa_root.lock, &aa_root.lock_cpu);
+	return aa_lock_acquire(&aa_root.lock, 0);
 }
 
 static __always_inline void aa_unlock(void)
 {
-	aa_spin_unlock(&aa_root.lock, &aa_root.lock_cpu);
+	aa_lock_release(&aa_root.lock);
+}
+
+/* --- Custody marks --------------------------------------------------------
+ * Word 0 of a block the allocator holds: aa_custody(addr, tag) = key ^ addr
+ * ^ tag, tag < 32. A live block's word 0 is the user's; a user value equal
+ * to a mark (a 64-bit random key) is not a concern.
+ *   AA_TAG_FREED    claimed by a free: in a cache, parked, or in transit
+ *   AA_TAG_CACHED   handed by the buddy to a CPU cache refill
+ *   AA_TAG_BUDDY+k  head of a free buddy block of order k
+ * A free claims word 0 only from a value that is not a mark (aa_claim()).
+ */
+#define AA_TAG_FREED		1
+#define AA_TAG_CACHED		2
+#define AA_TAG_BUDDY		3	/* + order, up to 3 + 16 */
+#define AA_TAG_BITS		5
+
+static __always_inline __u64 aa_custody(__u64 addr, __u32 tag)
+{
+	return aa_root.cache_key ^ addr ^ tag;
+}
+
+static __always_inline bool aa_is_custody(__u64 addr, __u64 word)
+{
+	return ((word ^ aa_root.cache_key ^ addr) >> AA_TAG_BITS) == 0;
+}
+
+/* A load that the CPU cannot perform before the load that produced dep (an
+ * address dependency; x86 never reorders loads anyway). */
+static __always_inline __u64 aa_load_after(__u64 __arena *p, __u64 dep)
+{
+	return *(volatile __u64 __arena *)((__u64)p + (dep & AA_ZERO));
 }
 
 static __always_inline bool aa_heap_ready(void)
@@ -165,9 +343,10 @@ static __always_inline __u32 aa_size_to_order(__u64 size)
 /* cpu_cache.bpf.c: tier 1 (fast paths are static inline there) */
 __u64 aa_cpu_cache_alloc_slow(__u32 cls);
 int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls);
-int aa_cpu_cache_drain(void);
+int aa_cpu_cache_drain(__u32 cpu);
 
-/* transfer_cache.bpf.c: tier 2 (REQUIRES: caller owns a busy CPU cache) */
+/* transfer_cache.bpf.c: tier 2 (REQUIRES: caller holds a CPU cache claim,
+ * but for drain) */
 int aa_transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n);
 int aa_transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n);
 int aa_transfer_cache_drain(void);
@@ -175,16 +354,19 @@ int aa_transfer_cache_drain(void);
 /* buddy.bpf.c: tier 3 */
 __u64 aa_buddy_alloc(__u64 size, __u64 align);
 int aa_buddy_free(__u64 ptr);
+int aa_buddy_return(__u64 ptr);
+int aa_buddy_return_bulk(__u64 arr, __u32 n);
+int aa_buddy_unpark(void);
 __u64 aa_buddy_usable_size(__u64 ptr);
-int aa_buddy_alloc_bulk(__u64 arr, __u32 n, __u64 size);
+int aa_buddy_alloc_bulk(__u64 arr, __u32 n, __u64 size, __u32 cached);
 int aa_buddy_free_bulk(__u64 arr, __u32 n);
 int aa_buddy_add_chunk(__u32 slot, __u32 meta_off);
 int aa_buddy_take_free_chunk(__u32 keep);
+int aa_buddy_release_slot(__u32 slot);
 int aa_buddy_check(void);
 
 /* arena.bpf.c: tier 4, sleepable only */
-int aa_arena_init(__u64 arena_base, __u64 arena_size);
-int aa_arena_init_caches(__u32 nr_cpus, __u32 flags);
+int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags);
 int aa_arena_grow(__u64 bytes);
 int aa_arena_grow_one(__u32 cursor);
 int aa_arena_trim(__u64 keep_bytes);

@@ -9,11 +9,14 @@
  *             itself; when full, the CPU cache spills to the buddy.
  * To above:   aa_transfer_cache_remove_batch / _insert_batch: all of a
  *             batch or nothing (try operations: 0 means "go below").
- * Locking:    tc->lock per class (aa_spin_lock rules: bounded spin, same-CPU
- *             nesting refused at once). Holding it, no other lock is taken.
+ * Locking:    tc->lock per class (internal.h lock rules: preemption off
+ *             while held, same-CPU nesting refused at once). Always tried
+ *             with the short IRQ budget: a miss costs a trip to the buddy,
+ *             never a wait. Holding it, no other lock is taken, so the
+ *             heap-lock-then-transfer-lock order is never reversed.
  *
  * Invariant: tc->objs[0 .. count) are free objects of the class, each
- * carrying the cache key; count <= tun.transfer_cap[cls] <= AA_TRANSFER_MAX.
+ * carrying a custody mark; count <= tun.transfer_cap[cls] <= AA_TRANSFER_MAX.
  */
 #include "internal.h"
 
@@ -40,20 +43,20 @@ int aa_transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n)
 
 	if (cls >= AA_NR_CLASSES || n == 0 || n > AA_CPU_CACHE_MAX)
 		return 0;
-	if (aa_spin_lock(&tc->lock, &tc->lock_cpu)) {
+	if (aa_lock_acquire(&tc->lock, AA_WAIT_IRQ_NS)) {
 		__sync_fetch_and_add(&tc->lock_fails, 1);
 		return 0;
 	}
 	count = tc->count;
 	if (count < n || count > AA_TRANSFER_MAX) {
 		tc->from_buddy++;
-		aa_spin_unlock(&tc->lock, &tc->lock_cpu);
+		aa_lock_release(&tc->lock);
 		return 0;
 	}
 	copy_objs((__u64 __arena *)dst, &tc->objs[(count - n) & (AA_TRANSFER_MAX - 1)], n);
 	tc->count = count - n;
 	tc->batches_out++;
-	aa_spin_unlock(&tc->lock, &tc->lock_cpu);
+	aa_lock_release(&tc->lock);
 	return n;
 }
 
@@ -68,43 +71,53 @@ int aa_transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
 	cap = aa_root.tun.transfer_cap[cls & (AA_NR_CLASSES - 1)];
 	if (cap > AA_TRANSFER_MAX)
 		cap = AA_TRANSFER_MAX;
-	if (aa_spin_lock(&tc->lock, &tc->lock_cpu)) {
+	if (aa_lock_acquire(&tc->lock, AA_WAIT_IRQ_NS)) {
 		__sync_fetch_and_add(&tc->lock_fails, 1);
 		return 0;
 	}
 	count = tc->count;
 	if (count + n > cap) {
 		tc->to_buddy++;
-		aa_spin_unlock(&tc->lock, &tc->lock_cpu);
+		aa_lock_release(&tc->lock);
 		return 0;
 	}
 	copy_objs(&tc->objs[count & (AA_TRANSFER_MAX - 1)], (__u64 __arena *)src, n);
 	tc->count = count + n;
 	tc->batches_in++;
-	aa_spin_unlock(&tc->lock, &tc->lock_cpu);
+	aa_lock_release(&tc->lock);
 	return n;
 }
 
-/* Return every object of every class to the buddy. Returns the number of
- * objects, or -errno if a lock could not be taken. */
+/* Empty every class onto the parked list (lock-free, no call under the
+ * lock); the caller completes them under the heap lock (aa_drain in
+ * entry.bpf.c). Returns the number of objects, or -EBUSY if a lock could
+ * not be taken (those objects stay). */
 int aa_transfer_cache_drain(void)
 {
 	struct aa_transfer_cache __arena *tc;
-	int total = AA_ZERO, freed;
-	__u32 c;
+	int total = AA_ZERO, err = 0, i;
+	__u32 c, n, off, prev;
 
 	for (c = 0; c < AA_NR_CLASSES; c++) {
 		tc = tc_of(c);
-		if (aa_spin_lock(&tc->lock, &tc->lock_cpu))
-			return -EBUSY;
-		if (tc->count && tc->count <= AA_TRANSFER_MAX) {
-			freed = aa_buddy_free_bulk((__u64)&tc->objs[0], tc->count);
-			if (freed >= 0) {
-				total += freed;
-				tc->count = 0;
-			}
+		if (aa_lock_acquire(&tc->lock, 0)) {
+			err = -EBUSY;
+			continue;
 		}
-		aa_spin_unlock(&tc->lock, &tc->lock_cpu);
+		n = tc->count;
+		if (n && n <= AA_TRANSFER_MAX) {
+			prev = AA_NIL;
+			bpf_for(i, 0, n) {
+				off = tc->objs[i & (AA_TRANSFER_MAX - 1)] - aa_root.arena_base;
+				if (prev != AA_NIL)
+					((aa_parked_t *)aa_addr(prev))->next = off;
+				prev = off;
+			}
+			park_chain(tc->objs[0] - aa_root.arena_base, prev, 0);
+			tc->count = 0;
+			total += n;
+		}
+		aa_lock_release(&tc->lock);
 	}
-	return total;
+	return err ? err : total;
 }

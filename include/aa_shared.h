@@ -17,7 +17,7 @@
 #endif
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	2
+#define AA_LAYOUT_VERSION	3
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -56,6 +56,9 @@ enum aa_slot_state {
 	AA_SLOT_CHUNK		= 1,	/* buddy chunk, metadata at meta_off */
 	AA_SLOT_LARGE_HEAD	= 2,	/* first chunk of a large allocation */
 	AA_SLOT_LARGE_TAIL	= 3,	/* later chunk of a large allocation */
+	AA_SLOT_RELEASING	= 4,	/* out of the heap, pages being returned
+					 * (trim, teardown): meta_off stays valid
+					 * and no grower may map the slot */
 };
 
 /* One 1-MiB slot of the arena's address space. Protected by the heap lock. */
@@ -75,14 +78,17 @@ struct aa_slot {
 #define AA_MAX_CLASS_SIZE	(AA_MIN_SIZE << (AA_NR_CLASSES - 1))	/* 2048 */
 #define AA_CPU_CACHE_MAX	128	/* objects per class per CPU, at most */
 #define AA_TRANSFER_MAX		1024	/* objects per class in transfer, at most */
-#define AA_MAX_CPUS		256
+#define AA_MAX_CPUS		256	/* CPUs with a CPU cache; others use the buddy */
 #define AA_CPU_CACHE_PAGES	3	/* sizeof(struct aa_cpu_cache) rounded up */
+
+/* Bulk calls take at most this many objects (-E2BIG above). */
+#define AA_BULK_MAX		(1U << 16)
 
 /* Init flags */
 #define AA_F_NO_CACHES		(1U << 0)	/* every request goes to the buddy */
 
-/* Counters of one size class in one CPU cache. Written only by the owning
- * CPU (nested: only with atomics). */
+/* Counters of one size class in one CPU cache. Written by the cache's
+ * claim holder; `nested` by callers that found it claimed (atomic add). */
 struct aa_cpu_class_stats {
 	__u64 allocs;		/* allocations served by this CPU for the class */
 	__u64 frees;		/* frees taken by this CPU's cache */
@@ -90,16 +96,27 @@ struct aa_cpu_class_stats {
 	__u64 misses;		/* allocs that found the cache empty */
 	__u64 refills;		/* batches moved in (transfer cache or buddy) */
 	__u64 spills;		/* batches moved out on overflow */
-	__u64 nested;		/* calls that found the cache busy: fallback */
+	__u64 nested;		/* calls that found the cache claimed and used
+				 * the buddy instead (recovered, not an error) */
 	__u64 failures;		/* allocs that got NULL */
 };
+
+/* Values of aa_cpu_cache.busy: who holds the cache's claim. */
+#define AA_CC_FREE		0
+#define AA_CC_OWNER		1	/* a program on the cache's own CPU */
+#define AA_CC_DRAIN		2	/* a drain, from any CPU */
+#define AA_CC_TEARDOWN		3	/* teardown: held until re-init */
 
 /*
  * A CPU's object cache: one LIFO array per size class. Lives in its own
  * arena pages (no line shared with another CPU).
- * Invariant: touched only by programs running on `cpu`, and only between
- * busy = 1 and busy = 0; a program that finds busy == 1 interrupted (or
- * preempted) the owner on this CPU and must not touch objs/count.
+ * Invariant: count[], objs[][] and stats[] (but `nested`) are touched only
+ * by the holder of the claim: whoever moved busy from AA_CC_FREE to another
+ * value with a cmpxchg, until it stores AA_CC_FREE again (with release
+ * order). Programs on `cpu` claim it as AA_CC_OWNER; a drain or teardown
+ * may claim it from any CPU. A caller that finds it claimed (preempted or
+ * interrupted owner, drain) never waits: it uses the buddy (counted in
+ * stats[c].nested). Objects in objs[] carry the custody mark in word 0.
  */
 struct aa_cpu_cache {
 	__u32 busy;
@@ -111,13 +128,12 @@ struct aa_cpu_cache {
 
 /*
  * A size class's transfer cache: a stack of free objects shared by all
- * CPUs, moved in batches. Protected by lock (same rules as the heap lock).
+ * CPUs, moved in batches. Protected by lock (0 free, else holder's CPU + 1;
+ * same rules as the heap lock, tried with the short IRQ budget only).
  */
 struct aa_transfer_cache {
 	__u32 lock;
-	__u32 lock_cpu;
 	__u32 count;		/* objs[0 .. count) are free */
-	__u32 pad;
 	__u64 batches_in;	/* batches taken from CPU caches */
 	__u64 batches_out;	/* batches handed to CPU caches */
 	__u64 lock_fails;	/* busy or nested: caller went to the buddy */
@@ -141,8 +157,10 @@ enum aa_error {
 	AA_ERR_SIZE,		/* size 0, over AA_MAX_ALLOC, or n*size overflow */
 	AA_ERR_ALIGN,		/* alignment not a power of two or > page */
 	AA_ERR_NOMEM,		/* every tier empty; grow the heap */
-	AA_ERR_BUSY,		/* heap lock not acquired within the spin bound */
-	AA_ERR_NESTED,		/* re-entered on a CPU that holds the heap lock */
+	AA_ERR_BUSY,		/* alloc failed: heap lock held by another CPU past
+				 * the wait budget (frees never fail: parked) */
+	AA_ERR_NESTED,		/* alloc failed: IRQ/NMI nested over a holder of
+				 * the heap lock on the same CPU */
 	AA_ERR_DOUBLE_FREE,	/* pointer inside a block that is already free */
 	AA_ERR_FOREIGN,		/* pointer outside every chunk of the heap */
 	AA_ERR_INTERIOR,	/* pointer inside an allocation, not its start */
@@ -153,7 +171,8 @@ enum aa_error {
 	AA_NR_ERRORS,
 };
 
-/* Heap-wide counters. Updated under the heap lock except err[] (atomic). */
+/* Heap-wide counters. Updated under the heap lock except err[] and the
+ * contention counters (atomic adds, any context). */
 struct aa_stats {
 	__u64 bytes_in_use;	/* sum of usable sizes of live allocations */
 	__u64 peak_bytes_in_use;
@@ -168,6 +187,13 @@ struct aa_stats {
 	__u64 nr_trims;		/* chunks returned by trim/teardown */
 	__u64 free_blocks[AA_NR_ORDERS];
 	__u64 err[AA_NR_ERRORS];
+	/* contention (atomic): recovered events, not errors */
+	__u64 lock_waits;	/* acquisitions that waited for another CPU */
+	__u64 lock_misses;	/* acquisitions given up whose caller recovered
+				 * (another tier, a parked free) */
+	__u64 frees_parked;	/* frees parked: heap lock not available */
+	__u64 frees_unparked;	/* parked frees completed */
+	__u64 no_cache;		/* calls on a CPU without a CPU cache */
 };
 
 /*
@@ -185,8 +211,9 @@ struct aa_root {
 	__u64 arena_base;	/* user address of the arena's first byte */
 	__u64 arena_size;	/* bytes */
 	__u32 nr_slots;		/* arena_size / AA_CHUNK_SIZE, <= AA_MAX_SLOTS */
-	__u32 lock;		/* heap lock: 0 free, 1 held */
-	__u32 lock_cpu;		/* holder's CPU + 1, for nesting detection */
+	__u32 lock;		/* heap lock: 0 free, else the holder's CPU + 1 */
+	__u32 parked;		/* parked frees: arena offset of the newest, AA_NIL
+				 * = none (lock-free push, popped under the lock) */
 	__u32 zero;		/* always 0: AA_ZERO in bpf/internal.h */
 	__u64 large_bytes_in_use; /* part of bytes_in_use in large runs */
 	__u32 free_head[AA_NR_ORDERS];	/* arena offsets, AA_NIL = empty */
@@ -195,10 +222,10 @@ struct aa_root {
 	struct aa_slot slots[AA_MAX_SLOTS];
 
 	/* cache tiers */
-	__u32 nr_cpus;		/* CPU caches allocated: cpus 0 .. nr_cpus-1 */
+	__u32 nr_cpus;		/* CPUs with a cache: 0 .. nr_cpus-1 (<= AA_MAX_CPUS) */
 	__u32 need_refill;	/* low-watermark signal: 1 until the loader grows */
 	__u64 refill_signals;	/* times need_refill was raised */
-	__u64 cache_key;	/* random: word 0 of a cached object = key ^ addr */
+	__u64 cache_key;	/* random, odd: custody marks (bpf/internal.h) */
 	struct aa_tunables tun;
 	__u32 cpu_cache_off[AA_MAX_CPUS];	/* arena offset, 0 = none */
 	struct aa_transfer_cache tc[AA_NR_CLASSES];
@@ -213,7 +240,7 @@ struct aa_init_args {
 	__u64 root_addr;	/* out: user address of struct aa_root */
 	__s32 err;		/* out: 0 or negative errno */
 	__u32 flags;		/* in: AA_F_* */
-	__u32 nr_cpus;		/* in: possible CPUs (<= AA_MAX_CPUS) */
+	__u32 nr_cpus;		/* in: CPUs that get a cache (<= AA_MAX_CPUS) */
 	__u32 pad;
 	struct aa_tunables tun;	/* in */
 };
@@ -268,14 +295,14 @@ struct aa_batch_args {
 	__u32 done;		/* out: ops executed */
 };
 
-/* aa_drain_cpu: flush the calling CPU's cache (and, with all, the
- * transfer caches) back to the buddy. */
+/* aa_drain: empty every CPU cache it can claim (from whatever CPU it runs
+ * on), the transfer caches and the parked frees, back to the buddy. */
 struct aa_drain_args {
-	__u32 all;		/* in: also drain every transfer cache */
-	__u32 cpu;		/* out: the CPU it ran on */
 	__u64 objects;		/* out: objects returned to the buddy */
-	__s32 err;		/* out: -EBUSY if the cache was in use */
-	__u32 pad;
+	__u64 busy[AA_MAX_CPUS / 64];	/* out: bit cpu set = cache was claimed
+					 * by someone else: not drained */
+	__u32 nr_busy;		/* out: number of such CPUs */
+	__s32 err;		/* out: 0, or -errno of a tier that failed */
 };
 
 #endif /* __AA_SHARED_H */

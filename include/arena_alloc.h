@@ -100,15 +100,22 @@ AA_API int aa_heap__grow(struct aa_heap *heap, __u64 bytes);
  * @return chunks returned (>= 0); negative error, otherwise */
 AA_API int aa_heap__trim(struct aa_heap *heap, __u64 keep_bytes);
 
-/** @brief **aa_heap__teardown()** returns every page; the heap must be
- * initialised again (aa_heap__init()) before use.
- * @return chunks returned (>= 0); negative error, otherwise */
+/** @brief **aa_heap__teardown()** returns every page, live allocations
+ * included; the heap must be initialised again (aa_heap__init() or
+ * aa_heap__reinit()) before use. No program may use the heap meanwhile:
+ * teardown claims every CPU cache first and refuses, changing nothing,
+ * while a program is inside one (or a trim is returning pages).
+ * @return chunks returned (>= 0); -EBUSY (heap in use, nothing changed);
+ * negative error, otherwise */
 AA_API int aa_heap__teardown(struct aa_heap *heap);
 
-/** @brief **aa_heap__drain()** flushes every CPU cache and the transfer
- * caches back to the buddy: runs the drain program on each CPU in turn
- * (the calling thread is pinned there and its affinity restored after).
- * @return objects returned (>= 0); negative error, otherwise */
+/** @brief **aa_heap__drain()** flushes every CPU cache, the transfer
+ * caches and the parked frees back to the buddy. Runs from the calling
+ * thread's CPU: caches of CPUs outside its cpuset, or offline, are drained
+ * too. A cache that a program holds (it is inside an allocator call) is
+ * retried for about 100 ms.
+ * @return objects returned (>= 0); -EBUSY with a message naming the CPUs
+ * whose caches could not be drained; negative error, otherwise */
 AA_API long aa_heap__drain(struct aa_heap *heap);
 
 /** @brief **aa_heap__refill()** answers the low-watermark signal: when BPF
@@ -132,10 +139,19 @@ AA_API __u64 aa_heap__cached_bytes(const struct aa_heap *heap, __u64 *objects);
  * @return 0, on success; negative error, otherwise */
 AA_API int aa_heap__print_caches(const struct aa_heap *heap, FILE *out);
 
-/** @brief **aa_heap__init()** (re)initialises the heap, growing it by
- * init_bytes. Done by open/attach already; idempotent.
+/** @brief **aa_heap__init()** initialises the heap with the flags and
+ * tunables given at open/attach, growing it by init_bytes. Done by
+ * open/attach already; idempotent while the heap is initialised. Caches go
+ * to the first 256 possible CPUs; CPUs above use the buddy (counted in
+ * aa_stats.no_cache).
  * @return 0, on success; negative error, otherwise */
 AA_API int aa_heap__init(struct aa_heap *heap, __u64 init_bytes);
+
+/** @brief **aa_heap__reinit()** tears the heap down (if it is initialised;
+ * see aa_heap__teardown()) and initialises it again with opts' flags,
+ * tunables and init_bytes (arena_pages is ignored).
+ * @return 0, on success; negative error, otherwise */
+AA_API int aa_heap__reinit(struct aa_heap *heap, const struct aa_heap_opts *opts);
 
 /** @brief **aa_heap__check()** runs the allocator's validity checker.
  * @return 0 when every invariant holds; a positive check code when one

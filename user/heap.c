@@ -8,7 +8,6 @@
  * with a message through aa_set_print()'s callback; nothing aborts.
  */
 #define _GNU_SOURCE
-#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -121,12 +120,42 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 	h->prog_check = prog_fd(obj, "aa_check");
 	h->prog_call = prog_fd(obj, "aa_call");
 	h->prog_batch = prog_fd(obj, "aa_batch");
-	h->prog_drain = prog_fd(obj, "aa_drain_cpu");
+	h->prog_drain = prog_fd(obj, "aa_drain");
 	if (h->prog_init < 0) {
 		pr_warn("BPF object does not link libarena_alloc.bpf.o (no aa_init)\n");
 		return -ENOENT;
 	}
 	return 0;
+}
+
+/* Number of possible CPUs: the highest CPU in /sys/devices/system/cpu/possible
+ * ("0-3", "0,2-5", ...) plus one. Read every time (libbpf caches its own
+ * answer for the life of the process). */
+static int possible_cpus(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+	char buf[4096], *p, *end;
+	long hi = -1, v;
+
+	if (!f)
+		return libbpf_num_possible_cpus();
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	for (p = buf; *p && *p != '\n';) {
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v < 0)
+			return -EINVAL;
+		if (v > hi)
+			hi = v;
+		p = end;
+		if (*p == '-' || *p == ',')
+			p++;
+	}
+	return hi < 0 ? -EINVAL : (int)(hi + 1);
 }
 
 AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
@@ -138,13 +167,16 @@ AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 		.flags = h->flags,
 		.tun = h->tun,
 	};
-	int err, ncpus = libbpf_num_possible_cpus();
+	int err, ncpus = possible_cpus();
 
-	if (ncpus <= 0 || ncpus > AA_MAX_CPUS) {
-		pr_warn("%d possible CPUs: supported are 1..%d\n", ncpus, AA_MAX_CPUS);
-		return aa_err(ncpus < 0 ? ncpus : -E2BIG);
+	if (ncpus <= 0) {
+		pr_warn("cannot read the number of possible CPUs: %s\n", strerror(ncpus ? -ncpus : EINVAL));
+		return aa_err(ncpus ? ncpus : -EINVAL);
 	}
-	args.nr_cpus = ncpus;
+	if (ncpus > AA_MAX_CPUS && !(h->flags & AA_F_NO_CACHES))
+		pr_info("%d possible CPUs: CPUs %d and up have no CPU cache and use the buddy\n",
+			ncpus, AA_MAX_CPUS);
+	args.nr_cpus = ncpus > AA_MAX_CPUS ? AA_MAX_CPUS : ncpus;
 
 	err = run_prog(h->prog_init, &args, sizeof(args), "aa_init");
 	if (err)
@@ -164,35 +196,65 @@ AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 	return 0;
 }
 
+/* Flags and tunables from opts (and the environment) into h. */
+static int heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts)
+{
+	const struct aa_tunables *tun = AA_OPTS_GET(opts, tunables, NULL);
+	const char *env = getenv("ARENA_ALLOC_NO_CACHES");
+	__u32 flags = AA_OPTS_GET(opts, flags, 0);
+	struct aa_tunables t;
+	int err;
+
+	if (env && *env && strcmp(env, "0"))
+		flags |= AA_F_NO_CACHES;
+	if (flags & ~AA_F_NO_CACHES) {
+		pr_warn("unknown flags 0x%x\n", flags);
+		return -EINVAL;
+	}
+	if (tun)
+		t = *tun;
+	else if ((err = aa_tunables__default(&t)))
+		return err;
+	if ((err = aa_tunables__validate(&t)))
+		return err;
+	h->flags = flags;
+	h->tun = t;
+	return 0;
+}
+
 static struct aa_heap *heap_finish(struct aa_heap *h, const struct aa_heap_opts *opts)
 {
 	__u64 init = AA_OPTS_GET(opts, init_bytes, 0);
-	const struct aa_tunables *tun = AA_OPTS_GET(opts, tunables, NULL);
-	const char *env = getenv("ARENA_ALLOC_NO_CACHES");
 	int err;
 
-	h->flags = AA_OPTS_GET(opts, flags, 0);
-	if (env && *env && strcmp(env, "0"))
-		h->flags |= AA_F_NO_CACHES;
-	if (h->flags & ~AA_F_NO_CACHES) {
-		pr_warn("unknown flags 0x%x\n", h->flags);
-		err = -EINVAL;
-		goto fail;
+	err = heap_configure(h, opts);
+	if (!err)
+		err = aa_heap__init(h, init ? init : AA_CHUNK_SIZE);
+	if (err) {
+		aa_heap__destroy(h);
+		return aa_err_ptr(err);
 	}
-	if (tun)
-		h->tun = *tun;
-	else if ((err = aa_tunables__default(&h->tun)))
-		goto fail;
-	if ((err = aa_tunables__validate(&h->tun)))
-		goto fail;
-
-	err = aa_heap__init(h, init ? init : AA_CHUNK_SIZE);
-	if (err)
-		goto fail;
 	return h;
-fail:
-	aa_heap__destroy(h);
-	return aa_err_ptr(err);
+}
+
+AA_API int aa_heap__reinit(struct aa_heap *h, const struct aa_heap_opts *opts)
+{
+	__u64 init = AA_OPTS_GET(opts, init_bytes, 0);
+	int err;
+
+	if (!h || !AA_OPTS_VALID(opts, aa_heap_opts)) {
+		pr_warn("invalid arguments to aa_heap__reinit\n");
+		return aa_err(-EINVAL);
+	}
+	err = heap_configure(h, opts);
+	if (err)
+		return aa_err(err);
+	if (h->root && h->root->magic == AA_ROOT_MAGIC) {
+		err = aa_heap__teardown(h);
+		if (err < 0)
+			return err;
+	}
+	return aa_heap__init(h, init ? init : AA_CHUNK_SIZE);
 }
 
 AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts)
@@ -340,7 +402,7 @@ AA_API __u64 aa_heap__malloc(struct aa_heap *h, __u64 size)
 	if (aa_heap__call(h, &a))
 		return 0;
 	if (!a.ptr)
-		errno = -a.ret;
+		errno = a.ret < 0 ? -a.ret : ENOMEM;
 	return a.ptr;
 }
 
@@ -501,52 +563,41 @@ AA_API int aa_tunables__validate(const struct aa_tunables *t)
 
 /* --- Cache tiers ------------------------------------------------------------ */
 
-/* Run the drain program once where this thread is; retry while the cache
- * there is busy (its owner was preempted mid-operation: let it finish). */
-static int drain_here(struct aa_heap *h, bool all, long *total)
-{
-	struct aa_drain_args a = { .all = all };
-	int tries, err = 0;
-
-	for (tries = 0; tries < 100; tries++) {
-		err = run_prog(h->prog_drain, &a, sizeof(a), "aa_drain_cpu");
-		if (err || a.err != -EBUSY)
-			break;
-		sched_yield();
-	}
-	if (!err)
-		err = a.err;
-	if (!err)
-		*total += a.objects;
-	return err;
-}
+/* Drain tries: a cache is claimed only while a program is inside an
+ * allocator call (microseconds), or while its owner task is preempted there
+ * (until the scheduler runs it again). */
+#define DRAIN_TRIES	200
+#define DRAIN_WAIT_US	500
 
 AA_API long aa_heap__drain(struct aa_heap *h)
 {
-	int ncpus, cpu, err = 0;
-	cpu_set_t old, one;
+	struct aa_drain_args a;
 	long total = 0;
+	char cpus[256];
+	int tries, err, cpu, len;
 
-	if (!h->root)
+	if (!h || !h->root)
 		return aa_err(-EINVAL);
-	ncpus = h->root->nr_cpus;
-	if (sched_getaffinity(0, sizeof(old), &old))
-		return aa_err(-errno);
-	for (cpu = 0; cpu < ncpus && !err; cpu++) {
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		if (sched_setaffinity(0, sizeof(one), &one))
-			continue;	/* offline CPU: nothing ran there */
-		err = drain_here(h, false, &total);
+	for (tries = 0; tries < DRAIN_TRIES; tries++) {
+		memset(&a, 0, sizeof(a));
+		err = run_prog(h->prog_drain, &a, sizeof(a), "aa_drain");
+		if (err)
+			return aa_err(err < 0 ? err : -EINVAL);
+		total += a.objects;
+		if (a.err) {
+			pr_warn("drain failed: %s\n", strerror(-a.err));
+			return aa_err(a.err);
+		}
+		if (!a.nr_busy)
+			return total;
+		usleep(DRAIN_WAIT_US);
 	}
-	sched_setaffinity(0, sizeof(old), &old);
-	if (!err)	/* the transfer caches, from wherever we are */
-		err = drain_here(h, true, &total);
-	if (err) {
-		pr_warn("drain failed: %s\n", strerror(-err));
-		return aa_err(err);
-	}
-	return total;
+	for (cpu = 0, len = 0; cpu < AA_MAX_CPUS && len < (int)sizeof(cpus) - 8; cpu++)
+		if (a.busy[cpu / 64] & (1ULL << (cpu % 64)))
+			len += snprintf(cpus + len, sizeof(cpus) - len, "%s%d", len ? "," : "", cpu);
+	pr_warn("drain: the caches of %u CPU(s) (%s) stayed in use for %d ms: not drained\n",
+		a.nr_busy, cpus, DRAIN_TRIES * DRAIN_WAIT_US / 1000);
+	return aa_err(-EBUSY);
 }
 
 AA_API int aa_heap__refill(struct aa_heap *h, __u64 bytes)

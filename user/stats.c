@@ -46,7 +46,11 @@ AA_API int aa_stats__print(const struct aa_stats *st, FILE *out)
 	fprintf(out, "\nerrors:");
 	for (k = 0; k < AA_NR_ERRORS; k++)
 		fprintf(out, " %s=%llu", error_names[k], (unsigned long long)st->err[k]);
-	fprintf(out, "\n");
+	fprintf(out, "\ncontention (recovered): lock_waits=%llu lock_misses=%llu "
+		"frees_parked=%llu frees_unparked=%llu no_cache=%llu\n",
+		(unsigned long long)st->lock_waits, (unsigned long long)st->lock_misses,
+		(unsigned long long)st->frees_parked, (unsigned long long)st->frees_unparked,
+		(unsigned long long)st->no_cache);
 	return 0;
 }
 
