@@ -608,41 +608,60 @@ int aa_buddy_return(__u64 ptr)
 	return err ? aa_fail(-err) : 0;
 }
 
-/* aa_buddy_return() for arr[0 .. n) (arena array of user addresses, none
- * zero). Returns n, or -errno for a bad argument. */
-int aa_buddy_return_bulk(__u64 arr, __u32 n)
-{
-	__u64 __arena *in = (__u64 __arena *)arr;
-	__u32 first, prev = AA_NIL, off;
-	int i;
+/* aa_buddy_return_bulk(): which entries. */
+#define AA_RETURN_ALL		(~0ULL)
 
-	if (n == 0 || n > AA_BULK_MAX)
-		return n ? -E2BIG : 0;
-	if (aa_lock()) {
-		/* link them up and park the whole chain with one push */
-		first = in[0] - aa_root.arena_base;
-		bpf_for(i, 0, n) {
-			off = in[i] - aa_root.arena_base;
-			if (prev != AA_NIL)
-				((aa_parked_t *)aa_addr(prev))->next = off;
-			prev = off;
-		}
-		aa_count(lock_misses);
-		park_chain(first, prev, n);
-		return n;
-	}
-	bpf_for(i, 0, n) {
-		if (free_claimed_locked(in[i]))
-			aa_fail(AA_ERR_CORRUPT);
-	}
-	unlock_and_unpark();
-	return n;
+/* Is entry i selected by mask? */
+static __always_inline bool selected(__u64 mask, int i)
+{
+	return mask == AA_RETURN_ALL || (i < 64 && ((mask >> (i & 63)) & 1));
 }
 
-/* Free ptr, any allocation (the path of everything the CPU caches do not
- * take): look it up, claim it, return it. 0 or -errno (counted) with the
- * heap unchanged. */
-int aa_buddy_free(__u64 ptr)
+/* aa_buddy_return() for the claimed blocks in arr[0 .. n) (arena array of
+ * user addresses): the non-zero entries i with bit i of mask set (mask
+ * AA_RETURN_ALL: every non-zero entry; otherwise n <= 64). One lock round
+ * trip; all parked without the lock. With clear, returned entries are set
+ * to 0. Returns how many were returned, or -errno. */
+int aa_buddy_return_bulk(__u64 arr, __u32 n, __u64 mask, __u32 clear)
+{
+	__u64 __arena *in = (__u64 __arena *)arr;
+	__u32 done = AA_ZERO, off;
+	__u64 e;
+	int i;
+
+	if (n > AA_BULK_MAX || (mask != AA_RETURN_ALL && n > 64))
+		return -E2BIG;
+	if (aa_lock()) {
+		aa_count(lock_misses);
+		bpf_for(i, 0, n) {
+			e = in[i];
+			if (!e || !selected(mask, i))
+				continue;
+			off = e - aa_root.arena_base;
+			park_chain(off, off, 1);
+			if (clear)
+				in[i] = 0;
+			done++;
+		}
+		return done;
+	}
+	bpf_for(i, 0, n) {
+		e = in[i];
+		if (!e || !selected(mask, i))
+			continue;
+		if (free_claimed_locked(e))
+			aa_fail(AA_ERR_CORRUPT);
+		if (clear)
+			in[i] = 0;
+		done++;
+	}
+	unlock_and_unpark();
+	return done;
+}
+
+/* Look ptr up and claim it for a free (aa_claim()). Returns 0 (the caller
+ * owns the block now) or -errno, counted, with nothing changed. */
+int aa_buddy_claim(__u64 ptr)
 {
 	__u32 off = 0;
 	int kind;
@@ -650,12 +669,19 @@ int aa_buddy_free(__u64 ptr)
 	if (!aa_heap_ready())
 		return aa_fail(AA_ERR_UNINIT);
 	kind = lookup(ptr, &off);
-	if (kind < 0)
-		return aa_fail(-kind);
-	kind = aa_claim(ptr, off, kind);
-	if (kind < 0)
-		return aa_fail(-kind);
-	return aa_buddy_return(ptr);
+	if (kind >= 0)
+		kind = aa_claim(ptr, off, kind);
+	return kind < 0 ? aa_fail(-kind) : 0;
+}
+
+/* Free ptr, any allocation (the path of everything the CPU caches do not
+ * take): claim it, return it. 0 or -errno (counted) with the heap
+ * unchanged. */
+int aa_buddy_free(__u64 ptr)
+{
+	int err = aa_buddy_claim(ptr);
+
+	return err ? err : aa_buddy_return(ptr);
 }
 
 /* Usable bytes of the live allocation at ptr, 0 for anything else (a freed
@@ -726,46 +752,37 @@ int aa_buddy_unpark(void)
 	return n;
 }
 
-/* Free arr[0 .. n) of user allocations with one lock round trip: each is
- * looked up and claimed, then freed (or parked if the lock is not
- * available). A bad one stays in arr and is counted; freed ones are set to
- * 0. Returns the number freed, or -EINVAL when there were bad pointers and
- * none was freed. */
+/* Free arr[0 .. n) of user allocations: each is claimed (a bad one stays
+ * in arr and is counted), then returned, one lock round trip per 64
+ * entries, and set to 0. Returns the number freed, or -EINVAL when there
+ * were bad pointers and none was freed. */
 int aa_buddy_free_bulk(__u64 arr, __u32 n)
 {
 	__u64 __arena *in = (__u64 __arena *)arr;
-	__u32 freed = AA_ZERO, bad = AA_ZERO, off = 0;
-	int i, kind, locked;
+	__u32 freed = AA_ZERO, bad = AA_ZERO;
+	__u64 mask = 0;
+	int i;
 
 	if (!aa_heap_ready())
 		return aa_fail(AA_ERR_UNINIT);
 	if (n > AA_BULK_MAX)
 		return -E2BIG;
-	locked = !aa_lock();
-	if (!locked)
-		aa_count(lock_misses);
 	bpf_for(i, 0, n) {
 		__u64 p = in[i];
 
-		if (!p)
-			continue;
-		kind = lookup(p, &off);
-		if (kind >= 0)
-			kind = aa_claim(p, off, kind);
-		if (kind < 0) {
-			aa_fail(-kind);
+		if (p && !aa_buddy_claim(p)) {
+			mask |= 1ULL << (i & 63);
+			freed++;
+		} else if (p) {
 			bad++;
-			continue;
 		}
-		if (!locked)
-			park_chain(off, off, 1);
-		else if (free_claimed_locked(p))
-			aa_fail(AA_ERR_CORRUPT);
-		in[i] = 0;
-		freed++;
+		if ((i & 63) == 63 || i == n - 1) {	/* window of 64 done */
+			if (mask)
+				aa_buddy_return_bulk(arr + (i & ~63) * sizeof(__u64),
+						     (i & 63) + 1, mask, 1);
+			mask = 0;
+		}
 	}
-	if (locked)
-		unlock_and_unpark();
 	if (bad && !freed)
 		return -EINVAL;
 	return freed;

@@ -96,7 +96,7 @@ int aa_drain(struct aa_drain_args *args)
 		n = aa_cpu_cache_drain(cpu);
 		if (n == -EBUSY) {
 			/* constant ctx offsets only (verifier) */
-			bit = 1ULL << (cpu % 64);
+			bit = 1ULL << ((__u32)cpu % 64);
 			if (cpu < 64)
 				b0 |= bit;
 			else if (cpu < 128)
