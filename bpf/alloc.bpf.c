@@ -134,13 +134,14 @@ int aa_free_bulk_u64(__u64 arr, __u32 n)
 		return -E2BIG;
 	if (!caches_on())
 		return aa_buddy_free_bulk(arr, n);
-	/* One by one through the CPU cache (each object claimed first). */
+	/* One by one through the CPU cache (each object claimed first); a call
+	 * per object keeps the inlined fast path out of this loop (verifier). */
 	bpf_for(i, 0, n) {
 		__u64 p = in[i];
 
 		if (!p)
 			continue;
-		if (aa_cpu_cache_free(p)) {
+		if (aa_free_u64(p)) {
 			bad++;
 			continue;
 		}

@@ -195,11 +195,11 @@ static __always_inline void account_free(__u64 bytes)
 /* --- Block alloc / free (locked) ---------------------------------------- */
 
 /* Take a block of the given order: the smallest free block of at least that
- * order, split down, and give its word 0 the value `cached`: 1 = the
- * custody mark AA_TAG_CACHED (a CPU cache refill), 0 = zero (a user).
- * Returns its arena offset or AA_NIL.
+ * order, split down, and set its word 0 to the custody mark AA_TAG_CACHED
+ * & mark_mask: ~0 for a CPU cache refill, 0 for a user (zero). Returns its
+ * arena offset or AA_NIL.
  * REQUIRES: heap lock held. */
-static __u32 block_alloc_locked(__u32 order, bool cached)
+static __u32 block_alloc_locked(__u32 order, __u64 mark_mask)
 {
 	__u32 j = AA_NR_ORDERS, k, off;
 
@@ -225,7 +225,8 @@ static __u32 block_alloc_locked(__u32 order, bool cached)
 	 * marks written above must be visible before the bit. */
 	aa_store_fence();
 	bit_set(meta_of(off >> AA_CHUNK_SHIFT), alloc_bit(order, off & (AA_CHUNK_SIZE - 1)));
-	*(__u64 __arena *)aa_addr(off) = cached ? aa_custody((__u64)aa_addr(off), AA_TAG_CACHED) : 0;
+	/* a mask, not a branch: halves the states the verifier walks */
+	*(__u64 __arena *)aa_addr(off) = aa_custody((__u64)aa_addr(off), AA_TAG_CACHED) & mark_mask;
 	account_alloc(order_bytes(order));
 	return off;
 }
@@ -473,6 +474,9 @@ static int free_claimed_locked(__u64 ptr)
 
 	if (kind < 0)
 		return -AA_ERR_CORRUPT;
+	/* Verifier: lookup() returns one of 17 constants; each would verify
+	 * block_free_locked() again. An imprecise kind verifies it once. */
+	kind += AA_ZERO;
 	w = *(__u64 __arena *)ptr;
 	if (w != aa_custody(ptr, AA_TAG_FREED) && w != aa_custody(ptr, AA_TAG_CACHED))
 		return -AA_ERR_CORRUPT;
@@ -580,7 +584,7 @@ __u64 aa_buddy_alloc(__u64 size, __u64 align)
 	if (size > AA_CHUNK_SIZE)
 		off = large_alloc_locked(size);
 	else
-		off = block_alloc_locked(aa_size_to_order(size), false);
+		off = block_alloc_locked(aa_size_to_order(size), 0);
 	check_watermark(off == AA_NIL);
 	unlock_and_unpark();
 	if (off == AA_NIL) {
@@ -608,51 +612,36 @@ int aa_buddy_return(__u64 ptr)
 	return err ? aa_fail(-err) : 0;
 }
 
-/* aa_buddy_return_bulk(): which entries. */
-#define AA_RETURN_ALL		(~0ULL)
-
-/* Is entry i selected by mask? */
-static __always_inline bool selected(__u64 mask, int i)
-{
-	return mask == AA_RETURN_ALL || (i < 64 && ((mask >> (i & 63)) & 1));
-}
-
-/* aa_buddy_return() for the claimed blocks in arr[0 .. n) (arena array of
- * user addresses): the non-zero entries i with bit i of mask set (mask
- * AA_RETURN_ALL: every non-zero entry; otherwise n <= 64). One lock round
- * trip; all parked without the lock. With clear, returned entries are set
- * to 0. Returns how many were returned, or -errno. */
-int aa_buddy_return_bulk(__u64 arr, __u32 n, __u64 mask, __u32 clear)
+/* aa_buddy_return() for the claimed blocks arr[0 .. n) (arena array of
+ * user addresses; zero entries are skipped): one lock round trip, all
+ * parked without the lock. Returns how many were returned, or -errno. */
+int aa_buddy_return_bulk(__u64 arr, __u32 n)
 {
 	__u64 __arena *in = (__u64 __arena *)arr;
 	__u32 done = AA_ZERO, off;
 	__u64 e;
 	int i;
 
-	if (n > AA_BULK_MAX || (mask != AA_RETURN_ALL && n > 64))
+	if (n > AA_BULK_MAX)
 		return -E2BIG;
 	if (aa_lock()) {
 		aa_count(lock_misses);
 		bpf_for(i, 0, n) {
 			e = in[i];
-			if (!e || !selected(mask, i))
+			if (!e)
 				continue;
 			off = e - aa_root.arena_base;
 			park_chain(off, off, 1);
-			if (clear)
-				in[i] = 0;
 			done++;
 		}
 		return done;
 	}
 	bpf_for(i, 0, n) {
 		e = in[i];
-		if (!e || !selected(mask, i))
+		if (!e)
 			continue;
 		if (free_claimed_locked(e))
 			aa_fail(AA_ERR_CORRUPT);
-		if (clear)
-			in[i] = 0;
 		done++;
 	}
 	unlock_and_unpark();
@@ -725,7 +714,7 @@ int aa_buddy_alloc_bulk(__u64 arr, __u32 n, __u64 size, __u32 cached)
 		return aa_errno(-err);
 	}
 	bpf_for(i, 0, n) {
-		off = block_alloc_locked(order, cached);
+		off = block_alloc_locked(order, cached ? ~0ULL : 0);
 		if (off == AA_NIL)
 			break;
 		out[i] = aa_root.arena_base + off;
@@ -752,15 +741,15 @@ int aa_buddy_unpark(void)
 	return n;
 }
 
-/* Free arr[0 .. n) of user allocations: each is claimed (a bad one stays
- * in arr and is counted), then returned, one lock round trip per 64
- * entries, and set to 0. Returns the number freed, or -EINVAL when there
- * were bad pointers and none was freed. */
+/* Free arr[0 .. n) of user allocations (the caches-off path): each is
+ * claimed and returned; a bad one stays in arr and is counted, freed ones
+ * are set to 0. A lock round trip per object: the cache tiers are the fast
+ * bulk path. Returns the number freed, or -EINVAL when there were bad
+ * pointers and none was freed. */
 int aa_buddy_free_bulk(__u64 arr, __u32 n)
 {
 	__u64 __arena *in = (__u64 __arena *)arr;
 	__u32 freed = AA_ZERO, bad = AA_ZERO;
-	__u64 mask = 0;
 	int i;
 
 	if (!aa_heap_ready())
@@ -770,18 +759,14 @@ int aa_buddy_free_bulk(__u64 arr, __u32 n)
 	bpf_for(i, 0, n) {
 		__u64 p = in[i];
 
-		if (p && !aa_buddy_claim(p)) {
-			mask |= 1ULL << (i & 63);
-			freed++;
-		} else if (p) {
+		if (!p)
+			continue;
+		if (aa_buddy_free(p)) {
 			bad++;
+			continue;
 		}
-		if ((i & 63) == 63 || i == n - 1) {	/* window of 64 done */
-			if (mask)
-				aa_buddy_return_bulk(arr + (i & ~63) * sizeof(__u64),
-						     (i & 63) + 1, mask, 1);
-			mask = 0;
-		}
+		in[i] = 0;
+		freed++;
 	}
 	if (bad && !freed)
 		return -EINVAL;

@@ -101,7 +101,7 @@ static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 
 		batch = n;
 	moved = aa_transfer_cache_insert_batch(cls, src, batch);
 	if (moved <= 0) {
-		moved = aa_buddy_return_bulk(src, batch, ~0ULL, 0);
+		moved = aa_buddy_return_bulk(src, batch);
 		if (moved <= 0)
 			return n;	/* bad arguments only: keep them */
 	}
@@ -268,7 +268,7 @@ int aa_cpu_cache_drain(__u32 cpu)
 		n = cc->count[c];
 		if (!n || n > AA_CPU_CACHE_MAX)
 			continue;
-		moved = aa_buddy_return_bulk((__u64)&cc->objs[c][0], n, ~0ULL, 0);
+		moved = aa_buddy_return_bulk((__u64)&cc->objs[c][0], n);
 		if (moved <= 0)
 			continue;
 		cc->count[c] = 0;

@@ -355,7 +355,7 @@ int aa_transfer_cache_drain(void);
 __u64 aa_buddy_alloc(__u64 size, __u64 align);
 int aa_buddy_free(__u64 ptr);
 int aa_buddy_return(__u64 ptr);
-int aa_buddy_return_bulk(__u64 arr, __u32 n, __u64 mask, __u32 clear);
+int aa_buddy_return_bulk(__u64 arr, __u32 n);
 int aa_buddy_claim(__u64 ptr);
 int aa_buddy_unpark(void);
 __u64 aa_buddy_usable_size(__u64 ptr);
