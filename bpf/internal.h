@@ -5,7 +5,7 @@
  * (claims, locks, custody marks), error accounting and the cross-file
  * (global) functions of each tier.
  *
- * CONCURRENCY MODEL (docs/DESIGN.md has the long form)
+ * CONCURRENCY MODEL
  *
  * Who can meet on one CPU. Every BPF program runs with migration disabled,
  * so bpf_get_smp_processor_id() is stable for its whole run, but:

@@ -89,6 +89,7 @@ Test(bpf, raw_tp_and_tp_btf_alloc)
 {
 	__u64 args[1] = { 0 };
 	struct bpf_link *link;
+	struct aa_stats st;
 	int i;
 
 	for (i = 0; i < 5; i++)
@@ -101,8 +102,19 @@ Test(bpf, raw_tp_and_tp_btf_alloc)
 		usleep(100);
 	bpf_link__destroy(link);
 	cr_assert_geq(skel->bss->tp_btf_runs, 20);
-	cr_assert_eq(skel->bss->tp_btf_allocs, skel->bss->tp_btf_runs,
-		     "a hard-IRQ tp_btf program failed to allocate");
+	/* In hard IRQ a wait for the heap lock is capped at a few us (a
+	 * refill on the other CPU, slow under emulation, can hold it longer):
+	 * such a NULL is counted as a lock failure. Any other NULL is a bug. */
+	st = t_stats(heap);
+	cr_log_info("tp_btf: %llu runs, %llu allocs; lock failures: busy %llu, nested %llu",
+		    (unsigned long long)skel->bss->tp_btf_runs,
+		    (unsigned long long)skel->bss->tp_btf_allocs,
+		    (unsigned long long)st.err[AA_ERR_BUSY], (unsigned long long)st.err[AA_ERR_NESTED]);
+	cr_assert_gt(skel->bss->tp_btf_allocs, 0, "no hard-IRQ tp_btf program got memory");
+	cr_assert_leq(skel->bss->tp_btf_runs - skel->bss->tp_btf_allocs,
+		      st.err[AA_ERR_BUSY] + st.err[AA_ERR_NESTED],
+		      "a hard-IRQ tp_btf program got NULL without a lock failure");
+	cr_assert_eq(st.err[AA_ERR_NOMEM], 0);
 	cr_assert_eq(t_user_live(heap), 0);
 	t_check(heap);
 }
