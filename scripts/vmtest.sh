@@ -6,7 +6,7 @@ set -euo pipefail
 
 usage() {
 	cat >&2 <<'EOF'
-usage: scripts/vmtest.sh [-k KERNEL] [-m MEM] [-t TIMEOUT_SEC] -- COMMAND...
+usage: scripts/vmtest.sh [-k KERNEL] [-c CPUS] [-m MEM] [-a ARGS] [-t TIMEOUT_SEC] -- COMMAND...
 
 Boot KERNEL under qemu-system-x86_64 and run COMMAND (with `sh -c`, as root)
 in the project directory. The guest sees the host's / read-only (tmpfs on
@@ -20,19 +20,26 @@ serial port) to stdout too.
 
   -k KERNEL  kernel dir made by scripts/get-kernel.sh, or a version prefix
              for it (6.12, 6.1, ...; default 6.12)
+  -c CPUS    guest vCPUs, 1..64 (default 2)
   -m MEM     guest memory (default 2G)
+  -a ARGS    extra kernel command-line arguments, appended after ours
+             (e.g. 'preempt=full'); letters, digits, spaces and _.,=:+-
+             only; aa_* names are reserved for the guest's /init
   -t SEC     wall-clock limit for the whole VM run (default 2400)
 
 Exit status: COMMAND's status; 124 if the VM timed out; 125 if the guest
 stopped without reporting a status (panic, boot failure); 2 on usage errors.
+A guest that stops before the command has started is booted once more.
 EOF
 }
 
-kernel=6.12 mem=2G tmo=2400
-while getopts ":k:m:t:h" opt; do
+kernel=6.12 cpus=2 mem=2G append= tmo=2400
+while getopts ":k:c:m:a:t:h" opt; do
 	case $opt in
 	k) kernel=$OPTARG ;;
+	c) cpus=$OPTARG ;;
 	m) mem=$OPTARG ;;
+	a) append=$OPTARG ;;
 	t) tmo=$OPTARG ;;
 	h) usage; exit 0 ;;
 	:) echo "vmtest: -$OPTARG needs an argument" >&2; usage; exit 2 ;;
@@ -43,6 +50,13 @@ shift $((OPTIND - 1))
 [ "${1:-}" = "--" ] && shift
 [ $# -gt 0 ] || { echo "vmtest: no COMMAND given" >&2; usage; exit 2; }
 [[ "$tmo" =~ ^[0-9]+$ ]] || { echo "vmtest: bad timeout '$tmo'" >&2; exit 2; }
+[[ "$cpus" =~ ^[1-9][0-9]?$ ]] && [ "$cpus" -le 64 ] || { echo "vmtest: bad CPU count '$cpus' (an integer, 1..64)" >&2; exit 2; }
+# -a travels on the kernel command line too: no quotes, no shell or init
+# metacharacters, and nothing that would override our own aa_* parameters.
+append_re='^[A-Za-z0-9_.,=:+ -]*$'
+[[ "$append" =~ $append_re ]] || { echo "vmtest: bad -a '$append': only letters, digits, spaces and _.,=:+- are allowed" >&2; exit 2; }
+[[ " $append" != *" aa_"* ]] || { echo "vmtest: bad -a '$append': aa_* parameters are reserved for the guest's /init" >&2; exit 2; }
+read -ra words <<<"$append" && append="${words[*]}" # one space between arguments
 cmd="$*"
 
 log() { echo "vmtest: $*" >&2; }
@@ -172,31 +186,39 @@ tcg) accel_args=(-accel tcg -cpu max) ;;
 *) die "AA_VMTEST_ACCEL must be kvm or tcg" ;;
 esac
 
-log "booting $kver (${accel^^}, $mem, timeout ${tmo}s): $cmd"
-start=$EPOCHREALTIME
-set +e
-# Stream the command's output file while the VM runs; tail --pid drains it
-# and stops once the sentinel is gone (killed after QEMU exits).
-: >"$run/out"
-sleep infinity &
-sentinel=$!
-tail -n +1 -s 0.2 -f --pid="$sentinel" "$run/out" &
-follower=$!
-follow_pids="$sentinel $follower"
-# sed -u strips the serial console's \r without buffering the stream.
-timeout --foreground -k 10 "$tmo" qemu-system-x86_64 "${accel_args[@]}" -smp 2 -m "$mem" \
-	-nodefaults -no-reboot -display none -monitor none -serial stdio \
-	-kernel "$kdir/boot/vmlinuz-$kver" -initrd "$initrd" \
-	-append "console=ttyS0 quiet panic=-1 aa_proj=$proj aa_run=$run aa_cwd=$gcwd" \
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-	-virtfs local,path="$proj",mount_tag=aaproj,security_model=none,multidevs=remap \
-	</dev/null | sed -u 's/\r$//'
-qrc=${PIPESTATUS[0]}
-kill "$sentinel" 2>/dev/null
-wait "$follower" 2>/dev/null
-follow_pids=
-set -e
-secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}')
+log "booting $kver (${accel^^}, $cpus CPUs, $mem, timeout ${tmo}s${append:+, append '$append'}): $cmd"
+for try in 1 2; do
+	start=$EPOCHREALTIME
+	set +e
+	# Stream the command's output file while the VM runs; tail --pid drains it
+	# and stops once the sentinel is gone (killed after QEMU exits).
+	: >"$run/out"
+	sleep infinity &
+	sentinel=$!
+	tail -n +1 -s 0.2 -f --pid="$sentinel" "$run/out" &
+	follower=$!
+	follow_pids="$sentinel $follower"
+	# sed -u strips the serial console's \r without buffering the stream.
+	timeout --foreground -k 10 "$tmo" qemu-system-x86_64 "${accel_args[@]}" -smp "$cpus" -m "$mem" \
+		-nodefaults -no-reboot -display none -monitor none -serial stdio \
+		-kernel "$kdir/boot/vmlinuz-$kver" -initrd "$initrd" \
+		-append "console=ttyS0 quiet panic=-1 aa_proj=$proj aa_run=$run aa_cwd=$gcwd${append:+ $append}" \
+		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-virtfs local,path="$proj",mount_tag=aaproj,security_model=none,multidevs=remap \
+		</dev/null | sed -u 's/\r$//'
+	qrc=${PIPESTATUS[0]}
+	kill "$sentinel" 2>/dev/null
+	wait "$follower" 2>/dev/null
+	follow_pids=
+	set -e
+	secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}')
+	# A guest that stopped before /init started the command (seen under TCG:
+	# an int3 oops in early boot while the kernel patches its own text) is
+	# booted once more: nothing has run yet.
+	[ "$try" = 1 ] && [ ! -f "$run/status" ] && [ ! -s "$run/out" ] &&
+		[ "$qrc" != 124 ] && [ "$qrc" != 137 ] || break
+	log "guest stopped before running the command (qemu exit $qrc, ${secs}s): booting once more"
+done
 if [ -f "$run/status" ]; then
 	rc=$(cat "$run/status")
 	log "guest command exited with status $rc (VM run ${secs}s)"
