@@ -658,6 +658,14 @@ int aa_buddy_claim(__u64 ptr)
 	if (!aa_heap_ready())
 		return aa_fail(AA_ERR_UNINIT);
 	kind = lookup(ptr, &off);
+	if (kind < 0 && kind != -AA_ERR_FOREIGN && kind != -AA_ERR_MISALIGNED &&
+	    !aa_lock()) {
+		/* not a live allocation: the snapshot may have caught a free
+		 * mid-way (a racing double free); the locked answer names
+		 * the real cause */
+		kind = lookup(ptr, &off);
+		aa_unlock();
+	}
 	if (kind >= 0)
 		kind = aa_claim(ptr, off, kind);
 	return kind < 0 ? aa_fail(-kind) : 0;

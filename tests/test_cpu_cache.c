@@ -85,7 +85,8 @@ static struct buddy_state buddy_state(void)
 
 struct worker {
 	int cpu;
-	__u64 ops, errors;
+	pthread_barrier_t *start;	/* both loops start together */
+	__u64 ops, errors, frees, cross;
 };
 
 #define STRESS_OPS	1000000ULL	/* per thread: allocs + frees */
@@ -101,6 +102,8 @@ static void *stress_worker(void *arg)
 	CPU_SET(w->cpu, &s);
 	if (sched_setaffinity(0, sizeof(s), &s))
 		w->errors++;
+	if (w->start)
+		pthread_barrier_wait(w->start);
 	for (run = 0; w->ops < STRESS_OPS && run < 1000; run++) {
 		struct stress_args a = { .iters = STRESS_ITERS, .seed = run * 7919 + w->cpu };
 		LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &a, .ctx_size_in = sizeof(a));
@@ -111,6 +114,8 @@ static void *stress_worker(void *arg)
 		}
 		w->ops += a.allocs + a.frees;
 		w->errors += a.errors;
+		w->frees += a.frees;
+		w->cross += a.cross;
 	}
 	return NULL;
 }
@@ -120,15 +125,20 @@ Test(cpu_cache, cross_cpu_stress_then_drain_equals_initial)
 	struct worker w[2] = { { .cpu = 0 }, { .cpu = 1 } };
 	struct buddy_state before, after;
 	pthread_t t[2];
-	__u64 cross = 0;
+	__u64 cross = 0, frees = 0;
+	pthread_barrier_t start;
 	int i, n = nr_cpus() >= 2 ? 2 : 1;
 
 	cr_assert_geq(aa_heap__drain(h), 0);
 	before = buddy_state();
-	for (i = 0; i < n; i++)
+	cr_assert_eq(pthread_barrier_init(&start, NULL, n), 0);
+	for (i = 0; i < n; i++) {
+		w[i].start = &start;
 		cr_assert_eq(pthread_create(&t[i], NULL, stress_worker, &w[i]), 0);
+	}
 	for (i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&start);
 	for (i = 0; i < n; i++) {
 		cr_log_info("CPU %d: %llu ops, %llu errors", w[i].cpu,
 			    (unsigned long long)w[i].ops, (unsigned long long)w[i].errors);
@@ -136,16 +146,19 @@ Test(cpu_cache, cross_cpu_stress_then_drain_equals_initial)
 		cr_assert_eq(w[i].errors, 0);
 	}
 	cr_assert_eq(t_run(skel->progs.flush_slots, NULL, 0), 0, "parked objects failed to free");
-	/* every object is accounted: allocated by some CPU cache, freed into one */
+	/* the slots are shared: while both loops run, about half the frees
+	 * free what the other CPU allocated (each object carries its
+	 * allocating CPU); on a loaded machine they overlap less, so only
+	 * ask for a share that any overlap gives */
 	for (i = 0; i < n; i++) {
-		const struct aa_cpu_cache *cc = aa_heap__cpu_cache(h, i);
-		int c;
-
-		cr_assert_not_null(cc);
-		for (c = 0; c < AA_NR_CLASSES; c++)
-			cross += cc->stats[c].frees;
+		cross += w[i].cross;
+		frees += w[i].frees;
 	}
-	cr_assert_gt(cross, 0);
+	cr_log_info("cross-CPU frees: %llu of %llu", (unsigned long long)cross,
+		    (unsigned long long)frees);
+	if (n == 2)
+		cr_assert_geq(cross * 1000, frees, "cross-CPU frees are %llu of %llu, under 0.1%%",
+			      (unsigned long long)cross, (unsigned long long)frees);
 	cr_assert_eq(t_user_live(h), 0, "objects lost or duplicated");
 	cr_assert_geq(aa_heap__drain(h), 0);
 	cr_assert_eq(aa_heap__cached_bytes(h, NULL), 0);
@@ -288,6 +301,22 @@ Test(cpu_cache, double_free_of_a_cached_object_is_refused)
 	cr_assert_eq(t_free(h, q + 16), -ENOENT, "interior pointers still refused");
 	st = t_stats(h);
 	cr_assert_eq(st.err[AA_ERR_INTERIOR], 1);
+	t_check(h);
+}
+
+Test(cpu_cache, usable_size_of_a_freed_object_is_zero)
+{
+	__u64 p, big;
+
+	pin(0);
+	p = t_malloc(h, 64);
+	big = t_malloc(h, 8192);	/* buddy-only size */
+	cr_assert_eq(t_usable(h, p), 64);
+	cr_assert_eq(t_free(h, p), 0);	/* now in this CPU's cache */
+	cr_assert_gt(aa_heap__cached_bytes(h, NULL), 0);
+	cr_assert_eq(t_usable(h, p), 0, "usable size of a cached (freed) object");
+	cr_assert_eq(t_free(h, big), 0);
+	cr_assert_eq(t_usable(h, big), 0, "usable size of a freed buddy block");
 	t_check(h);
 }
 

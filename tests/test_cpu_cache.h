@@ -9,6 +9,7 @@ struct stress_args {
 	__u64 allocs;	/* out */
 	__u64 frees;	/* out */
 	__u64 errors;	/* out: failed alloc/free or a wrong tag */
+	__u64 cross;	/* out: frees of objects another CPU allocated */
 };
 
 struct reent_args {

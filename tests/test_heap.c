@@ -420,3 +420,62 @@ Test(heap, split_and_coalesce_a_whole_chunk)
 	cr_assert_eq(t_stats(h).bytes_in_use, 0);
 	t_check(h);
 }
+
+/* --- bounds ------------------------------------------------------------- */
+
+Test(heap, bulk_calls_refuse_more_than_the_maximum)
+{
+	__u64 arr = t_malloc(h, (AA_BULK_MAX + 1ULL) * sizeof(__u64));
+	__u64 live = t_stats(h).live_allocs, sizes = t_stats(h).err[AA_ERR_SIZE];
+	struct aa_op_args a;
+
+	cr_assert_neq(arr, 0);
+	a = t_call(h, AA_OP_MALLOC_BULK, 16, 0, arr, AA_BULK_MAX + 1);
+	cr_assert_eq(a.ret, -E2BIG, "malloc_bulk(n = max + 1): %lld", (long long)a.ret);
+	a = t_call(h, AA_OP_MALLOC_BULK, 16, 0, arr, (1U << 23) + 1);
+	cr_assert_eq(a.ret, -E2BIG, "malloc_bulk(n = 2^23 + 1): %lld", (long long)a.ret);
+	a = t_call(h, AA_OP_FREE_BULK, 0, 0, arr, AA_BULK_MAX + 1);
+	cr_assert_eq(a.ret, -E2BIG, "free_bulk(n = max + 1): %lld", (long long)a.ret);
+	cr_assert_eq(t_stats(h).live_allocs, live, "a refused bulk call changed the heap");
+	cr_assert_eq(t_stats(h).err[AA_ERR_SIZE], sizes + 3);
+	cr_assert_eq(t_stats(h).err[AA_ERR_NOMEM], 0);
+	cr_assert_eq(aa_heap__root(h)->need_refill, 0, "refill signal raised with free memory");
+	a = t_call(h, AA_OP_MALLOC_BULK, 16, 0, arr, 0);
+	cr_assert_eq(a.ret, 0, "n = 0 is a no-op");
+	cr_assert_eq(t_free(h, arr), 0);
+}
+
+Test(heap, malloc_grow_checks_the_size_before_growing)
+{
+	__u64 chunks = t_stats(h).nr_chunks;
+	struct aa_op_args a;
+
+	a = t_call(h, AA_OP_MALLOC_GROW, 0, 0, 0, 0);
+	cr_assert_eq(a.ptr, 0);
+	cr_assert_eq(a.ret, -EINVAL, "size 0: %lld", (long long)a.ret);
+	a = t_call(h, AA_OP_MALLOC_GROW, ~0ULL, 0, 0, 0);	/* size + 1 MiB wraps */
+	cr_assert_eq(a.ret, -EINVAL, "size 2^64 - 1: %lld", (long long)a.ret);
+	a = t_call(h, AA_OP_MALLOC_GROW, AA_MAX_ALLOC + 1, 0, 0, 0);
+	cr_assert_eq(a.ret, -EINVAL);
+	cr_assert_eq(t_stats(h).nr_chunks, chunks, "an invalid size grew the heap");
+}
+
+Test(heap, trim_keep_is_64_bit)
+{
+	cr_assert_eq(aa_heap__trim(h, 1ULL << 52), 0, "keep 2^52 bytes must keep every chunk");
+	cr_assert_eq(t_stats(h).nr_chunks, 4);
+	cr_assert_eq(aa_heap__trim(h, 0), 4);
+}
+
+Test(heap, malloc_errno_names_the_cause)
+{
+	errno = 0;
+	cr_assert_eq(aa_heap__malloc(h, 0), 0);
+	cr_assert_eq(errno, EINVAL, "size 0: errno %d", errno);
+	errno = 0;
+	cr_assert_eq(aa_heap__malloc(h, AA_MAX_ALLOC + 1), 0);
+	cr_assert_eq(errno, EINVAL, "size over the maximum: errno %d", errno);
+	errno = 0;
+	cr_assert_eq(aa_heap__malloc(h, 32 * MiB), 0);	/* valid, but the heap is 4 MiB */
+	cr_assert_eq(errno, ENOMEM, "heap exhausted: errno %d", errno);
+}

@@ -24,8 +24,8 @@ __u64 __arena xslots[NSLOTS];
 __u32 __arena in_outer[MAXCPU];
 
 struct stress_ctx {
-	__u32 seed;
-	__u64 allocs, frees, errors;
+	__u32 seed, cpu;
+	__u64 allocs, frees, errors, cross;
 };
 
 static long stress_step(__u64 i, void *data)
@@ -42,8 +42,11 @@ static long stress_step(__u64 i, void *data)
 	}
 	c->allocs++;
 	p[0] = (__u64)p;	/* tag: an object given out twice is caught */
+	p[1] = c->cpu;		/* who allocated it (every object has 2 words) */
 	old = __sync_lock_test_and_set(&xslots[(r >> 16) & (NSLOTS - 1)], (__u64)p);
 	if (old) {
+		if (((__u64 __arena *)old)[1] != c->cpu)
+			c->cross++;
 		if (*(__u64 __arena *)old != old || aa_free_u64(old))
 			c->errors++;
 		else
@@ -55,12 +58,13 @@ static long stress_step(__u64 i, void *data)
 SEC("syscall")
 int stress(struct stress_args *a)
 {
-	struct stress_ctx c = { .seed = a->seed };
+	struct stress_ctx c = { .seed = a->seed, .cpu = bpf_get_smp_processor_id() };
 
 	bpf_loop(a->iters, stress_step, &c, 0);
 	a->allocs = c.allocs;
 	a->frees = c.frees;
 	a->errors = c.errors;
+	a->cross = c.cross;
 	return 0;
 }
 
