@@ -9,6 +9,7 @@
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -342,6 +343,136 @@ Test(cpu_cache, drain_returns_everything_and_trim_returns_chunks)
 	trimmed = aa_heap__trim(h, AA_KEEP_DEFAULT);	/* keeps tun.keep_bytes = 4 MiB */
 	cr_assert_eq(trimmed, 12, "16 free chunks, keep 4: trimmed %d", trimmed);
 	cr_assert_eq(t_stats(h).nr_chunks, 4);
+	t_check(h);
+}
+
+/* --- Teardown and re-init ------------------------------------------------------ */
+
+/* A program inside an allocator call holds its CPU cache's claim: write
+ * that claim through the mmap, as a preempted owner would leave it. */
+static void set_claim(int cpu, __u32 v)
+{
+	struct aa_cpu_cache *cc = (struct aa_cpu_cache *)aa_heap__cpu_cache(h, cpu);
+
+	cr_assert_not_null(cc);
+	*(volatile __u32 *)&cc->busy = v;
+}
+
+Test(cpu_cache, teardown_refuses_while_a_cache_is_claimed)
+{
+	struct aa_stats before, after;
+	__u64 p = t_malloc(h, 64);
+
+	cr_assert_neq(p, 0);
+	before = t_stats(h);
+	set_claim(0, AA_CC_OWNER);
+	cr_assert_eq(aa_heap__teardown(h), -EBUSY, "teardown went on under a running program");
+	after = t_stats(h);
+	cr_assert_eq(after.nr_chunks, before.nr_chunks, "a refused teardown changed the heap");
+	cr_assert_eq(after.pages_mapped, before.pages_mapped);
+	cr_assert_eq(aa_heap__root(h)->magic, AA_ROOT_MAGIC);
+	for (int cpu = 1; cpu < nr_cpus(); cpu++)
+		cr_assert_eq(aa_heap__cpu_cache(h, cpu)->busy, AA_CC_FREE,
+			     "CPU %d's cache stayed claimed after the refusal", cpu);
+	set_claim(0, AA_CC_FREE);
+	cr_assert_eq(t_free(h, p), 0);
+	cr_assert_eq(aa_heap__teardown(h), 16);
+	cr_assert_eq(aa_heap__cpu_cache(h, 0)->busy, AA_CC_TEARDOWN, "caches stay claimed until init");
+}
+
+Test(cpu_cache, reinit_changes_flags_and_tunables)
+{
+	struct aa_tunables t;
+
+	cr_assert_eq(aa_tunables__default(&t), 0);
+	AA_OPTS(aa_heap_opts, off, .init_bytes = 2 * MiB, .flags = AA_F_NO_CACHES);
+	cr_assert_eq(aa_heap__reinit(h, &off), 0, "reinit: %s", strerror(errno));
+	cr_assert_eq(aa_heap__root(h)->flags, AA_F_NO_CACHES);
+	cr_assert_null(aa_heap__cpu_cache(h, 0), "caches left after a re-init without them");
+	cr_assert_eq(t_stats(h).nr_chunks, 2);
+	cr_assert_neq(t_malloc(h, 64), 0);
+	cr_assert_eq(aa_heap__cached_bytes(h, NULL), 0);
+
+	for (int c = 0; c < AA_NR_CLASSES; c++) {
+		t.cpu_cache_cap[c] = 4;
+		t.batch[c] = 2;
+	}
+	AA_OPTS(aa_heap_opts, on, .init_bytes = 2 * MiB, .tunables = &t);
+	cr_assert_eq(aa_heap__reinit(h, &on), 0, "reinit: %s", strerror(errno));
+	cr_assert_eq(aa_heap__root(h)->flags, 0);
+	cr_assert_eq(aa_heap__root(h)->tun.cpu_cache_cap[1], 4);
+	cr_assert_eq(t_stats(h).live_allocs, 0, "the old heap's allocation survived");
+	pin(0);
+	cr_assert_neq(t_malloc(h, 32), 0);
+	cr_assert_eq(aa_heap__cpu_cache(h, 0)->count[1], 1, "batch of 2, one handed out");
+	cr_assert_eq(aa_heap__cpu_cache(h, 0)->busy, AA_CC_FREE);
+	t_check(h);
+}
+
+/* --- CPUs beyond the cache table -------------------------------------------------- */
+
+/* Make /sys/devices/system/cpu/possible read `list` in this test's process
+ * only (a private mount namespace; Criterion runs each test in its own). */
+static void fake_possible_cpus(const char *list)
+{
+	char path[] = "/tmp/aa_possible_XXXXXX";
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0, "mkstemp: %s", strerror(errno));
+	cr_assert_eq(write(fd, list, strlen(list)), (ssize_t)strlen(list));
+	close(fd);
+	cr_assert_eq(unshare(CLONE_NEWNS), 0, "unshare(CLONE_NEWNS): %s", strerror(errno));
+	cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0, "%s", strerror(errno));
+	cr_assert_eq(mount(path, "/sys/devices/system/cpu/possible", NULL, MS_BIND, NULL), 0,
+		     "bind mount over the possible-CPU list: %s", strerror(errno));
+	unlink(path);
+}
+
+static void open_fake_cpus(const char *list)
+{
+	AA_OPTS(aa_heap_opts, o, .arena_pages = 1 << 14, .init_bytes = 4 * MiB);
+
+	if (!t_have_arena())
+		cr_skip_test(AA_SKIP_REASON);
+	fake_possible_cpus(list);
+	h = aa_heap__open(&o);
+	cr_assert_not_null(h, "aa_heap__open with possible CPUs %s: %s", list, strerror(errno));
+}
+
+Test(cpu_cache, more_than_256_possible_cpus_work, .init = NULL)
+{
+	__u64 p;
+
+	open_fake_cpus("0-511\n");
+	cr_assert_eq(aa_heap__root(h)->nr_cpus, AA_MAX_CPUS);
+	pin(0);
+	p = t_malloc(h, 64);
+	cr_assert_neq(p, 0);
+	cr_assert_eq(t_free(h, p), 0);
+	cr_assert_gt(aa_heap__cached_bytes(h, NULL), 0, "CPU 0 has a cache");
+	cr_assert_geq(aa_heap__drain(h), 1);
+	t_check(h);
+}
+
+Test(cpu_cache, cpus_beyond_the_cache_table_use_the_buddy, .init = NULL)
+{
+	__u64 p, before;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		cr_skip_test("needs 2 online CPUs");
+	open_fake_cpus("0\n");	/* one possible CPU: CPU 1 is beyond the table */
+	cr_assert_eq(aa_heap__root(h)->nr_cpus, 1);
+	pin(1);
+	before = t_stats(h).no_cache;
+	p = t_malloc(h, 64);
+	cr_assert_neq(p, 0, "a CPU without a cache must still allocate");
+	cr_assert_eq(t_free(h, p), 0);
+	cr_assert_eq(t_stats(h).no_cache, before + 2, "alloc and free on CPU 1 not counted");
+	cr_assert_eq(aa_heap__cached_bytes(h, NULL), 0);
+	pin(0);
+	p = t_malloc(h, 64);
+	cr_assert_eq(t_free(h, p), 0);
+	cr_assert_eq(t_stats(h).no_cache, before + 2, "CPU 0 has a cache");
 	t_check(h);
 }
 
