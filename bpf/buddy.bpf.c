@@ -488,8 +488,7 @@ static int free_claimed_locked(__u64 ptr)
 }
 
 /* Push the chain first .. last (arena offsets, linked through
- * aa_parked.next; n blocks, counted as parked frees if n) on the parked
- * list. Lock-free, any context: the loop only repeats when another push or
+ * aa_parked.next; n blocks, counted in frees_parked) on the parked list. Lock-free, any context: the loop only repeats when another push or
  * a pop got in between. */
 static void park_chain(__u32 first, __u32 last, __u32 n)
 {
@@ -502,8 +501,7 @@ static void park_chain(__u32 first, __u32 last, __u32 n)
 		if (__sync_val_compare_and_swap(&aa_root.parked, old, first) == old)
 			break;
 	}
-	if (n)
-		__sync_fetch_and_add(&aa_root.stats.frees_parked, n);
+	__sync_fetch_and_add(&aa_root.stats.frees_parked, n);
 }
 
 /* Complete up to max parked frees. The heap lock holder is the only one who

@@ -113,7 +113,7 @@ int aa_transfer_cache_drain(void)
 					((aa_parked_t *)aa_addr(prev))->next = off;
 				prev = off;
 			}
-			park_chain(tc->objs[0] - aa_root.arena_base, prev, 0);
+			park_chain(tc->objs[0] - aa_root.arena_base, prev, n);
 			tc->count = 0;
 			total += n;
 		}

@@ -191,7 +191,8 @@ struct aa_stats {
 	__u64 lock_waits;	/* acquisitions that waited for another CPU */
 	__u64 lock_misses;	/* acquisitions given up whose caller recovered
 				 * (another tier, a parked free) */
-	__u64 frees_parked;	/* frees parked: heap lock not available */
+	__u64 frees_parked;	/* blocks parked: a free without the heap lock,
+				 * or a transfer-cache drain */
 	__u64 frees_unparked;	/* parked frees completed */
 	__u64 no_cache;		/* calls on a CPU without a CPU cache */
 };
