@@ -87,9 +87,12 @@ __u64 aa_usable_size_u64(__u64 ptr)
 	return aa_buddy_usable_size(ptr);
 }
 
-/* Bulk calls take n <= AA_BULK_MAX: -E2BIG (counted as a size error). */
-static __always_inline int bulk_too_big(__u32 n)
+/* Arguments of a bulk call with n > 0: an array, and n <= AA_BULK_MAX
+ * (-E2BIG, counted as a size error). Returns 0 or -errno. */
+static __always_inline int bulk_args(__u64 arr, __u32 n)
 {
+	if (!arr)
+		return aa_fail(AA_ERR_FOREIGN);
 	if (n <= AA_BULK_MAX)
 		return 0;
 	aa_fail(AA_ERR_SIZE);
@@ -99,14 +102,13 @@ static __always_inline int bulk_too_big(__u32 n)
 int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 {
 	__u64 __arena *out = (__u64 __arena *)arr;
-	int i, got = AA_ZERO;
+	int i, got = AA_ZERO, err;
 
 	if (n == 0)
 		return 0;
-	if (!arr)
-		return aa_fail(AA_ERR_FOREIGN);
-	if (bulk_too_big(n))
-		return -E2BIG;
+	err = bulk_args(arr, n);
+	if (err)
+		return err;
 	if (size <= AA_CHUNK_SIZE)
 		return aa_buddy_alloc_bulk(arr, n, size, 0);
 	bpf_for(i, 0, n) {
@@ -124,14 +126,13 @@ int aa_free_bulk_u64(__u64 arr, __u32 n)
 {
 	__u64 __arena *in = (__u64 __arena *)arr;
 	__u32 freed = AA_ZERO, bad = AA_ZERO;
-	int i;
+	int i, err;
 
 	if (n == 0)
 		return 0;
-	if (!arr)
-		return aa_fail(AA_ERR_FOREIGN);
-	if (bulk_too_big(n))
-		return -E2BIG;
+	err = bulk_args(arr, n);
+	if (err)
+		return err;
 	if (!caches_on())
 		return aa_buddy_free_bulk(arr, n);
 	/* One by one through the CPU cache (each object claimed first); a call

@@ -531,8 +531,6 @@ static __u32 unpark_locked(__u32 max)
 	return done;
 }
 
-int aa_buddy_unpark(void);
-
 /* After releasing the heap lock: if frees are parked, complete a batch.
  * Done outside the caller's section (one more lock round trip, only while
  * something is parked) so that unpark_locked() is verified once, in
