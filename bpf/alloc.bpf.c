@@ -19,12 +19,32 @@ static __always_inline bool caches_on(void)
 	return !(aa_root.flags & AA_F_NO_CACHES);
 }
 
-__u64 aa_malloc_u64(__u64 size)
+/*
+ * Call frames: the verifier allows 8 in all, the user's program and its
+ * callbacks included. Every public function here takes at most
+ * AA_API_FRAMES (arena_alloc.bpf.h) counting itself, so the public ones
+ * call the inline bodies below, never each other.
+ */
+static __always_inline __u64 malloc_inline(__u64 size)
 {
 	/* size - 1: size 0 wraps and goes to the buddy, which refuses it */
 	if (size - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready())
 		return aa_cpu_cache_alloc(aa_size_to_order(size));
 	return aa_buddy_alloc(size, 0);
+}
+
+static __always_inline int free_inline(__u64 ptr)
+{
+	if (!ptr)
+		return 0;
+	if (caches_on())
+		return aa_cpu_cache_free(ptr);
+	return aa_buddy_free(ptr);
+}
+
+__u64 aa_malloc_u64(__u64 size)
+{
+	return malloc_inline(size);
 }
 
 __u64 aa_aligned_alloc_u64(__u64 align, __u64 size)
@@ -36,7 +56,7 @@ __u64 aa_aligned_alloc_u64(__u64 align, __u64 size)
 	if (align <= AA_MAX_CLASS_SIZE && size <= AA_MAX_CLASS_SIZE && size)
 		/* blocks are aligned to their size: the class of max(size,
 		 * align) is aligned enough */
-		return aa_malloc_u64(size > align ? size : align);
+		return malloc_inline(size > align ? size : align);
 	return aa_buddy_alloc(size, align);
 }
 
@@ -53,7 +73,7 @@ __u64 aa_calloc_u64(__u64 n, __u64 size)
 		return 0;
 	}
 	bytes = n * size;
-	p = aa_malloc_u64(bytes);
+	p = malloc_inline(bytes);
 	if (!p)
 		return 0;
 	/* Blocks are 16-byte multiples: clear whole words. */
@@ -64,7 +84,7 @@ __u64 aa_calloc_u64(__u64 n, __u64 size)
 		done++;
 	}
 	if (done < words) {	/* more than the loop bound: fail cleanly */
-		aa_free_u64(p);
+		aa_buddy_free(p);	/* > 64 MiB: a buddy (large) block */
 		aa_fail(AA_ERR_ZEROING);
 		return 0;
 	}
@@ -73,11 +93,7 @@ __u64 aa_calloc_u64(__u64 n, __u64 size)
 
 int aa_free_u64(__u64 ptr)
 {
-	if (!ptr)
-		return 0;
-	if (caches_on())
-		return aa_cpu_cache_free(ptr);
-	return aa_buddy_free(ptr);
+	return free_inline(ptr);
 }
 
 __u64 aa_usable_size_u64(__u64 ptr)
@@ -135,14 +151,13 @@ int aa_free_bulk_u64(__u64 arr, __u32 n)
 		return err;
 	if (!caches_on())
 		return aa_buddy_free_bulk(arr, n);
-	/* One by one through the CPU cache (each object claimed first); a call
-	 * per object keeps the inlined fast path out of this loop (verifier). */
+	/* One by one through the CPU cache (each object claimed first) */
 	bpf_for(i, 0, n) {
 		__u64 p = in[i];
 
 		if (!p)
 			continue;
-		if (aa_free_u64(p)) {
+		if (aa_cpu_cache_free(p)) {
 			bad++;
 			continue;
 		}

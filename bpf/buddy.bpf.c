@@ -465,8 +465,11 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind)
 /* --- Freeing claimed blocks ------------------------------------------------ */
 
 /* Free a block that a free claimed (or a cache tier holds): word 0 must be a
- * custody mark. Returns 0 or -AA_ERR_*. REQUIRES: heap lock held. */
-static int free_claimed_locked(__u64 ptr)
+ * custody mark. Returns 0 or -AA_ERR_*. REQUIRES: heap lock held.
+ * Inlined into unpark_locked() (so aa_buddy_unpark(), called by every locked
+ * entry point, costs one call frame, not three: arena_alloc.bpf.h's frame
+ * budget), called through free_claimed_locked() elsewhere. */
+static __always_inline int free_claimed_locked_inline(__u64 ptr)
 {
 	__u32 off = 0;
 	int kind = lookup(ptr, &off);
@@ -485,6 +488,11 @@ static int free_claimed_locked(__u64 ptr)
 	else
 		block_free_locked(off, kind);
 	return 0;
+}
+
+static int free_claimed_locked(__u64 ptr)
+{
+	return free_claimed_locked_inline(ptr);
 }
 
 /* Push the chain first .. last (arena offsets, linked through
@@ -523,7 +531,7 @@ static __u32 unpark_locked(__u32 max)
 		next = p->next;
 		if (__sync_val_compare_and_swap(&aa_root.parked, head, next) != head)
 			continue;
-		if (free_claimed_locked((__u64)p))
+		if (free_claimed_locked_inline((__u64)p))
 			aa_fail(AA_ERR_CORRUPT);
 		done++;
 	}

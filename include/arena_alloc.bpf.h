@@ -8,6 +8,11 @@
  * programs can all call them. Growing the heap is done by the sleepable
  * SEC("syscall") programs of the library (userspace: aa_heap__grow()).
  *
+ * Call frames: the verifier allows a program 8 frames in all (the program
+ * itself, its subprograms and callbacks, and ours). Each function here needs
+ * at most AA_API_FRAMES of them, itself included, so a call from a program's
+ * third frame (program > bpf_loop callback > subprogram) always verifies.
+ *
  * Pointers come back as __u64 (a global BPF function cannot return a
  * pointer); the macros wrap them into `void __arena *`.
  *
@@ -18,6 +23,8 @@
 #define __ARENA_ALLOC_BPF_H
 
 #include "aa_shared.h"
+
+#define AA_API_FRAMES	5
 
 #ifdef __BPF__
 

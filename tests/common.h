@@ -9,6 +9,9 @@
 #define __AA_TESTS_COMMON_H
 
 #include <criterion/criterion.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
@@ -129,6 +132,20 @@ static inline int t_run(struct bpf_program *prog, void *ctx, size_t ctx_sz)
 	cr_assert_eq(bpf_prog_test_run_opts(bpf_program__fd(prog), &o), 0,
 		     "test run of %s: %s", bpf_program__name(prog), strerror(errno));
 	return (int)o.retval;
+}
+
+/* A CPU-clock perf event on cpu firing every period_ns: an hrtimer, so a
+ * perf_event program attached to it runs in hard-IRQ context. */
+static inline int t_open_cpu_clock(int cpu, __u64 period_ns)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = period_ns,
+	};
+
+	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 #endif

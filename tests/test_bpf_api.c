@@ -24,7 +24,8 @@ static void setup(void)
 		skel = NULL;
 	}
 	cr_assert_not_null(skel, "test_alloc load failed: %s (verifier rejected a "
-			   "non-sleepable program?)", strerror(errno));
+			   "non-sleepable program, or a call deeper than AA_API_FRAMES?)",
+			   strerror(errno));
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20);
 	heap = aa_heap__attach(skel->obj, &o);
 	cr_assert_not_null(heap, "aa_heap__attach: %s", strerror(errno));

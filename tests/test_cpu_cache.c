@@ -174,18 +174,6 @@ Test(cpu_cache, cross_cpu_stress_then_drain_equals_initial)
 
 /* --- Reentrancy ------------------------------------------------------------- */
 
-static int open_cpu_clock(int cpu, __u64 period_ns)
-{
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.sample_period = period_ns,
-	};
-
-	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
 #define NESTED_TARGET	100000ULL
 
 Test(cpu_cache, reentrancy_from_hard_irq)
@@ -195,7 +183,7 @@ Test(cpu_cache, reentrancy_from_hard_irq)
 	int fd, i, c;
 
 	pin(0);
-	fd = open_cpu_clock(0, 20000);	/* 50 kHz hrtimer, hard-IRQ context */
+	fd = t_open_cpu_clock(0, 20000);	/* 50 kHz hrtimer, hard-IRQ context */
 	cr_assert_geq(fd, 0, "perf_event_open: %s", strerror(errno));
 	link = bpf_program__attach_perf_event(skel->progs.reent_irq, fd);
 	cr_assert_not_null(link, "attach perf_event: %s", strerror(errno));
@@ -265,7 +253,7 @@ Test(cpu_cache, empty_heap_gives_null_and_refill_signal, .init = setup_small)
 	cr_assert_geq(r->refill_signals, 1);
 
 	/* a perf_event program (hard IRQ) gets NULL too, without faulting */
-	fd = open_cpu_clock(0, 100000);
+	fd = t_open_cpu_clock(0, 100000);
 	cr_assert_geq(fd, 0);
 	link = bpf_program__attach_perf_event(skel->progs.reent_irq, fd);
 	cr_assert_not_null(link);
