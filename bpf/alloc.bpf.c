@@ -125,6 +125,21 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 	err = bulk_args(arr, n);
 	if (err)
 		return err;
+	if (size - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready()) {
+		/* one by one through the CPU cache, like aa_free_bulk_u64():
+		 * the heap lock only when the caches run dry */
+		__u32 cls = aa_size_to_order(size);
+
+		bpf_for(i, 0, n) {
+			__u64 p = aa_cpu_cache_alloc(cls);
+
+			if (!p)
+				break;
+			out[i] = p;
+			got++;
+		}
+		return got;
+	}
 	if (size <= AA_CHUNK_SIZE)
 		return aa_buddy_alloc_bulk(arr, n, size, 0);
 	bpf_for(i, 0, n) {

@@ -181,6 +181,21 @@ int aa_arena_grow(__u64 bytes)
 	return got;
 }
 
+/* Fault injection for tests (test_concurrency.c sets it through its
+ * skeleton): return_chunk() spins this long between a chunk's pages and its
+ * metadata pages, the window in which a grower could map the slot. 0 (no
+ * delay) unless a test sets it; only sleepable trim/teardown read it. */
+__u64 aa_fault_trim_delay_ns;
+
+static void fault_delay(__u64 ns)
+{
+	__u64 t0 = bpf_ktime_get_ns();
+
+	bpf_repeat(AA_MAX_LOOPS)
+		if (bpf_ktime_get_ns() - t0 >= ns)
+			break;
+}
+
 /* Return a RELEASING slot's chunk pages and metadata pages, then make the
  * slot mappable again. meta_off cannot change meanwhile: no grower takes a
  * RELEASING slot. */
@@ -189,6 +204,8 @@ static void return_chunk(__u32 slot)
 	__u32 s = slot & (AA_MAX_SLOTS - 1);
 
 	bpf_arena_free_pages(&arena, aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
+	if (aa_fault_trim_delay_ns)
+		fault_delay(aa_fault_trim_delay_ns);
 	bpf_arena_free_pages(&arena, aa_addr(aa_root.slots[s].meta_off), AA_META_PAGES);
 	aa_buddy_release_slot(s);
 }

@@ -17,8 +17,10 @@
  *             AA_CC_FREE to AA_CC_OWNER on entry, release store of
  *             AA_CC_FREE on exit. Whoever finds the cache claimed (it
  *             preempted or interrupted the owner, or a drain holds it) does
- *             not touch it and uses the buddy instead: nothing waits,
- *             nothing is corrupted; counted in stats[c].nested. A drain or
+ *             not touch it and uses the transfer cache (one object,
+ *             aa_transfer_cache_pop/_push: a lock of its own) or the buddy
+ *             instead: nothing waits, nothing is corrupted; counted in
+ *             stats[c].nested. A drain or
  *             teardown claims a cache from any CPU the same way.
  *
  * Objects in a cache are "in use" for the buddy and carry a custody mark in
@@ -126,12 +128,18 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls)
 
 	if (cls >= AA_NR_CLASSES)
 		return 0;
-	if (!cc) {
-		aa_count(no_cache);
-		return aa_buddy_alloc(AA_MIN_SIZE << cls, 0);
-	}
-	if (!cache_claim(cc, AA_CC_OWNER)) {
-		__sync_fetch_and_add(&cc->stats[c].nested, 1);
+	if (!cc || !cache_claim(cc, AA_CC_OWNER)) {
+		if (!cc)
+			aa_count(no_cache);
+		else
+			__sync_fetch_and_add(&cc->stats[c].nested, 1);
+		/* the transfer cache has a lock of its own: an IRQ over a
+		 * heap-lock holder gets memory there */
+		p = aa_transfer_cache_pop(cls);
+		if (p) {
+			*(__u64 __arena *)p = 0;	/* no longer carries a mark */
+			return p;
+		}
 		return aa_buddy_alloc(AA_MIN_SIZE << cls, 0);
 	}
 	n = cc->count[c];
@@ -162,12 +170,13 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
 	__u32 c = cls & (AA_NR_CLASSES - 1), n, cap = cache_cap(cls);
 
-	if (!cc) {
-		aa_count(no_cache);
-		return aa_buddy_return(ptr);
-	}
-	if (!cache_claim(cc, AA_CC_OWNER)) {
-		__sync_fetch_and_add(&cc->stats[c].nested, 1);
+	if (!cc || !cache_claim(cc, AA_CC_OWNER)) {
+		if (!cc)
+			aa_count(no_cache);
+		else
+			__sync_fetch_and_add(&cc->stats[c].nested, 1);
+		if (aa_transfer_cache_push(cls, ptr))
+			return 0;
 		return aa_buddy_return(ptr);
 	}
 	n = cc->count[c];

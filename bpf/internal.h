@@ -26,7 +26,8 @@
  *  - CPU cache (struct aa_cpu_cache): an atomic claim, cmpxchg of busy from
  *    AA_CC_FREE; whoever holds it (the CPU's own programs, a drain or
  *    teardown from any CPU) alone touches count/objs/stats. A caller that
- *    finds it claimed never waits: it goes to the buddy. Released with
+ *    finds it claimed never waits: it takes or puts one object in the
+ *    transfer cache (its own lock), else goes to the buddy. Released with
  *    release order (aa_store_release).
  *  - Heap lock (aa_root.lock) and transfer-cache locks (tc[c].lock): the
  *    lock word holds the holder's CPU + 1, written by the acquiring
@@ -349,6 +350,8 @@ int aa_cpu_cache_drain(__u32 cpu);
  * but for drain) */
 int aa_transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n);
 int aa_transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n);
+__u64 aa_transfer_cache_pop(__u32 cls);
+int aa_transfer_cache_push(__u32 cls, __u64 ptr);
 int aa_transfer_cache_drain(void);
 
 /* buddy.bpf.c: tier 3 */

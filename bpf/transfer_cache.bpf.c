@@ -8,7 +8,9 @@
  * From below: nothing: when empty, the CPU cache refills from the buddy
  *             itself; when full, the CPU cache spills to the buddy.
  * To above:   aa_transfer_cache_remove_batch / _insert_batch: all of a
- *             batch or nothing (try operations: 0 means "go below").
+ *             batch or nothing (try operations: 0 means "go below");
+ *             aa_transfer_cache_pop / _push: one object, for callers whose
+ *             CPU cache is claimed by someone else.
  * Locking:    tc->lock per class (internal.h lock rules: preemption off
  *             while held, same-CPU nesting refused at once). Always tried
  *             with the short IRQ budget: a miss costs a trip to the buddy,
@@ -23,6 +25,23 @@
 static __always_inline struct aa_transfer_cache __arena *tc_of(__u32 cls)
 {
 	return &aa_root.tc[cls & (AA_NR_CLASSES - 1)];
+}
+
+static __always_inline __u32 tc_cap(__u32 cls)
+{
+	__u32 cap = aa_root.tun.transfer_cap[cls & (AA_NR_CLASSES - 1)];
+
+	return cap > AA_TRANSFER_MAX ? AA_TRANSFER_MAX : cap;
+}
+
+/* Try the class lock (short budget: a miss is a trip below, never a long
+ * wait). Returns true with it held; a miss is counted. */
+static __always_inline bool tc_lock(struct aa_transfer_cache __arena *tc)
+{
+	if (!aa_lock_acquire(&tc->lock, AA_WAIT_IRQ_NS))
+		return true;
+	__sync_fetch_and_add(&tc->lock_fails, 1);
+	return false;
 }
 
 /* Copy n object addresses between arena arrays. */
@@ -43,10 +62,8 @@ int aa_transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n)
 
 	if (cls >= AA_NR_CLASSES || n == 0 || n > AA_CPU_CACHE_MAX)
 		return 0;
-	if (aa_lock_acquire(&tc->lock, AA_WAIT_IRQ_NS)) {
-		__sync_fetch_and_add(&tc->lock_fails, 1);
+	if (!tc_lock(tc))
 		return 0;
-	}
 	count = tc->count;
 	if (count < n || count > AA_TRANSFER_MAX) {
 		tc->from_buddy++;
@@ -68,13 +85,9 @@ int aa_transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
 
 	if (cls >= AA_NR_CLASSES || n == 0 || n > AA_CPU_CACHE_MAX)
 		return 0;
-	cap = aa_root.tun.transfer_cap[cls & (AA_NR_CLASSES - 1)];
-	if (cap > AA_TRANSFER_MAX)
-		cap = AA_TRANSFER_MAX;
-	if (aa_lock_acquire(&tc->lock, AA_WAIT_IRQ_NS)) {
-		__sync_fetch_and_add(&tc->lock_fails, 1);
+	cap = tc_cap(cls);
+	if (!tc_lock(tc))
 		return 0;
-	}
 	count = tc->count;
 	if (count + n > cap) {
 		tc->to_buddy++;
@@ -86,6 +99,58 @@ int aa_transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
 	tc->batches_in++;
 	aa_lock_release(&tc->lock);
 	return n;
+}
+
+/*
+ * Single objects, for callers that cannot use their CPU cache (claimed by a
+ * preempted or interrupted owner on this CPU, or no cache for this CPU): a
+ * lock of its own, so an IRQ over a heap-lock holder still gets memory.
+ */
+
+/* Take the newest object. Returns it (custody-marked), or 0 when empty or
+ * locked. */
+__u64 aa_transfer_cache_pop(__u32 cls)
+{
+	struct aa_transfer_cache __arena *tc = tc_of(cls);
+	__u32 count;
+	__u64 p;
+
+	if (cls >= AA_NR_CLASSES)
+		return 0;
+	if (!tc_lock(tc))
+		return 0;
+	count = tc->count;
+	if (count == 0 || count > AA_TRANSFER_MAX) {
+		aa_lock_release(&tc->lock);
+		return 0;
+	}
+	p = tc->objs[(count - 1) & (AA_TRANSFER_MAX - 1)];
+	tc->count = count - 1;
+	aa_lock_release(&tc->lock);
+	return p;
+}
+
+/* Put ptr (claimed: custody-marked) in. Returns 1, or 0 when full or
+ * locked. */
+int aa_transfer_cache_push(__u32 cls, __u64 ptr)
+{
+	struct aa_transfer_cache __arena *tc = tc_of(cls);
+	__u32 count, cap;
+
+	if (cls >= AA_NR_CLASSES)
+		return 0;
+	cap = tc_cap(cls);
+	if (!tc_lock(tc))
+		return 0;
+	count = tc->count;
+	if (count >= cap) {
+		aa_lock_release(&tc->lock);
+		return 0;
+	}
+	tc->objs[count & (AA_TRANSFER_MAX - 1)] = ptr;
+	tc->count = count + 1;
+	aa_lock_release(&tc->lock);
+	return 1;
 }
 
 /* Empty every class onto the parked list (lock-free, no call under the

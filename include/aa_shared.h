@@ -78,7 +78,7 @@ struct aa_slot {
 #define AA_MAX_CLASS_SIZE	(AA_MIN_SIZE << (AA_NR_CLASSES - 1))	/* 2048 */
 #define AA_CPU_CACHE_MAX	128	/* objects per class per CPU, at most */
 #define AA_TRANSFER_MAX		1024	/* objects per class in transfer, at most */
-#define AA_MAX_CPUS		256	/* CPUs with a CPU cache; others use the buddy */
+#define AA_MAX_CPUS		256	/* CPUs with a CPU cache; others use the shared tiers */
 #define AA_CPU_CACHE_PAGES	3	/* sizeof(struct aa_cpu_cache) rounded up */
 
 /* Bulk calls take at most this many objects (-E2BIG above). */
@@ -115,8 +115,8 @@ struct aa_cpu_class_stats {
  * value with a cmpxchg, until it stores AA_CC_FREE again (with release
  * order). Programs on `cpu` claim it as AA_CC_OWNER; a drain or teardown
  * may claim it from any CPU. A caller that finds it claimed (preempted or
- * interrupted owner, drain) never waits: it uses the buddy (counted in
- * stats[c].nested). Objects in objs[] carry the custody mark in word 0.
+ * interrupted owner, drain) never waits: it uses the transfer cache or the
+ * buddy (counted in stats[c].nested). Objects in objs[] carry the custody mark in word 0.
  */
 struct aa_cpu_cache {
 	__u32 busy;

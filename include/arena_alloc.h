@@ -142,8 +142,8 @@ AA_API int aa_heap__print_caches(const struct aa_heap *heap, FILE *out);
 /** @brief **aa_heap__init()** initialises the heap with the flags and
  * tunables given at open/attach, growing it by init_bytes. Done by
  * open/attach already; idempotent while the heap is initialised. Caches go
- * to the first 256 possible CPUs; CPUs above use the buddy (counted in
- * aa_stats.no_cache).
+ * to the first 256 possible CPUs; CPUs above use the transfer caches and the
+ * buddy (counted in aa_stats.no_cache).
  * @return 0, on success; negative error, otherwise */
 AA_API int aa_heap__init(struct aa_heap *heap, __u64 init_bytes);
 

@@ -3,11 +3,14 @@
  * test_concurrency.c - races that must have exactly one winner:
  *  - two CPUs free the same objects at the same time (double frees in
  *    lockstep, caches on and off): one free of each pointer succeeds, the
- *    other gets -EALREADY, and the heap comes back to its initial state.
+ *    other gets -EALREADY, and the heap comes back to its initial state;
+ *  - trim racing grow: every chunk stays usable;
+ *  - publication: whoever sees the root's magic sees the whole heap.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 #include "common.h"
 #include "test_concurrency.h"
@@ -40,6 +43,15 @@ static void teardown(void)
 }
 
 TestSuite(concurrency, .fini = teardown, .timeout = 900);
+
+static void pin(int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	cr_assert_eq(sched_setaffinity(0, sizeof(s), &s), 0, "pin to CPU %d", cpu);
+}
 
 static void need_cpus(int n)
 {
@@ -152,4 +164,197 @@ Test(concurrency, racing_double_frees_have_one_winner)
 Test(concurrency, racing_double_frees_have_one_winner_caches_off)
 {
 	racing_double_frees(AA_F_NO_CACHES);
+}
+
+/* --- Trim racing grow ----------------------------------------------------------
+ * A trim returns a chunk's pages, then its metadata pages; a grow on another
+ * CPU maps chunks into free slots. Before the slot went through RELEASING, a
+ * grower could map the slot between the two and have its new metadata freed
+ * by the trim (the chunk then failed the check and its frees). The window
+ * is widened with the library's fault-injection delay (bpf/arena.bpf.c).
+ * Afterwards every chunk must still work: each is allocated whole and freed.
+ */
+
+#define TG_ROUNDS	500
+
+struct tg_thread {
+	int cpu, trim;
+	pthread_barrier_t *start;
+	__u64 calls, chunks;
+	int err;		/* first unexpected error */
+};
+
+static void *tg_run(void *arg)
+{
+	struct tg_thread *t = arg;
+	cpu_set_t s;
+	int i, ret;
+
+	CPU_ZERO(&s);
+	CPU_SET(t->cpu, &s);
+	if (sched_setaffinity(0, sizeof(s), &s))
+		t->err = -errno;
+	pthread_barrier_wait(t->start);
+	for (i = 0; i < TG_ROUNDS && !t->err; i++) {
+		ret = t->trim ? aa_heap__trim(h, 0) : aa_heap__grow(h, 2 * MiB);
+		if (ret >= 0)
+			t->chunks += ret;
+		else if (ret != -ENOMEM)	/* a full arena is fine */
+			t->err = ret;
+		t->calls++;
+	}
+	return NULL;
+}
+
+Test(concurrency, trim_racing_grow_keeps_every_chunk_usable)
+{
+	struct tg_thread t[2] = { { .cpu = 0, .trim = 0 }, { .cpu = 1, .trim = 1 } };
+	pthread_barrier_t start;
+	pthread_t tid[2];
+	__u64 n = 0, p, chunks;
+	__u64 *blocks;
+	int k;
+
+	need_cpus(2);
+	open_with(AA_F_NO_CACHES);
+	skel->bss->aa_fault_trim_delay_ns = 200000;
+	cr_assert_eq(pthread_barrier_init(&start, NULL, 2), 0);
+	for (k = 0; k < 2; k++) {
+		t[k].start = &start;
+		cr_assert_eq(pthread_create(&tid[k], NULL, tg_run, &t[k]), 0);
+	}
+	for (k = 0; k < 2; k++)
+		pthread_join(tid[k], NULL);
+	pthread_barrier_destroy(&start);
+	skel->bss->aa_fault_trim_delay_ns = 0;
+	cr_log_info("trim vs grow: %llu grows added %llu chunks, %llu trims returned %llu",
+		    (unsigned long long)t[0].calls, (unsigned long long)t[0].chunks,
+		    (unsigned long long)t[1].calls, (unsigned long long)t[1].chunks);
+	for (k = 0; k < 2; k++)
+		cr_assert_eq(t[k].err, 0, "%s: %s", k ? "trim" : "grow", strerror(-t[k].err));
+	cr_assert_gt(t[1].chunks, 0, "the trims never returned a chunk");
+	t_check(h);
+
+	/* every chunk the heap has must work: take each whole, write, free */
+	chunks = t_stats(h).nr_chunks;
+	blocks = calloc(chunks + 1, sizeof(*blocks));
+	cr_assert_not_null(blocks);
+	while (n <= chunks && (p = t_malloc(h, AA_CHUNK_SIZE / 2 + 1))) {
+		memset(aa_heap__ptr(h, p), 0x5a, AA_CHUNK_SIZE);
+		blocks[n++] = p;
+	}
+	cr_assert_eq(n, chunks, "%llu of %llu chunks could be allocated whole",
+		     (unsigned long long)n, (unsigned long long)chunks);
+	for (k = 0; k < (int)n; k++)
+		cr_assert_eq(t_free(h, blocks[k]), 0, "free of chunk %d", k);
+	free(blocks);
+	cr_assert_eq(t_stats(h).err[AA_ERR_CORRUPT], 0);
+	cr_assert_eq(t_stats(h).bytes_in_use, 0);
+	t_check(h);
+}
+
+/* --- Publication ---------------------------------------------------------------
+ * A program may run while the heap is initialised. Whoever sees the magic
+ * must see everything it guards: an observer thread on another CPU spins on
+ * the root's magic through the mmap and, the moment it appears, copies what
+ * a program would use next (flags, CPU count, cache key, CPU 0's cache,
+ * base). Each must already have its final value. (x86 keeps stores in
+ * order, so this catches program order; the atomic exchange that publishes
+ * orders them on arm64 too.)
+ */
+
+#define PUB_ROUNDS	20
+
+struct pub_seen {
+	__u64 magic, base, key;
+	__u32 flags, nr_cpus, cc0;
+};
+
+struct pub_thread {
+	const struct aa_root *root;
+	struct pub_seen seen;
+	int cpu, err;
+};
+
+static struct pub_seen pub_read(const struct aa_root *r)
+{
+	return (struct pub_seen){
+		.magic = __atomic_load_n(&r->magic, __ATOMIC_ACQUIRE),
+		.base = r->arena_base, .key = r->cache_key,
+		.flags = r->flags, .nr_cpus = r->nr_cpus, .cc0 = r->cpu_cache_off[0],
+	};
+}
+
+static void *pub_watch(void *arg)
+{
+	struct pub_thread *t = arg;
+	struct timespec t0, now;
+	cpu_set_t s;
+	long n;
+
+	CPU_ZERO(&s);
+	CPU_SET(t->cpu, &s);
+	if (sched_setaffinity(0, sizeof(s), &s))
+		t->err = -errno;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (n = 0;; n++) {
+		if (__atomic_load_n(&t->root->magic, __ATOMIC_ACQUIRE)) {
+			t->seen = pub_read(t->root);
+			return NULL;
+		}
+		if ((n & 0xffff) == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec - t0.tv_sec > 60) {
+				t->err = -ETIMEDOUT;
+				return NULL;
+			}
+		}
+	}
+}
+
+Test(concurrency, whoever_sees_the_magic_sees_the_whole_heap)
+{
+	const struct aa_root *root;
+	struct pub_seen final;
+	struct pub_thread t;
+	pthread_t tid;
+	int round, bad = 0;
+
+	need_cpus(2);
+	skel = test_concurrency__open();
+	cr_assert_not_null(skel);
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 15), 0);
+	cr_assert_eq(test_concurrency__load(skel), 0, "load: %s", strerror(errno));
+	root = &skel->arena->aa_root;
+	pin(0);
+	for (round = 0; round < PUB_ROUNDS; round++) {
+		t = (struct pub_thread){ .root = root, .cpu = 1 };
+		cr_assert_eq(__atomic_load_n(&root->magic, __ATOMIC_ACQUIRE), 0);
+		cr_assert_eq(pthread_create(&tid, NULL, pub_watch, &t), 0);
+		usleep(1000);	/* let it spin */
+		if (!round) {	/* the first init: attach */
+			AA_OPTS(aa_heap_opts, o, .init_bytes = 4 * MiB);
+
+			h = aa_heap__attach(skel->obj, &o);
+			cr_assert_not_null(h, "attach: %s", strerror(errno));
+		} else {
+			cr_assert_eq(aa_heap__init(h, 4 * MiB), 0);
+		}
+		pthread_join(tid, NULL);
+		cr_assert_eq(t.err, 0, "observer: %s", strerror(-t.err));
+		final = pub_read(root);
+		if (memcmp(&t.seen, &final, sizeof(final))) {
+			cr_log_error("round %d: at publication flags %u, nr_cpus %u, key %#llx, "
+				     "CPU 0 cache %#x, base %#llx; then flags %u, nr_cpus %u, "
+				     "key %#llx, CPU 0 cache %#x, base %#llx", round, t.seen.flags,
+				     t.seen.nr_cpus, (unsigned long long)t.seen.key, t.seen.cc0,
+				     (unsigned long long)t.seen.base, final.flags, final.nr_cpus,
+				     (unsigned long long)final.key, final.cc0,
+				     (unsigned long long)final.base);
+			bad++;
+		}
+		cr_assert_geq(aa_heap__teardown(h), 0);
+	}
+	cr_assert_eq(bad, 0, "%d of %d publications showed a heap still being written", bad,
+		     PUB_ROUNDS);
 }

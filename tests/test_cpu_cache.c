@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -334,6 +335,120 @@ Test(cpu_cache, drain_returns_everything_and_trim_returns_chunks)
 	t_check(h);
 }
 
+/* --- Drain under a cpuset ----------------------------------------------------
+ * A container's cpuset keeps the process off some CPUs; drain must still
+ * empty their caches (it claims them from any CPU) and must not report
+ * success while objects stay cached. cpuset_only() moves this test's
+ * process (Criterion forks one per test) into a cpuset of one CPU: cgroup
+ * v1's cpuset hierarchy where it is mounted, else one we mount ourselves
+ * (v1 cpuset, or v2 with the cpuset controller).
+ */
+struct cpuset {
+	char base[96], dir[128];
+	bool mounted;
+};
+
+static bool write_file(const char *dir, const char *name, const char *val)
+{
+	char path[192];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	ok = fputs(val, f) >= 0;
+	return (fclose(f) == 0) && ok;
+}
+
+static bool cpuset_only(struct cpuset *cs, int cpu)
+{
+	char val[16], pid[16];
+	bool v2 = false;
+
+	*cs = (struct cpuset){ 0 };
+	if (!access("/sys/fs/cgroup/cpuset/cpuset.cpus", W_OK)) {
+		snprintf(cs->base, sizeof(cs->base), "/sys/fs/cgroup/cpuset");
+	} else {
+		snprintf(cs->base, sizeof(cs->base), "/tmp/aa-cpuset-%d", getpid());
+		if (mkdir(cs->base, 0755))
+			return false;
+		if (!mount("cgroup", cs->base, "cgroup", 0, "cpuset")) {
+			cs->mounted = true;
+		} else if (!mount("cgroup2", cs->base, "cgroup2", 0, NULL)) {
+			cs->mounted = v2 = true;
+			if (!write_file(cs->base, "cgroup.subtree_control", "+cpuset"))
+				return false;
+		} else {
+			return false;
+		}
+	}
+	snprintf(cs->dir, sizeof(cs->dir), "%s/aa-test-%d", cs->base, getpid());
+	if (mkdir(cs->dir, 0755))
+		return false;
+	snprintf(val, sizeof(val), "%d", cpu);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	return write_file(cs->dir, "cpuset.cpus", val) &&
+	       (v2 || write_file(cs->dir, "cpuset.mems", "0")) &&
+	       write_file(cs->dir, "cgroup.procs", pid);
+}
+
+static void cpuset_undo(struct cpuset *cs)
+{
+	char pid[16];
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (cs->dir[0]) {
+		write_file(cs->base, "cgroup.procs", pid);
+		rmdir(cs->dir);
+	}
+	if (cs->mounted)
+		umount(cs->base);
+	if (strncmp(cs->base, "/tmp/", 5) == 0)
+		rmdir(cs->base);
+}
+
+Test(cpu_cache, drain_reaches_cpus_outside_the_cpuset)
+{
+	struct cpuset cs;
+	cpu_set_t s;
+	bool confined;
+	int i;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		cr_skip_test("needs 2 online CPUs");
+	pin(1);
+	for (i = 0; i < 8; i++)
+		cr_assert_eq(t_free(h, t_malloc(h, 64)), 0);
+	cr_assert_gt(aa_heap__cpu_cache(h, 1)->count[2], 0, "nothing cached on CPU 1");
+	pin(0);
+	confined = cpuset_only(&cs, 0);
+	if (!confined) {
+		int e = errno;
+
+		cpuset_undo(&cs);
+		cr_skip_test("cannot make a cpuset of CPU 0 (%s: %s)", cs.base, strerror(e));
+	}
+	/* the cpuset really keeps us off CPU 1 */
+	CPU_ZERO(&s);
+	CPU_SET(1, &s);
+	i = sched_setaffinity(0, sizeof(s), &s) ? -errno : 0;
+	cr_log_info("drain in a cpuset of CPU 0 (%s): pinning to CPU 1 gives %s", cs.dir,
+		    strerror(-i));
+	if (i == 0) {
+		cpuset_undo(&cs);
+		cr_assert_fail("the cpuset did not exclude CPU 1");
+	}
+	i = aa_heap__drain(h);
+	cpuset_undo(&cs);
+	cr_assert_geq(i, 0, "drain: %s", strerror(-i));
+	cr_assert_eq(aa_heap__cpu_cache(h, 1)->count[2], 0, "CPU 1's cache was not drained");
+	cr_assert_eq(aa_heap__cached_bytes(h, NULL), 0);
+	cr_assert_eq(t_stats(h).bytes_in_use, 0);
+	t_check(h);
+}
+
 /* --- Teardown and re-init ------------------------------------------------------ */
 
 /* A program inside an allocator call holds its CPU cache's claim: write
@@ -442,7 +557,9 @@ Test(cpu_cache, more_than_256_possible_cpus_work, .init = NULL)
 	t_check(h);
 }
 
-Test(cpu_cache, cpus_beyond_the_cache_table_use_the_buddy, .init = NULL)
+/* A CPU without a cache uses the shared tiers: the transfer cache (one
+ * object at a time), else the buddy; never CPU 0's cache. */
+Test(cpu_cache, cpus_beyond_the_cache_table_use_the_shared_tiers, .init = NULL)
 {
 	__u64 p, before;
 
@@ -456,7 +573,8 @@ Test(cpu_cache, cpus_beyond_the_cache_table_use_the_buddy, .init = NULL)
 	cr_assert_neq(p, 0, "a CPU without a cache must still allocate");
 	cr_assert_eq(t_free(h, p), 0);
 	cr_assert_eq(t_stats(h).no_cache, before + 2, "alloc and free on CPU 1 not counted");
-	cr_assert_eq(aa_heap__cached_bytes(h, NULL), 0);
+	cr_assert_eq(aa_heap__cpu_cache(h, 0)->count[2], 0, "CPU 1's free went to CPU 0's cache");
+	cr_assert_eq(aa_heap__root(h)->tc[2].count, 1, "CPU 1's free is not in the transfer cache");
 	pin(0);
 	p = t_malloc(h, 64);
 	cr_assert_eq(t_free(h, p), 0);

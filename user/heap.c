@@ -174,7 +174,7 @@ AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 		return aa_err(ncpus ? ncpus : -EINVAL);
 	}
 	if (ncpus > AA_MAX_CPUS && !(h->flags & AA_F_NO_CACHES))
-		pr_info("%d possible CPUs: CPUs %d and up have no CPU cache and use the buddy\n",
+		pr_info("%d possible CPUs: CPUs %d and up have no CPU cache and use the shared tiers\n",
 			ncpus, AA_MAX_CPUS);
 	args.nr_cpus = ncpus > AA_MAX_CPUS ? AA_MAX_CPUS : ncpus;
 
