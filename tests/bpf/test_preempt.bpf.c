@@ -5,9 +5,10 @@
  *    object of a random cached size, stamp it, swap it into a random shared
  *    slot, check the stamps of the object swapped out and free it; every
  *    16th step a bulk alloc/stamp/check/free instead;
- *  - ps_irq (perf_event, hard IRQ on every CPU): one step of the same kind,
- *    so IRQ programs allocate over preempted and running task programs and
- *    free objects that tasks allocated (and the other way round);
+ *  - ps_irq (perf_event, hard IRQ on every CPU): frees one slot's object,
+ *    then allocates into another, so IRQ programs free and allocate over
+ *    preempted and running task programs, objects that tasks allocated
+ *    (and the other way round);
  *  - ps_flush: empties the slots at the end.
  * Slot and stamp format: ../test_preempt.h.
  * Loops use bpf_loop() (bpftool <= 7.5 cannot link bpf_for's kfuncs twice).
@@ -148,13 +149,21 @@ int ps_run(struct ps_args *a)
 	return 0;
 }
 
+/* Upper 32 bits of arena addresses, set by userspace before attaching. */
+__u64 ps_hi;
+
+/* Free one slot's object, then allocate one into another slot: the free
+ * comes first, so that it too lands over whatever the task was doing. */
 SEC("perf_event")
 int ps_irq(void *ctx)
 {
-	struct ps_ctx x = { .seed = bpf_get_prandom_u32(), .me = PS_IRQ_ME };
+	struct ps_ctx x = { .seed = bpf_get_prandom_u32(), .me = PS_IRQ_ME, .hi = ps_hi };
 	__u32 r = ps_rand(&x);
-	__u64 v = ps_new(&x, r);
+	__u64 v = __sync_lock_test_and_set(&ps_slots[r & (PS_SLOTS - 1)], 0);
 
+	if (v)
+		ps_release(&x, v);
+	v = ps_new(&x, r);
 	if (v)
 		ps_swap(&x, r >> 17, v);
 	__sync_fetch_and_add(&irq_runs, 1);
