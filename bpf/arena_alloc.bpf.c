@@ -9,6 +9,7 @@
  * buddy's inline helpers. Embedders: see README, "Linking notes".
  */
 #include "buddy.bpf.c"
+#include "buddy_chunks.bpf.c"
 #include "transfer_cache.bpf.c"
 #include "cpu_cache.bpf.c"
 #include "alloc.bpf.c"
