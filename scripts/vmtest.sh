@@ -30,6 +30,9 @@ serial port) to stdout too.
 Exit status: COMMAND's status; 124 if the VM timed out; 125 if the guest
 stopped without reporting a status (panic, boot failure); 2 on usage errors.
 A guest that stops before the command has started is booted once more.
+
+Environment: AA_VMTEST_ACCEL=kvm|tcg forces the accelerator; AA_VMTEST_CPU
+is the -cpu model under TCG (default max,-cx16: see below).
 EOF
 }
 
@@ -180,9 +183,16 @@ if [ -z "$accel" ]; then
 	accel=tcg
 	[ -r /dev/kvm ] && [ -w /dev/kvm ] && grep -qw -e vmx -e svm /proc/cpuinfo && accel=kvm
 fi
+# Under TCG the guest CPU has no CMPXCHG16B (cx16): with it, Debian's QEMU
+# 7.2 occasionally hands the guest garbage flags right after the SLUB fast
+# path's `cmpxchg16b %gs:(%rsi)` (three "double fault" panics in
+# __kmalloc_node_track_caller while the preemption stress ran its hard-IRQ
+# programs; each time the reported EFLAGS were the low 32 bits of RAX, which
+# no real CPU can push). Without cx16 the kernel uses its own emulation.
+# AA_VMTEST_CPU overrides the -cpu model.
 case $accel in
 kvm) accel_args=(-enable-kvm -cpu host) ;;
-tcg) accel_args=(-accel tcg -cpu max) ;;
+tcg) accel_args=(-accel tcg -cpu "${AA_VMTEST_CPU:-max,-cx16}") ;;
 *) die "AA_VMTEST_ACCEL must be kvm or tcg" ;;
 esac
 
