@@ -270,7 +270,7 @@ Test(concurrency, trim_racing_grow_keeps_every_chunk_usable)
 
 struct pub_seen {
 	__u64 magic, base, key;
-	__u32 flags, nr_cpus, cc0;
+	__u32 flags, nr_cpus, cc0, pad;	/* no padding: compared with memcmp() */
 };
 
 struct pub_thread {
