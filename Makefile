@@ -256,11 +256,15 @@ $(OUTPUT)/bench/%.skel.h: $(OUTPUT)/bench/%.linked.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
 
-$(OUTPUT)/bench/bench.o: bench/bench.c bench/bench.h $(wildcard include/*.h) $(OUTPUT)/bench/bench.skel.h | $(DEPS_STAMP)
+# The harness, split by role (bench/main.c lists the files).
+BENCH_SRCS := $(filter-out bench/jit_dump.c,$(wildcard bench/*.c))
+BENCH_OBJS := $(patsubst bench/%.c,$(OUTPUT)/bench/%.o,$(BENCH_SRCS))
+
+$(BENCH_OBJS): $(OUTPUT)/bench/%.o: bench/%.c bench/harness.h bench/bench.h $(wildcard include/*.h) $(OUTPUT)/bench/bench.skel.h | $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -I$(OUTPUT)/bench -c $< -o $@
 
-$(BENCH_BIN): $(OUTPUT)/bench/bench.o $(LIB_A)
+$(BENCH_BIN): $(BENCH_OBJS) $(LIB_A)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -lm -lpthread -o $@
 

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * main.c - build/aa_bench: arena-alloc's benchmarks, all in one run.
+ *
+ *   1. allocator latency (malloc-free, malloc-xfree), caches off ("before")
+ *      and on ("after"), with the speedup;
+ *   2. the same harness with the kernel's allocator (bpf_obj_new/drop);
+ *   3. the floor: a per-CPU LIFO of preallocated arena objects;
+ *   4. htab-mem style: a hash table in the arena with arena-alloc elements
+ *      against BPF_MAP_TYPE_HASH, preallocated and BPF_F_NO_PREALLOC;
+ *   5. the speed targets of issue 5, met or missed, with the ratio.
+ *
+ * Producers are threads pinned to CPUs 0 .. P-1, each running a
+ * SEC("syscall") program (bench/bpf/bench.bpf.c) again and again; the
+ * programs time whole phases with bpf_ktime_get_ns() and return sums.
+ * Every round also times one empty phase: the timer's own cost, measured
+ * in the same run, comes off each phase (--raw keeps it). A latency cell
+ * (implementation x variant x allocs x producers) is measured in --passes
+ * slices of a warm-up and cell_ms / passes of runs; within a pass the
+ * implementations of one (variant, allocs, producers) run back to back, so
+ * a shared machine's slow drifts hit every column alike. A cell's latency
+ * is the median over its runs of the run's mean ns per operation (the
+ * JSON also has the mean). Two copies of the object are loaded: one heap
+ * with per-CPU caches ("after"), one with AA_F_NO_CACHES ("before").
+ *
+ * Usage: aa_bench [--size N] [--json] [--json-out FILE] [--cell-ms N]
+ *                 [--passes N] [--htab-ms N] [--ref-allocs N]
+ *                 [--producers N] [--only latency|htab] [--quick] [--raw]
+ *
+ * Files: runner.c (options, producers, jobs), latency.c, htab.c, tables.c,
+ * targets.c, json.c; harness.h declares what they share.
+ */
+#include "harness.h"
+
+/* --- main ---------------------------------------------------------------------------- */
+
+void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: aa_bench [OPTIONS]\n"
+		"  --size N         object size in bytes, 8..2048 (default 64)\n"
+		"  --json           print JSON on stdout instead of the tables\n"
+		"  --json-out FILE  also write the JSON into FILE\n"
+		"  --cell-ms N      measured time per latency cell, all passes (default %d)\n"
+		"  --passes N       measure each latency cell in N slices (default %d)\n"
+		"  --htab-ms N      measured time per htab cell (default %d)\n"
+		"  --ref-allocs N   allocs row the targets are judged at (default %u)\n"
+		"  --producers N    at most N producers (default: every CPU, at most %d)\n"
+		"  --quick          short cells (a smoke run, noisy)\n"
+		"  --raw            do not subtract the timer's cost per phase\n"
+		"  --only WHAT      latency (tables 1-3) or htab (table 4) alone\n",
+		opt.cell_ms, opt.passes, opt.htab_ms, opt.ref_allocs, BENCH_MAX_WORKERS);
+}
+
+void parse_args(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "json-out", required_argument, NULL, 'o' },
+		{ "cell-ms", required_argument, NULL, 'c' },
+		{ "passes", required_argument, NULL, 'P' },
+		{ "htab-ms", required_argument, NULL, 'H' },
+		{ "ref-allocs", required_argument, NULL, 'r' },
+		{ "producers", required_argument, NULL, 'p' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "raw", no_argument, NULL, 'R' },
+		{ "only", required_argument, NULL, 'O' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 's': opt.size = strtoull(optarg, NULL, 0); break;
+		case 'j': opt.json = true; break;
+		case 'o': opt.json_out = optarg; break;
+		case 'c': opt.cell_ms = atoi(optarg); break;
+		case 'P': opt.passes = atoi(optarg); break;
+		case 'H': opt.htab_ms = atoi(optarg); break;
+		case 'r': opt.ref_allocs = atoi(optarg); break;
+		case 'p': opt.max_producers = atoi(optarg); break;
+		case 'q':
+			opt.cell_ms = 60;
+			opt.passes = 1;
+			opt.warm_ms = 20;
+			opt.htab_ms = 150;
+			opt.htab_warm_ms = 60;
+			break;
+		case 'R': opt.raw = true; break;
+		case 'O':
+			opt.no_latency = strcmp(optarg, "latency");
+			opt.no_htab = strcmp(optarg, "htab");
+			if (opt.no_latency && opt.no_htab)
+				die("--only takes latency or htab");
+			break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); exit(2);
+		}
+	}
+	if (opt.size < 8 || opt.size > AA_MAX_CLASS_SIZE)
+		die("--size must be 8..%u (the per-CPU cache's classes)", AA_MAX_CLASS_SIZE);
+	if (row_of(opt.ref_allocs) < 0)
+		die("--ref-allocs must be one of the allocs rows (1, 4, 16, 64, 256)");
+	if (opt.cell_ms < 10 || opt.htab_ms < 10)
+		die("--cell-ms and --htab-ms must be >= 10");
+	if (opt.passes < 1 || opt.passes > 20)
+		die("--passes must be 1..20");
+}
+
+int quiet_print(enum aa_print_level level, const char *fmt, va_list ap)
+{
+	return level == AA_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const __u64 ksizes[BENCH_NR_KOBJ] = BENCH_KOBJ_SIZES;
+	double t0 = now_s(), runtime;
+	struct utsname u;
+	int i;
+
+	parse_args(argc, argv);
+	out = opt.json ? stderr : stdout;
+	aa_set_print(quiet_print);
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARENA, NULL) != 1)
+		die("BPF arena needs Linux >= 6.9: this kernel has none");
+	find_cpus();
+	for (i = 0; i < BENCH_NR_KOBJ; i++)
+		if (ksizes[i] >= opt.size) {
+			kobj_class = i;
+			kobj_bytes = ksizes[i];
+			break;
+		}
+
+	inst_open(&inst_on, 0);
+	inst_open(&inst_off, AA_F_NO_CACHES);
+
+	/* the floor's LIFOs are indexed by CPU id modulo BENCH_MAX_WORKERS */
+	floor_ok = true;
+	for (i = 0; i < nproc; i++)
+		if (cpus[i] != i)
+			floor_ok = false;
+	if (floor_ok) {
+		struct bench_floor_args f = { .size = opt.size, .nworkers = nproc };
+
+		if (run_prog(inst_off.skel->progs.bench_floor_setup, &f, sizeof(f)) || f.errors)
+			die("bench_floor_setup: %llu objects missing", (unsigned long long)f.errors);
+	}
+
+	uname(&u);
+	fprintf(out, "arena-alloc benchmarks: %s %s, %d producer CPU%s, object size %llu B, "
+		"%d ms per latency cell, %d ms per htab cell\n", u.release, u.machine, nproc,
+		nproc > 1 ? "s" : "", (unsigned long long)opt.size, opt.cell_ms, opt.htab_ms);
+	fprintf(out, "Each op is timed in batches: one bpf_ktime_get_ns() pair per phase of "
+		"`allocs` operations.\n");
+
+	if (!opt.no_latency)
+		run_latency();
+	if (!opt.no_htab)
+		run_htab();
+	progress("");
+	if (!opt.no_latency) {
+		eval_targets();
+		print_latency();
+	}
+	if (!opt.no_htab)
+		print_htab();
+	if (!opt.no_latency)
+		print_targets();
+	runtime = now_s() - t0;
+	if (slices)
+		fprintf(out, "\n%d multi-producer slices, %d re-measured (at most %d times each) "
+			"because other processes\ntook a producer's CPU (it had it < %.0f%% of the "
+			"time)\n", slices, slices_redone, opt.attempts - 1, 100 * opt.min_share);
+	fprintf(out, "\ntotal runtime %.1f s\n", runtime);
+
+	if (opt.json)
+		write_json(stdout, runtime);
+	if (opt.json_out) {
+		FILE *f = fopen(opt.json_out, "w");
+
+		if (!f)
+			die("%s: %s", opt.json_out, strerror(errno));
+		write_json(f, runtime);
+		fclose(f);
+	}
+	aa_heap__destroy(inst_on.h);
+	aa_heap__destroy(inst_off.h);
+	bench__destroy(inst_on.skel);
+	bench__destroy(inst_off.skel);
+	return 0;
+}

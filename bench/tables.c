@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* tables.c - aa_bench: printing tables 1-4. */
+#include "harness.h"
+
+/* --- Tables ---------------------------------------------------------------------- */
+
+int row_of(unsigned int allocs)
+{
+	for (int r = 0; r < (int)NR_ROWS; r++)
+		if (allocs_rows[r] == allocs)
+			return r;
+	return -1;
+}
+
+void rule(int width)
+{
+	while (width-- > 0)
+		fputc('-', out);
+	fputc('\n', out);
+}
+
+void print_header(const char *left, int colw, const char *cols)
+{
+	int P;
+
+	fprintf(out, "%-8s", left);
+	for (P = 1; P <= nproc; P++)
+		fprintf(out, " | %*s%d producer%s%*s", (colw - 11) / 2, "", P, P > 1 ? "s" : " ",
+			colw - 11 - (colw - 11) / 2, "");
+	fprintf(out, "\n%-8s", "allocs");
+	for (P = 1; P <= nproc; P++)
+		fprintf(out, " | %s", cols);
+	fputc('\n', out);
+	rule(8 + nproc * (colw + 3));
+}
+
+double pair(const struct cell *c)
+{
+	return c->alloc + c->free;
+}
+
+/* How much of their CPU the producers got (job_cpu()), over a variant's
+ * cells at P producers: median and minimum. */
+void share_stats(int v, int P, double *med, double *min)
+{
+	double x[NR_COLS * NR_ROWS];
+	int c, r, n = 0;
+
+	*min = NAN;
+	for (c = 0; c < NR_COLS; c++)
+		for (r = 0; r < (int)NR_ROWS; r++) {
+			double t = lat[v][c][r][P].share;
+
+			if (!lat[v][c][r][P].valid || isnan(t))
+				continue;
+			x[n++] = t;
+			if (isnan(*min) || t < *min)
+				*min = t;
+		}
+	*med = median(x, n);
+}
+
+void print_share(int v)
+{
+	double med, min;
+	int P;
+
+	for (P = 1; P <= nproc; P++) {
+		share_stats(v, P, &med, &min);
+		fprintf(out, "%s%d producer%s: each had its CPU %.0f%% of the time (median, min %.0f%%)",
+			P > 1 ? "; " : "CPU share, ", P, P > 1 ? "s" : "", 100 * med, 100 * min);
+	}
+	fputc('\n', out);
+}
+
+void print_before_after(int v)
+{
+	static const char *const what[2] = { "alloc", "free" };
+	const char *cols = " before   after  speedup";
+	int k, r, P, colw = strlen(cols);
+
+	fprintf(out, "\n1.%d Allocator latency, %s, %llu B: ns per op (before = caches off, "
+		"after = caches on)\n", v + 1, var_name[v], (unsigned long long)opt.size);
+	for (k = 0; k < 2; k++) {
+		fprintf(out, "\n%s\n", k ? "free latency" : "alloc latency");
+		print_header(what[k], colw, cols);
+		for (r = 0; r < (int)NR_ROWS; r++) {
+			fprintf(out, "%8u", allocs_rows[r]);
+			for (P = 1; P <= nproc; P++) {
+				struct cell *b = &lat[v][COL_BEFORE][r][P], *a = &lat[v][COL_AFTER][r][P];
+				double x = k ? b->free : b->alloc, y = k ? a->free : a->alloc;
+
+				fprintf(out, " | %7.1f %7.1f %7.2fx", x, y, x / y);
+			}
+			fputc('\n', out);
+		}
+	}
+	if (v == BENCH_VAR_XFREE) {
+		fprintf(out, "\ncross-CPU frees (after, allocs=%u):", opt.ref_allocs);
+		for (P = 1; P <= nproc; P++) {
+			struct cell *a = &lat[v][COL_AFTER][row_of(opt.ref_allocs)][P];
+
+			fprintf(out, "%s %d producer%s %.0f%%", P > 1 ? "," : "", P, P > 1 ? "s" : "",
+				a->free_ops ? 100.0 * a->cross / a->free_ops : 0.0);
+		}
+		fputc('\n', out);
+	}
+	print_share(v);
+}
+
+void print_row_head(int r, int P)
+{
+	if (P == 1)
+		fprintf(out, "%6u %3d", allocs_rows[r], P);
+	else
+		fprintf(out, "%6s %3d", "", P);
+}
+
+/* Table 2: rows allocs x producers, one block of columns per variant. */
+void print_kobj(void)
+{
+	int r, P, v;
+
+	fprintf(out, "\n2. The kernel's allocator: bpf_obj_new / bpf_obj_drop of %llu-B objects "
+		"(same harness), ns per op;\n   kernel/after = kernel pair / arena-alloc pair "
+		"(caches on)\n\n", (unsigned long long)kobj_bytes);
+	fprintf(out, "%-10s", "");
+	for (v = 0; v < 2; v++)
+		fprintf(out, " | %-36s", var_name[v]);
+	fprintf(out, "\n%6s %3s", "allocs", "P");
+	for (v = 0; v < 2; v++)
+		fprintf(out, " | %8s %8s %7s %11s", "obj_new", "obj_drop", "pair", "kernel/after");
+	fputc('\n', out);
+	rule(10 + 2 * 39);
+	for (r = 0; r < (int)NR_ROWS; r++)
+		for (P = 1; P <= nproc; P++) {
+			print_row_head(r, P);
+			for (v = 0; v < 2; v++) {
+				struct cell *k = &lat[v][COL_KOBJ][r][P], *a = &lat[v][COL_AFTER][r][P];
+
+				fprintf(out, " | %8.1f %8.1f %7.1f %11.2fx", k->alloc, k->free, pair(k),
+					pair(k) / pair(a));
+			}
+			fputc('\n', out);
+		}
+	if (kobj_bytes != opt.size)
+		fprintf(out, "(%llu B: the smallest bpf_obj_new size here >= %llu B)\n",
+			(unsigned long long)kobj_bytes, (unsigned long long)opt.size);
+}
+
+/* Table 3: one block per variant, rows allocs x producers. */
+void print_floor(void)
+{
+	int r, P, v;
+
+	if (!floor_ok) {
+		fprintf(out, "\n3. The floor: skipped (worker CPU ids are not 0 .. P-1)\n");
+		return;
+	}
+	fprintf(out, "\n3. The floor: a per-CPU LIFO of preallocated arena objects, no allocator "
+		"logic (same harness),\n   ns per op. call: one global-function call per op, "
+		"like any library API; inline: no call\n   (the limit). after/call: arena-alloc "
+		"(caches on) over the call floor.\n");
+	for (v = 0; v < 2; v++) {
+		fprintf(out, "\n%s\n%6s %3s | %15s | %15s | %15s | %15s\n", var_name[v], "", "",
+			"floor, call", "floor, inline", "after", "after/call");
+		fprintf(out, "%6s %3s | %7s %7s | %7s %7s | %7s %7s | %7s %7s\n", "allocs", "P",
+			"alloc", "free", "alloc", "free", "alloc", "free", "alloc", "free");
+		rule(10 + 4 * 18);
+		for (r = 0; r < (int)NR_ROWS; r++)
+			for (P = 1; P <= nproc; P++) {
+				struct cell *f = &lat[v][COL_FLOOR][r][P];
+				struct cell *i = &lat[v][COL_FLOOR_INLINE][r][P];
+				struct cell *a = &lat[v][COL_AFTER][r][P];
+
+				print_row_head(r, P);
+				fprintf(out, " | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f | %6.2fx %6.2fx\n",
+					f->alloc, f->free, i->alloc, i->free, a->alloc, a->free,
+					a->alloc / f->alloc, a->free / f->free);
+			}
+	}
+}
+
+void print_latency(void)
+{
+	int v, P;
+
+	fprintf(out, "Timer cost per timed phase (subtracted%s):", opt.raw ? ": no, --raw" : "");
+	for (P = 1; P <= nproc; P++)
+		fprintf(out, " %.1f ns at %d producer%s%s", timer_ovh[P], P, P > 1 ? "s" : "",
+			P < nproc ? "," : "\n");
+	for (v = 0; v < 2; v++)
+		print_before_after(v);
+	print_kobj();
+	print_floor();
+}
+
+void print_htab(void)
+{
+	int uc, impl, P;
+
+	fprintf(out, "\n4. htab-mem style: %d keys (u32), %d-B values; ops/s per producer "
+		"(median of runs), memory\n   average and peak: arena-alloc: arena pages the heap "
+		"maps (1-MiB chunks + metadata; in use:\n   what the allocator hands out, cached "
+		"objects included); kernel maps: memlock (fdinfo).\n   cpu: the least share of its "
+		"CPU a producer got (other processes take the rest)\n\n", BENCH_HTAB_ENTRIES,
+		BENCH_HTAB_VALUE);
+	fprintf(out, "%-20s %-17s %2s %14s %8s %8s %8s %6s %8s\n", "use case", "table", "P",
+		"ops/s/producer", "avg MiB", "peak MiB", "in use", "ok %", "cpu");
+	rule(99);
+	for (uc = 0; uc < BENCH_NR_HTAB_CASES; uc++) {
+		for (P = 1; P <= nproc; P++)
+			for (impl = 0; impl < BENCH_NR_HTAB_IMPLS; impl++) {
+				struct hcell *c = &htab[uc][impl][P];
+				char used[16] = "-", tog[16] = "-";
+
+				if (!c->valid)
+					continue;
+				if (!isnan(c->used_avg))
+					snprintf(used, sizeof(used), "%.2f", c->used_avg / MiB);
+				if (!isnan(c->share))
+					snprintf(tog, sizeof(tog), "%.0f%%", 100 * c->share);
+				fprintf(out, "%-20s %-17s %2d %13.2fM %8.2f %8.2f %8s %5.1f%% %8s\n",
+					htab_case_name[uc], htab_impl_name[impl], P,
+					c->ops_per_prod / 1e6, c->mem_avg / MiB, c->mem_peak / MiB, used,
+					c->ops ? 100.0 * c->ok / c->ops : 0, tog);
+			}
+		if (uc == BENCH_HTAB_ADD_DEL_DIFF_CPU && nproc < 2)
+			fprintf(out, "%-20s (needs 2 producers)\n", htab_case_name[uc]);
+	}
+	for (uc = 0; uc < BENCH_NR_HTAB_CASES; uc++)
+		for (P = 1; P <= nproc; P++) {
+			struct hcell *c = &htab[uc][BENCH_HTAB_ARENA][P];
+
+			if (c->valid && c->nomem)
+				fprintf(out, "note: %s P=%d: %llu arena updates found no memory "
+					"(heap grown %llu times while running)\n",
+					htab_case_name[uc], P, (unsigned long long)c->nomem,
+					(unsigned long long)c->grows);
+		}
+}

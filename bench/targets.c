@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* targets.c - aa_bench: table 5: the speed targets, met or missed. */
+#include "harness.h"
+
+/* --- 5: targets ------------------------------------------------------------------ */
+
+
+struct target targets[6];
+int nr_targets;
+
+
+double t_pair_vs_kobj(int r, int P)
+{
+	return pair(&lat[0][COL_AFTER][r][P]) / pair(&lat[0][COL_KOBJ][r][P]);
+}
+
+double t_alloc_vs_floor(int r, int P)
+{
+	return lat[0][COL_AFTER][r][P].alloc / lat[0][COL_FLOOR][r][P].alloc;
+}
+
+double t_free_vs_floor(int r, int P)
+{
+	return lat[0][COL_AFTER][r][P].free / lat[0][COL_FLOOR][r][P].free;
+}
+
+double t_scaling(int r, int P)
+{
+	return pair(&lat[0][COL_AFTER][r][2]) / pair(&lat[0][COL_AFTER][r][1]);
+}
+
+double t_xfree(int r, int P)
+{
+	return pair(&lat[1][COL_AFTER][r][2]) / pair(&lat[0][COL_AFTER][r][2]);
+}
+
+double t_speedup(int r, int P)
+{
+	return pair(&lat[0][COL_BEFORE][r][1]) / pair(&lat[0][COL_AFTER][r][1]);
+}
+
+/* The worst ratio over producers 1..nproc (or the one P the target names). */
+void add_target(const char *name, const char *how, ratio_fn fn, double limit,
+		       bool at_least, bool all_p, bool valid)
+{
+	struct target *t = &targets[nr_targets++];
+	int ref = row_of(opt.ref_allocs), r, P, len = 0;
+
+	t->name = name;
+	t->how = how;
+	t->limit = limit;
+	t->at_least = at_least;
+	t->valid = valid && ref >= 0;
+	if (!t->valid)
+		return;
+	for (r = 0; r < (int)NR_ROWS; r++) {
+		double worst = NAN;
+
+		for (P = all_p ? 1 : nproc; P <= nproc; P++) {
+			double x = fn(r, P);
+
+			if (isnan(worst) || (at_least ? x < worst : x > worst))
+				worst = x;
+		}
+		if (r == ref)
+			t->ratio = worst;
+		len += snprintf(t->rows + len, sizeof(t->rows) - len, "%s%u:%.2f", r ? " " : "",
+				allocs_rows[r], worst);
+	}
+}
+
+void eval_targets(void)
+{
+	bool two = nproc >= 2;
+
+	add_target("alloc+free pair <= 1/3 of bpf_obj_new+bpf_obj_drop",
+		   "after pair / kernel pair, malloc-free, worst over producers",
+		   t_pair_vs_kobj, 1.0 / 3, false, true, true);
+	add_target("fast-path alloc <= 2x the floor",
+		   "after alloc / floor (one call) alloc, malloc-free, worst over producers",
+		   t_alloc_vs_floor, 2, false, true, floor_ok);
+	add_target("fast-path free <= 2x the floor",
+		   "after free / floor (one call) free, malloc-free, worst over producers",
+		   t_free_vs_floor, 2, false, true, floor_ok);
+	if (floor_ok) {
+		int ref = row_of(opt.ref_allocs);
+		struct cell *a = &lat[0][COL_AFTER][ref][1], *i = &lat[0][COL_FLOOR_INLINE][ref][1];
+		struct cell *f = &lat[0][COL_FLOOR][ref][1];
+
+		snprintf(targets[1].note, sizeof(targets[1].note),
+			 "at P=1: after %.1f ns, floor %.1f ns (one call), %.1f ns inlined: a call "
+			 "level costs ~%.1f ns here", a->alloc, f->alloc, i->alloc, f->alloc - i->alloc);
+		snprintf(targets[2].note, sizeof(targets[2].note),
+			 "at P=1: after %.1f ns, floor %.1f ns (one call), %.1f ns inlined", a->free,
+			 f->free, i->free);
+	}
+	add_target("per-op latency at 2 producers <= 1.2x at 1 producer",
+		   "after pair, P=2 / P=1, malloc-free", t_scaling, 1.2, false, false, two);
+	add_target("xfree <= 1.5x free at 2 producers",
+		   "after pair, malloc-xfree / malloc-free, P=2", t_xfree, 1.5, false, false, two);
+	add_target("cached vs caches-off >= 4x at 1 producer",
+		   "before pair / after pair, malloc-free, P=1", t_speedup, 4, true, false, true);
+}
+
+void print_targets(void)
+{
+	int i, met = 0, valid = 0;
+
+	fprintf(out, "\n5. Targets (issue 5; %llu B, reference row allocs=%u, ratios of medians)\n\n",
+		(unsigned long long)opt.size, opt.ref_allocs);
+	for (i = 0; i < nr_targets; i++) {
+		struct target *t = &targets[i];
+		bool ok = t->at_least ? t->ratio >= t->limit : t->ratio <= t->limit;
+
+		if (!t->valid) {
+			fprintf(out, "  [n/a   ] %s (needs 2 CPUs / the floor)\n", t->name);
+			continue;
+		}
+		valid++;
+		met += ok;
+		fprintf(out, "  [%-6s] %-52s ratio %.3f (limit %s %.3g)\n", ok ? "met" : "MISSED",
+			t->name, t->ratio, t->at_least ? ">=" : "<=", t->limit);
+		fprintf(out, "           %s; by allocs row: %s\n", t->how, t->rows);
+		if (t->note[0])
+			fprintf(out, "           %s\n", t->note);
+	}
+	fprintf(out, "\n%d of %d targets met\n", met, valid);
+	if (nproc >= 2) {
+		double med, min;
+
+		share_stats(BENCH_VAR_FREE, 2, &med, &min);
+		fprintf(out, "(2-producer targets: each producer had its CPU %.0f%% of the time, "
+			"median over the malloc-free cells,\n min %.0f%%%s)\n", 100 * med, 100 * min,
+			med < opt.min_share ? ": other processes took CPUs, and the 2 producers "
+			"partly ran one at a\n time: these numbers understate contention" : "");
+	}
+}
