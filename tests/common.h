@@ -134,6 +134,22 @@ static inline int t_run(struct bpf_program *prog, void *ctx, size_t ctx_sz)
 	return (int)o.retval;
 }
 
+/* A numeric environment knob (decimal, 0x.. or 0..), def when unset or
+ * empty; anything else fails the test. */
+static inline __u64 t_env_u64(const char *name, __u64 def)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	cr_assert(!errno && !*end, "%s='%s' is not a number", name, s);
+	return v;
+}
+
 /* A CPU-clock perf event on cpu firing every period_ns: an hrtimer, so a
  * perf_event program attached to it runs in hard-IRQ context. */
 static inline int t_open_cpu_clock(int cpu, __u64 period_ns)

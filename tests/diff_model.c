@@ -253,16 +253,7 @@ void model_free(struct model *m, __u64 usable)
 
 __u64 env_seed(void)
 {
-	const char *s = getenv("AA_TEST_SEED");
-	char *end;
-	__u64 v;
-
-	if (!s || !*s)
-		return D_DEFAULT_SEED;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	cr_assert(!errno && !*end, "AA_TEST_SEED='%s' is not a number", s);
-	return v;
+	return t_env_u64("AA_TEST_SEED", D_DEFAULT_SEED);
 }
 
 double now_sec(void)

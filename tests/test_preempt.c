@@ -90,21 +90,6 @@ static void *ps_thread_run(void *arg)
 	return NULL;
 }
 
-/* An environment knob: a number (0 allowed), def when unset. */
-static __u64 env_u64(const char *name, __u64 def)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	cr_assert(!errno && !*end, "%s=%s: not a number", name, s);
-	return v;
-}
-
 #define U(x) ((unsigned long long)(x))
 
 /* One stress run and what it saw. */
@@ -243,8 +228,8 @@ Test(preempt, stress_keeps_every_object_intact)
 	struct ps_cfg cfg = {
 		.ncpu = ncpu > PS_THREADS / PS_PER_CPU ? PS_THREADS / PS_PER_CPU : ncpu,
 		.per_cpu = PS_PER_CPU,
-		.ops = env_u64("AA_STRESS_OPS", PS_OPS_DEFAULT),
-		.irq_ns = env_u64("AA_STRESS_IRQ_NS", PS_IRQ_NS),
+		.ops = t_env_u64("AA_STRESS_OPS", PS_OPS_DEFAULT),
+		.irq_ns = t_env_u64("AA_STRESS_IRQ_NS", PS_IRQ_NS),
 	};
 	struct ps_result r;
 
