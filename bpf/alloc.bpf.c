@@ -4,10 +4,11 @@
  * usable_size and the bulk API (include/arena_alloc.bpf.h).
  *
  * Role:       check arguments, then route each request to the tier that
- *             serves it: sizes up to 2 KiB to this CPU's cache (tier 1),
- *             everything else, and everything when the heap was set up
- *             with AA_F_NO_CACHES, to the buddy (tier 3).
- * From below: aa_cpu_cache_*(), aa_buddy_*(). Never a page kfunc: every
+ *             serves it: sizes up to 8 KiB (the size classes) to this
+ *             CPU's cache (tier 1), everything else, and everything when
+ *             the heap was set up with AA_F_NO_CACHES, to the heap below
+ *             (heap.bpf.c: central lists, page heap).
+ * From below: aa_cpu_cache_*(), aa_heap_*(). Never a page kfunc: every
  *             function here verifies in tc, xdp, tracing and syscall
  *             programs alike.
  * Locking:    none of its own.
@@ -27,10 +28,10 @@ static __always_inline bool caches_on(void)
  */
 static __always_inline __u64 malloc_inline(__u64 size)
 {
-	/* size - 1: size 0 wraps and goes to the buddy, which refuses it */
+	/* size - 1: size 0 wraps and goes to the heap, which refuses it */
 	if (size - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready())
-		return aa_cpu_cache_alloc(aa_size_to_order(size));
-	return aa_buddy_alloc(size, 0);
+		return aa_cpu_cache_alloc(aa_size_class(size), size);
+	return aa_heap_alloc(size, 0);
 }
 
 static __always_inline int free_inline(__u64 ptr)
@@ -39,7 +40,7 @@ static __always_inline int free_inline(__u64 ptr)
 		return 0;
 	if (caches_on())
 		return aa_cpu_cache_free(ptr);
-	return aa_buddy_free(ptr);
+	return aa_heap_free(ptr);
 }
 
 __u64 aa_malloc_u64(__u64 size)
@@ -53,11 +54,13 @@ __u64 aa_aligned_alloc_u64(__u64 align, __u64 size)
 		aa_fail(AA_ERR_ALIGN);
 		return 0;
 	}
-	if (align <= AA_MAX_CLASS_SIZE && size <= AA_MAX_CLASS_SIZE && size)
-		/* blocks are aligned to their size: the class of max(size,
-		 * align) is aligned enough */
-		return malloc_inline(size > align ? size : align);
-	return aa_buddy_alloc(size, align);
+	if (size && caches_on() && aa_heap_ready()) {
+		int cls = aa_aligned_class(size, align);
+
+		if (cls >= 0)
+			return aa_cpu_cache_alloc(cls, size);
+	}
+	return aa_heap_alloc(size, align);
 }
 
 __u64 aa_calloc_u64(__u64 n, __u64 size)
@@ -84,7 +87,7 @@ __u64 aa_calloc_u64(__u64 n, __u64 size)
 		done++;
 	}
 	if (done < words) {	/* more than the loop bound: fail cleanly */
-		aa_buddy_free(p);	/* > 64 MiB: a buddy (large) block */
+		aa_heap_free(p);	/* > 64 MiB: a page run */
 		aa_fail(AA_ERR_ZEROING);
 		return 0;
 	}
@@ -100,7 +103,7 @@ __u64 aa_usable_size_u64(__u64 ptr)
 {
 	if (!ptr)
 		return 0;
-	return aa_buddy_usable_size(ptr);
+	return aa_heap_usable_size(ptr);
 }
 
 /* Arguments of a bulk call with n > 0: an array, and n <= AA_BULK_MAX
@@ -128,10 +131,10 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 	if (size - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready()) {
 		/* one by one through the CPU cache, like aa_free_bulk_u64():
 		 * the heap lock only when the caches run dry */
-		__u32 cls = aa_size_to_order(size);
+		__u32 cls = aa_size_class(size);
 
 		bpf_for(i, 0, n) {
-			__u64 p = aa_cpu_cache_alloc(cls);
+			__u64 p = aa_cpu_cache_alloc(cls, size);
 
 			if (!p)
 				break;
@@ -140,10 +143,10 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 		}
 		return got;
 	}
-	if (size <= AA_CHUNK_SIZE)
-		return aa_buddy_alloc_bulk(arr, n, size, 0);
+	if (size - 1 < AA_MAX_CLASS_SIZE)
+		return aa_heap_alloc_bulk(arr, n, aa_size_class(size), 0);
 	bpf_for(i, 0, n) {
-		__u64 p = aa_buddy_alloc(size, 0);
+		__u64 p = aa_heap_alloc(size, 0);
 
 		if (!p)
 			break;
@@ -165,7 +168,7 @@ int aa_free_bulk_u64(__u64 arr, __u32 n)
 	if (err)
 		return err;
 	if (!caches_on())
-		return aa_buddy_free_bulk(arr, n);
+		return aa_heap_free_bulk(arr, n);
 	/* One by one through the CPU cache (each object claimed first) */
 	bpf_for(i, 0, n) {
 		__u64 p = in[i];

@@ -3,8 +3,8 @@
  * arena.bpf.c - tier 4: the arena map, the root, and page grant/return.
  *
  * Role:       own the allocator's root (an arena global), publish it at
- *             init, and move whole chunks between the kernel and the buddy
- *             tier; give each CPU its cache pages.
+ *             init, and move whole chunks between the kernel and the page
+ *             heap (buddy.bpf.c); give each CPU its cache pages.
  * From below: pages from bpf_arena_alloc_pages(), at addresses we choose for
  *             chunks (slot s = arena_base + s MiB) and wherever the kernel
  *             puts them for chunk metadata and CPU caches.
@@ -39,8 +39,8 @@ struct aa_root __arena aa_root;
 static int init_caches(__u32 n)
 {
 	struct aa_cpu_cache __arena *cc;
-	__u32 off, c;
-	int cpu;
+	__u32 off;
+	int cpu, c;
 
 	bpf_for(cpu, 0, AA_MAX_CPUS) {
 		off = aa_root.cpu_cache_off[cpu];
@@ -60,12 +60,40 @@ static int init_caches(__u32 n)
 			continue;
 		}
 		cc = aa_addr(off);
-		for (c = 0; c < AA_NR_CLASSES; c++)
+		bpf_for(c, 0, AA_NR_CLASSES)
 			cc->count[c] = 0;
 		aa_store_release(&cc->busy, AA_CC_FREE);
 	}
 	aa_root.nr_cpus = n;
 	return 0;
+}
+
+/* No chunk has a free block: the page heap's bitmaps (per-chunk lists go
+ * with their chunk's metadata). REQUIRES: heap not published, or the heap
+ * lock held by teardown. */
+static void clear_order_maps(void)
+{
+	int i;
+
+	bpf_for(i, 0, AA_NR_ORDERS * (AA_MAX_SLOTS / 64))
+		aa_root.order_map[i / (AA_MAX_SLOTS / 64)][i % (AA_MAX_SLOTS / 64)] = 0;
+	bpf_for(i, 0, AA_NR_ORDERS)
+		aa_root.order_summary[i] = 0;
+}
+
+/* Empty central lists, and the class table for tools that read the root.
+ * REQUIRES: heap not published (init). */
+static void init_classes(void)
+{
+	int c;
+
+	bpf_for(c, 0, AA_NR_CLASSES) {
+		aa_root.central[c].head = AA_NIL;
+		aa_root.central[c].spans = 0;
+		aa_root.central[c].objs_out = 0;
+		aa_root.class_size[c] = aa_class(c)->size;
+		aa_root.class_pages[c] = aa_class(c)->pages;
+	}
 }
 
 /*
@@ -79,7 +107,6 @@ static int init_caches(__u32 n)
 int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags)
 {
 	__u64 root = (__u64)&aa_root;
-	__u32 k;
 	int err;
 
 	if (arena_size == 0 || arena_size > (1ULL << 32) ||
@@ -105,8 +132,8 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags
 	aa_root.nr_slots = arena_size >> AA_CHUNK_SHIFT;
 	if (aa_root.nr_slots > AA_MAX_SLOTS)
 		aa_root.nr_slots = AA_MAX_SLOTS;
-	for (k = 0; k < AA_NR_ORDERS; k++)
-		aa_root.free_head[k] = AA_NIL;
+	clear_order_maps();
+	init_classes();
 	aa_root.parked = AA_NIL;
 	aa_root.flags = flags;
 	aa_root.need_refill = 0;
@@ -222,6 +249,7 @@ int aa_arena_trim(__u64 keep_bytes)
 		return -ENODEV;
 	if (keep_bytes == AA_KEEP_DEFAULT)
 		keep_bytes = aa_root.tun.keep_bytes;
+	aa_heap_release_empty();	/* kept empty spans hold chunks */
 	keep = (keep_bytes >> AA_CHUNK_SHIFT) > AA_MAX_SLOTS ? AA_MAX_SLOTS
 							     : keep_bytes >> AA_CHUNK_SHIFT;
 	bpf_repeat(AA_MAX_SLOTS) {
@@ -275,10 +303,11 @@ static int teardown_locked(void)
 	__u32 nr_slots = aa_root.nr_slots, n = AA_ZERO, k;
 	int s, c, err = 0;
 
+
 	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS)
 		if (aa_root.slots[s].state == AA_SLOT_RELEASING)
 			return -EBUSY;
-	for (c = 0; c < AA_NR_CLASSES; c++) {	/* heap lock first: allowed order */
+	bpf_for(c, 0, AA_NR_CLASSES) {	/* heap lock first: allowed order */
 		tc = &aa_root.tc[c];
 		if (aa_lock_acquire(&tc->lock, 0)) {
 			err = -EBUSY;
@@ -290,13 +319,19 @@ static int teardown_locked(void)
 	if (err)
 		return err;
 	__sync_lock_test_and_set(&aa_root.magic, 0);	/* new callers: UNINIT */
-	for (k = 0; k < AA_NR_ORDERS; k++) {
-		aa_root.free_head[k] = AA_NIL;
+	clear_order_maps();
+	for (k = 0; k < AA_NR_ORDERS; k++)
 		aa_root.stats.free_blocks[k] = 0;
-	}
 	aa_root.parked = AA_NIL;
+	bpf_for(c, 0, AA_NR_CLASSES) {
+		aa_root.central[c].head = AA_NIL;
+		aa_root.central[c].spans = 0;
+		aa_root.central[c].objs_out = 0;
+	}
 	aa_root.stats.nr_chunks = 0;
 	aa_root.stats.large_chunks = 0;
+	aa_root.stats.span_pages = 0;
+	aa_root.stats.run_pages = 0;
 	aa_root.stats.pages_mapped = 0;
 	aa_root.stats.bytes_in_use = 0;
 	aa_root.stats.live_allocs = 0;
@@ -323,8 +358,8 @@ static int teardown_locked(void)
 int aa_arena_teardown(void)
 {
 	struct aa_cpu_cache __arena *cc;
-	__u32 nr_slots = aa_root.nr_slots, off, c;
-	int s, n, err, cpu;
+	__u32 nr_slots = aa_root.nr_slots, off;
+	int s, n, err, cpu, c;
 
 	if (!aa_heap_ready())
 		return -ENODEV;
@@ -357,7 +392,7 @@ int aa_arena_teardown(void)
 		if (!off)
 			continue;
 		cc = aa_addr(off);
-		for (c = 0; c < AA_NR_CLASSES; c++)
+		bpf_for(c, 0, AA_NR_CLASSES)
 			cc->count[c] = 0;
 	}
 	aa_root.stats.nr_trims += n;

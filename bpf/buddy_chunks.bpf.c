@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * buddy_chunks.bpf.c - tier 3, continued: chunks in and out of the buddy,
- * and the heap's validity checker.
+ * buddy_chunks.bpf.c - tier 4, continued: chunks in and out of the page
+ * heap, and the heap's validity checker.
  *
- * Role:       the buddy's side of arena.bpf.c's grow, trim and teardown
+ * Role:       the page heap's side of arena.bpf.c's grow, trim and teardown
  *             (aa_buddy_add_chunk, aa_buddy_take_free_chunk,
  *             aa_buddy_release_slot), and aa_buddy_check() for aa_check.
  * From below: nothing; arena.bpf.c maps and frees the pages, with no lock.
  * Locking:    each function takes the heap lock itself (buddy.bpf.c's
  *             rules); the slot table changes only under it.
- * Compiled right after buddy.bpf.c (bpf/arena_alloc.bpf.c): it uses the
- * buddy's static helpers.
+ * Compiled after buddy.bpf.c and central.bpf.c (bpf/arena_alloc.bpf.c): it
+ * uses their static helpers.
  */
 #include "internal.h"
 
@@ -20,6 +20,7 @@
  * Called by the sleepable grow path after the pages exist. */
 int aa_buddy_add_chunk(__u32 slot, __u32 meta_off)
 {
+	__u32 k;
 	int err;
 
 	if (slot >= AA_MAX_SLOTS || slot >= aa_root.nr_slots)
@@ -37,6 +38,9 @@ int aa_buddy_add_chunk(__u32 slot, __u32 meta_off)
 	}
 	aa_root.slots[slot].state = AA_SLOT_CHUNK;
 	aa_root.slots[slot].meta_off = meta_off;
+	/* fresh metadata pages are zero: every page-map entry FREE */
+	for (k = 0; k < AA_NR_ORDERS; k++)
+		meta_of(slot)->free_head[k] = AA_NIL;
 	free_push(AA_MAX_ORDER, slot << AA_CHUNK_SHIFT);
 	aa_root.stats.nr_chunks++;
 	aa_root.stats.nr_grows++;
@@ -96,69 +100,129 @@ int aa_buddy_release_slot(__u32 slot)
 }
 
 /* --- Validity checker ------------------------------------------------------
- * Walks every free list: each block must be inside a chunk, carry the mark
- * of its list's order, have its free bit set and a consistent prev link;
- * the list lengths must equal stats.free_blocks[] and the byte invariant in
- * the file comment must hold. Returns 0 or a distinct positive code.
+ * Walks every chunk's free lists: each block must be inside its chunk,
+ * carry the mark of its list's order, have its page-map entry say so, a
+ * consistent prev link and natural alignment; the chunk's bits in the order
+ * maps must say whether its lists are empty; the list lengths must add up
+ * to stats.free_blocks[]. Then every central list: each span's first entry
+ * must name its class, its free objects must carry span marks and number
+ * objs - used. Finally the page invariant of buddy.bpf.c must hold.
+ * Returns 0 or a distinct positive code.
  */
+static int check_free_lists(void)
+{
+	__u64 cnt[AA_NR_ORDERS] = {};
+	__u32 k, off, prev, nr = aa_root.nr_slots;
+	aa_free_hdr_t *hdr;
+	bool listed;
+	int s;
+
+	bpf_for(s, 0, nr < AA_MAX_SLOTS ? nr : AA_MAX_SLOTS) {
+		listed = aa_root.slots[s].state == AA_SLOT_CHUNK;
+		for (k = 0; k <= AA_MAX_ORDER; k++) {
+			off = listed ? meta_of(s)->free_head[k] : AA_NIL;
+			if (((aa_root.order_map[k][(s >> 6) & 63] >> (s & 63)) & 1) != (off != AA_NIL))
+				return 18;
+			if (!!(aa_root.order_summary[k] & (1ULL << ((s >> 6) & 63))) !=
+			    !!aa_root.order_map[k][(s >> 6) & 63])
+				return 19;
+			prev = AA_NIL;
+			bpf_repeat(AA_MAX_LOOPS) {
+				if (off == AA_NIL)
+					break;
+				if ((off >> AA_CHUNK_SHIFT) != s)
+					return 3;
+				hdr = aa_addr(off);
+				if (hdr->mark != aa_custody((__u64)hdr, AA_TAG_BUDDY + k))
+					return 4;
+				if (hdr->prev != prev)
+					return 5;
+				if (*pm_at(off) != AA_PM(AA_PM_FREE_HEAD, k))
+					return 6;
+				if (off & ((AA_PAGE_SIZE << k) - 1))
+					return 7;
+				cnt[k]++;
+				prev = off;
+				off = hdr->next;
+			}
+			if (off != AA_NIL)	/* longer than the loop bound */
+				return 8;
+		}
+	}
+	for (k = 0; k <= AA_MAX_ORDER; k++)
+		if (cnt[k] != aa_root.stats.free_blocks[k])
+			return 9;
+	return 0;
+}
+
+static int check_central(void)
+{
+	__u32 off, prev, o, nfree, pages = AA_ZERO;
+	struct aa_central __arena *c;
+	aa_span_obj_t *obj;
+	aa_span_t *sp;
+	int cls;
+
+	bpf_for(cls, 0, AA_NR_CLASSES) {
+		c = &aa_root.central[cls];
+		off = c->head;
+		prev = AA_NIL;
+		bpf_repeat(AA_MAX_LOOPS) {
+			if (off == AA_NIL)
+				break;
+			if ((off >> AA_CHUNK_SHIFT) >= AA_MAX_SLOTS ||
+			    aa_root.slots[off >> AA_CHUNK_SHIFT].state != AA_SLOT_CHUNK)
+				return 11;
+			if (*pm_at(off) != AA_PM_SPAN_ENTRY(cls, 0))
+				return 12;
+			sp = span_at(off);
+			if (sp->cls != cls || !sp->listed || sp->prev != prev)
+				return 13;
+			nfree = AA_ZERO;
+			o = sp->free;
+			bpf_repeat(AA_MAX_LOOPS) {
+				if (o == AA_NIL || nfree > AA_CHUNK_PAGES)
+					break;
+				obj = aa_addr(o);
+				if (obj->mark != aa_custody((__u64)obj, AA_TAG_SPAN))
+					return 14;
+				nfree++;
+				o = obj->next;
+			}
+			if (nfree + sp->used != aa_class(cls)->objs)
+				return 15;
+			prev = off;
+			off = sp->next;
+		}
+		if (off != AA_NIL)
+			return 16;
+		pages += c->spans * aa_class(cls)->pages;
+	}
+	if (pages != aa_root.stats.span_pages)
+		return 17;
+	return 0;
+}
+
 int aa_buddy_check(void)
 {
-	__u64 free_bytes = 0, buddy_bytes, cnt;
-	__u32 k, off, prev, slot;
-	aa_free_hdr_t *hdr;
-	int ret = 0;
+	__u64 free_pages = 0, heap_pages;
+	__u32 k;
+	int ret;
 
 	if (!aa_heap_ready())
 		return 1;
 	if (aa_lock())
 		return 2;
-	for (k = 0; k <= AA_MAX_ORDER; k++) {
-		cnt = AA_ZERO;
-		prev = AA_NIL;
-		off = aa_root.free_head[k];
-		bpf_repeat(AA_MAX_LOOPS) {
-			if (off == AA_NIL)
-				break;
-			slot = off >> AA_CHUNK_SHIFT;
-			if (slot >= AA_MAX_SLOTS || aa_root.slots[slot].state != AA_SLOT_CHUNK) {
-				ret = 3;
-				goto out;
-			}
-			hdr = aa_addr(off);
-			if (hdr->mark != aa_custody((__u64)hdr, AA_TAG_BUDDY + k)) {
-				ret = 4;
-				goto out;
-			}
-			if (hdr->prev != prev) {
-				ret = 5;
-				goto out;
-			}
-			if (!bit_test(meta_of(slot), free_bit(off & (AA_CHUNK_SIZE - 1)))) {
-				ret = 6;
-				goto out;
-			}
-			if (off & ((AA_MIN_SIZE << k) - 1)) {
-				ret = 7;
-				goto out;
-			}
-			cnt++;
-			prev = off;
-			off = hdr->next;
-		}
-		if (off != AA_NIL) {	/* longer than the loop bound */
-			ret = 8;
-			goto out;
-		}
-		if (cnt != aa_root.stats.free_blocks[k]) {
-			ret = 9;
-			goto out;
-		}
-		free_bytes += cnt * order_bytes(k);
+	ret = check_free_lists();
+	if (!ret)
+		ret = check_central();
+	if (!ret) {
+		for (k = 0; k <= AA_MAX_ORDER; k++)
+			free_pages += aa_root.stats.free_blocks[k] << k;
+		heap_pages = (aa_root.stats.nr_chunks - aa_root.stats.large_chunks) * AA_CHUNK_PAGES;
+		if (free_pages + aa_root.stats.span_pages + aa_root.stats.run_pages != heap_pages)
+			ret = 10;
 	}
-	buddy_bytes = (aa_root.stats.nr_chunks - aa_root.stats.large_chunks) << AA_CHUNK_SHIFT;
-	if (free_bytes + aa_root.stats.bytes_in_use - aa_root.large_bytes_in_use != buddy_bytes)
-		ret = 10;
-out:
 	aa_unlock();
 	return ret;
 }

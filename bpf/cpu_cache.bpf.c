@@ -2,13 +2,15 @@
 /*
  * cpu_cache.bpf.c - tier 1: per-CPU object caches (the fast path).
  *
- * Role:       serve allocations of up to 2 KiB (size classes 16 << c) and
- *             take their frees without a lock: each CPU pops and pushes a
- *             LIFO array per class in its own arena pages.
+ * Role:       serve allocations of up to 8 KiB (the size classes of
+ *             bpf/size_classes.h) and take their frees without a lock: each
+ *             CPU pops and pushes a LIFO array per class in its own arena
+ *             pages.
  * From below: batches from the transfer cache (tier 2) on underflow, or
- *             straight from the buddy (aa_buddy_alloc_bulk, marked cached)
- *             when that is empty; batches go back the same way on overflow
- *             (aa_buddy_return_bulk, which parks what it cannot free).
+ *             straight from the central free list (aa_heap_alloc_bulk,
+ *             marked cached) when that is empty; batches go back the same
+ *             way on overflow (aa_heap_return_bulk, which parks what it
+ *             cannot free).
  * To above:   aa_cpu_cache_alloc(cls) / aa_cpu_cache_free(ptr), inlined
  *             fast paths with global slow paths (*_slow); aa_cpu_cache_drain
  *             of any CPU's cache.
@@ -18,12 +20,12 @@
  *             AA_CC_FREE on exit. Whoever finds the cache claimed (it
  *             preempted or interrupted the owner, or a drain holds it) does
  *             not touch it and uses the transfer cache (one object,
- *             aa_transfer_cache_pop/_push: a lock of its own) or the buddy
+ *             aa_transfer_cache_pop/_push: a lock of its own) or the heap
  *             instead: nothing waits, nothing is corrupted; counted in
  *             stats[c].nested. A drain or
  *             teardown claims a cache from any CPU the same way.
  *
- * Objects in a cache are "in use" for the buddy and carry a custody mark in
+ * Objects in a cache are "in use" for the central lists and carry a custody mark in
  * word 0 (FREED when a free put them there, CACHED when a refill did): a
  * second free of one finds the mark and gets -EALREADY, and a free claims
  * an object with a cmpxchg before it ever reaches a cache, so two racing
@@ -31,8 +33,8 @@
  * word 0 cleared.
  *
  * Accounting:
- *   buddy bytes_in_use == user bytes in use + bytes in CPU and transfer
- *   caches + parked bytes (+ large runs)
+ *   heap bytes_in_use == user bytes in use + bytes in CPU and transfer
+ *   caches + parked bytes (+ page runs)
  */
 #include "internal.h"
 
@@ -62,48 +64,54 @@ static __always_inline void cache_release(struct aa_cpu_cache __arena *cc)
 	aa_store_release(&cc->busy, AA_CC_FREE);
 }
 
+/* A class index made safe for arena arrays (callers pass valid ones). */
+static __always_inline __u32 cls_idx(__u32 cls)
+{
+	return cls < AA_NR_CLASSES ? cls : 0;
+}
+
 static __always_inline __u32 cache_cap(__u32 c)
 {
-	__u32 cap = aa_root.tun.cpu_cache_cap[c & (AA_NR_CLASSES - 1)];
+	__u32 cap = aa_root.tun.cpu_cache_cap[cls_idx(c)];
 
 	return cap > AA_CPU_CACHE_MAX ? AA_CPU_CACHE_MAX : cap;
 }
 
 /* Fill the class from below: a batch from the transfer cache, else from the
- * buddy (marked cached under the heap lock). Returns how many objects
+ * central free list (marked cached under the heap lock). Returns how many objects
  * arrived (0: heap empty or locked).
  * REQUIRES: cc claimed and cc->count[cls] == 0. */
 static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 cls)
 {
-	__u32 c = cls & (AA_NR_CLASSES - 1);
+	__u32 c = cls_idx(cls);
 	__u32 batch = aa_root.tun.batch[c];
 	__u64 dst = (__u64)&cc->objs[c][0];
 	int got;
 
-	got = aa_transfer_cache_remove_batch(cls, dst, batch);
+	got = aa_transfer_cache_remove_batch(c, dst, batch);
 	if (got <= 0)
-		got = aa_buddy_alloc_bulk(dst, batch, AA_MIN_SIZE << cls, 1);
+		got = aa_heap_alloc_bulk(dst, batch, c, 1);
 	if (got > 0)
 		cc->stats[c].refills++;
 	return got > 0 ? got : 0;
 }
 
 /* Make room: move the oldest batch (bottom of the LIFO) out, to the
- * transfer cache, else to the buddy (which always takes it: it parks what
+ * transfer cache, else to the heap (which always takes it: it parks what
  * it cannot free). Returns the new count.
  * REQUIRES: cc claimed. */
 static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 cls, __u32 n)
 {
-	__u32 c = cls & (AA_NR_CLASSES - 1);
+	__u32 c = cls_idx(cls);
 	__u32 batch = aa_root.tun.batch[c];
 	__u64 src = (__u64)&cc->objs[c][0];
 	int moved, i;
 
 	if (batch > n)
 		batch = n;
-	moved = aa_transfer_cache_insert_batch(cls, src, batch);
+	moved = aa_transfer_cache_insert_batch(c, src, batch);
 	if (moved <= 0) {
-		moved = aa_buddy_return_bulk(src, batch);
+		moved = aa_heap_return_bulk(src, batch);
 		if (moved <= 0)
 			return n;	/* bad arguments only: keep them */
 	}
@@ -119,11 +127,12 @@ static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 
  * full, claimed by someone else, or missing. They redo the operation.
  */
 
-/* Allocate one object of class cls. Returns its address or 0. */
-__u64 aa_cpu_cache_alloc_slow(__u32 cls)
+/* Allocate one object of class cls for a request of size bytes. Returns
+ * its address or 0. */
+__u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 {
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
-	__u32 c = cls & (AA_NR_CLASSES - 1), n;
+	__u32 c = cls_idx(cls), n;
 	__u64 p = 0;
 
 	if (cls >= AA_NR_CLASSES)
@@ -140,7 +149,7 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls)
 			*(__u64 __arena *)p = 0;	/* no longer carries a mark */
 			return p;
 		}
-		return aa_buddy_alloc(AA_MIN_SIZE << cls, 0);
+		return aa_heap_alloc(aa_class(c)->size, 0);
 	}
 	n = cc->count[c];
 	if (n == 0) {
@@ -153,6 +162,7 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls)
 		p = cc->objs[c][(n - 1) & (AA_CPU_CACHE_MAX - 1)];
 		cc->count[c] = n - 1;
 		cc->stats[c].allocs++;
+		cc->stats[c].req_bytes += size;
 	} else {
 		cc->stats[c].failures++;
 	}
@@ -163,21 +173,21 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls)
 }
 
 /* Put ptr, an object of class cls that the caller claimed (word 0 = FREED
- * mark), into this CPU's cache, or give it to the buddy. Returns 0 (the
- * object is always taken), or -EUCLEAN if the buddy found it inconsistent. */
+ * mark), into this CPU's cache, or give it to the heap. Returns 0 (the
+ * object is always taken), or -EUCLEAN if the heap found it inconsistent. */
 int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 {
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
-	__u32 c = cls & (AA_NR_CLASSES - 1), n, cap = cache_cap(cls);
+	__u32 c = cls_idx(cls), n, cap = cache_cap(cls);
 
 	if (!cc || !cache_claim(cc, AA_CC_OWNER)) {
 		if (!cc)
 			aa_count(no_cache);
 		else
 			__sync_fetch_and_add(&cc->stats[c].nested, 1);
-		if (aa_transfer_cache_push(cls, ptr))
+		if (aa_transfer_cache_push(c, ptr))
 			return 0;
-		return aa_buddy_return(ptr);
+		return aa_heap_return(ptr);
 	}
 	n = cc->count[c];
 	if (n >= cap)
@@ -190,7 +200,7 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 		return 0;
 	}
 	cache_release(cc);
-	return aa_buddy_return(ptr);	/* could not spill: buddy takes it */
+	return aa_heap_return(ptr);	/* could not spill: the heap takes it */
 }
 
 /* --- Alloc / free: fast paths (inlined into aa_malloc_u64/aa_free_u64) ----
@@ -198,44 +208,46 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
  * call is ~7 ns here: docs/BENCHMARKS.md), and one cmpxchg for the claim.
  */
 
-/* Allocate one object of class cls (< AA_NR_CLASSES). */
-static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls)
+/* Allocate one object of class cls (< AA_NR_CLASSES) for a request of
+ * size bytes. */
+static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls, __u64 size)
 {
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
-	__u32 c = cls & (AA_NR_CLASSES - 1), n;
+	__u32 c = cls, n;
 	__u64 p;
 
 	if (!cc || !cache_claim(cc, AA_CC_OWNER))
-		return aa_cpu_cache_alloc_slow(cls);
+		return aa_cpu_cache_alloc_slow(cls, size);
 	n = cc->count[c];
 	if (n == 0 || n > AA_CPU_CACHE_MAX) {
 		cache_release(cc);
-		return aa_cpu_cache_alloc_slow(cls);
+		return aa_cpu_cache_alloc_slow(cls, size);
 	}
 	p = cc->objs[c][(n - 1) & (AA_CPU_CACHE_MAX - 1)];
 	cc->count[c] = n - 1;
 	cc->stats[c].hits++;
 	cc->stats[c].allocs++;
+	cc->stats[c].req_bytes += size;
 	cache_release(cc);
 	*(__u64 __arena *)p = 0;	/* no longer carries a mark */
 	return p;
 }
 
 /*
- * Free ptr. A live object of a cached class is claimed (aa_claim) and goes
- * to this CPU's cache; anything else (large, bad pointer) is the buddy's to
+ * Free ptr. A live span object is claimed (aa_claim) and goes to this
+ * CPU's cache; anything else (a page run, a bad pointer) is the heap's to
  * judge. Returns 0 or -errno (counted) with the heap unchanged.
  */
 static __always_inline int aa_cpu_cache_free(__u64 ptr)
 {
 	struct aa_cpu_cache __arena *cc;
-	int cls = aa_buddy_class_of(ptr), err;
-	__u32 c, n;
+	__u32 c, n, pmw = 0;
+	int cls = aa_heap_class_of(ptr, &pmw), err;
 
 	if (cls < 0)
-		return aa_buddy_free(ptr);
-	c = cls & (AA_NR_CLASSES - 1);
-	err = aa_claim(ptr, ptr - aa_root.arena_base, c);
+		return aa_heap_free(ptr);
+	c = cls_idx(cls);
+	err = aa_claim(ptr, ptr - aa_root.arena_base, c, pmw);
 	if (err)
 		return aa_fail(-err);
 	cc = this_cpu_cache();
@@ -255,15 +267,15 @@ static __always_inline int aa_cpu_cache_free(__u64 ptr)
 
 /* --- Drain ------------------------------------------------------------------ */
 
-/* Return every object of CPU cpu's cache to the buddy, from any CPU.
+/* Return every object of CPU cpu's cache to the heap, from any CPU.
  * Returns the number of objects, 0 for a CPU without a cache, or -EBUSY
  * when the cache is claimed by someone else (its owner is inside an
  * allocator call: try again). */
 int aa_cpu_cache_drain(__u32 cpu)
 {
 	struct aa_cpu_cache __arena *cc;
-	__u32 c, n, off;
-	int total = AA_ZERO, moved;
+	__u32 n, off;
+	int c, total = AA_ZERO, moved;
 
 	if (cpu >= AA_MAX_CPUS || cpu >= aa_root.nr_cpus)
 		return 0;
@@ -273,11 +285,11 @@ int aa_cpu_cache_drain(__u32 cpu)
 	cc = aa_addr(off);
 	if (!cache_claim(cc, AA_CC_DRAIN))
 		return -EBUSY;
-	for (c = 0; c < AA_NR_CLASSES; c++) {
+	bpf_for(c, 0, AA_NR_CLASSES) {
 		n = cc->count[c];
 		if (!n || n > AA_CPU_CACHE_MAX)
 			continue;
-		moved = aa_buddy_return_bulk((__u64)&cc->objs[c][0], n);
+		moved = aa_heap_return_bulk((__u64)&cc->objs[c][0], n);
 		if (moved <= 0)
 			continue;
 		cc->count[c] = 0;

@@ -19,6 +19,8 @@ static __always_inline void set_tunables(struct aa_tunables *t)
 {
 	__u32 c;
 
+	/* unrolled: the verifier takes ctx fields at constant offsets only */
+#pragma clang loop unroll(full)
 	for (c = 0; c < AA_NR_CLASSES; c++) {
 		aa_root.tun.cpu_cache_cap[c] = t->cpu_cache_cap[c];
 		aa_root.tun.batch[c] = t->batch[c];
@@ -77,7 +79,7 @@ int aa_teardown(struct aa_trim_args *args)
 	return 0;
 }
 
-/* Return every cached and parked object to the buddy: each CPU cache it can
+/* Return every cached and parked object to the heap: each CPU cache it can
  * claim (from whatever CPU it runs on, so CPUs outside the caller's cpuset
  * or offline are reached too), the transfer caches, then the parked frees.
  * Caches claimed by someone else are reported in busy[]: try again. */
@@ -117,12 +119,16 @@ int aa_drain(struct aa_drain_args *args)
 		objects += n;
 	/* complete the parked frees (the transfer caches' objects among them) */
 	bpf_repeat(AA_MAX_LOOPS) {
-		n = aa_buddy_unpark();
+		n = aa_heap_unpark();
 		if (n < 0)
 			err = err ? err : n;
 		if (n <= 0)
 			break;
 	}
+	/* and the empty spans the central lists kept, to the page heap */
+	n = aa_heap_release_empty();
+	if (n < 0)
+		err = err ? err : n;
 	args->busy[0] = b0;
 	args->busy[1] = b1;
 	args->busy[2] = b2;

@@ -66,6 +66,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "arena_alloc.bpf.h"
+#include "size_classes.h"
 
 #define EPERM		1
 #define ENOENT		2
@@ -295,13 +296,15 @@ static __always_inline void aa_unlock(void)
  * ^ tag, tag < 32. A live block's word 0 is the user's; a user value equal
  * to a mark (a 64-bit random key) is not a concern.
  *   AA_TAG_FREED    claimed by a free: in a cache, parked, or in transit
- *   AA_TAG_CACHED   handed by the buddy to a CPU cache refill
- *   AA_TAG_BUDDY+k  head of a free buddy block of order k
+ *   AA_TAG_CACHED   handed by a central list to a cache refill
+ *   AA_TAG_SPAN     free object in its span (word 1: next free object)
+ *   AA_TAG_BUDDY+k  first page of a free page block of order k
  * A free claims word 0 only from a value that is not a mark (aa_claim()).
  */
 #define AA_TAG_FREED		1
 #define AA_TAG_CACHED		2
-#define AA_TAG_BUDDY		3	/* + order, up to 3 + 16 */
+#define AA_TAG_SPAN		3
+#define AA_TAG_BUDDY		4	/* + order, up to 4 + 8 */
 #define AA_TAG_BITS		5
 
 static __always_inline __u64 aa_custody(__u64 addr, __u32 tag)
@@ -326,15 +329,50 @@ static __always_inline bool aa_heap_ready(void)
 	return READ_ONCE_ARENA(aa_root.magic) == AA_ROOT_MAGIC;
 }
 
-/* --- Size helpers ------------------------------------------------------- */
+/* --- Size classes (bpf/size_classes.h) -----------------------------------
+ * Read-only tables (.rodata): the class of a request, and per class the
+ * object size, span pages and objects per span, and the reciprocal that
+ * turns an offset in a span into an object index without a division.
+ */
+struct aa_class_info {
+	__u32 size;		/* object bytes */
+	__u32 recip;		/* ceil(2^32 / size) */
+	__u16 pages;		/* pages per span */
+	__u16 objs;		/* objects per span */
+	__u16 batch;		/* default refill batch (the loader's default) */
+	__u16 cap;		/* default CPU cache capacity */
+};
 
-/* Smallest order whose block (16 << order) holds size; size <= chunk. */
-static __always_inline __u32 aa_size_to_order(__u64 size)
+#define AA_CLASS_INFO(c, sz, pg, ob, ba, ca, rc) \
+	[c] = { .size = sz, .recip = rc, .pages = pg, .objs = ob, .batch = ba, .cap = ca },
+static const struct aa_class_info aa_classes[AA_NR_CLASSES] = {
+	AA_SIZE_CLASSES(AA_CLASS_INFO)
+};
+static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
+
+_Static_assert(AA_SIZE_CLASS_COUNT == AA_NR_CLASSES, "size_classes.h and aa_shared.h disagree");
+_Static_assert(AA_SIZE_CLASS_MAX == AA_MAX_CLASS_SIZE, "size_classes.h and aa_shared.h disagree");
+
+/* Class of a request of size bytes, 1 <= size <= AA_MAX_CLASS_SIZE. */
+static __always_inline __u32 aa_size_class(__u64 size)
+{
+	__u32 q = (size + AA_MIN_SIZE - 1) >> AA_MIN_SHIFT;
+
+	return aa_class_index[q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1];
+}
+
+static __always_inline const struct aa_class_info *aa_class(__u32 cls)
+{
+	return &aa_classes[cls < AA_NR_CLASSES ? cls : 0];
+}
+
+/* Smallest page order (block of 1 << order pages) holding pages pages. */
+static __always_inline __u32 aa_pages_to_order(__u32 pages)
 {
 	__u32 order;
 
 	for (order = 0; order < AA_MAX_ORDER; order++)
-		if (((__u64)AA_MIN_SIZE << order) >= size)
+		if ((1U << order) >= pages)
 			return order;
 	return AA_MAX_ORDER;
 }
@@ -342,7 +380,7 @@ static __always_inline __u32 aa_size_to_order(__u64 size)
 /* --- Cross-file functions (global BPF functions: verified once each) ---- */
 
 /* cpu_cache.bpf.c: tier 1 (fast paths are static inline there) */
-__u64 aa_cpu_cache_alloc_slow(__u32 cls);
+__u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size);
 int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls);
 int aa_cpu_cache_drain(__u32 cpu);
 
@@ -354,22 +392,25 @@ __u64 aa_transfer_cache_pop(__u32 cls);
 int aa_transfer_cache_push(__u32 cls, __u64 ptr);
 int aa_transfer_cache_drain(void);
 
-/* buddy.bpf.c: tier 3 */
-__u64 aa_buddy_alloc(__u64 size, __u64 align);
-int aa_buddy_free(__u64 ptr);
-int aa_buddy_return(__u64 ptr);
-int aa_buddy_return_bulk(__u64 arr, __u32 n);
-int aa_buddy_claim(__u64 ptr);
-int aa_buddy_unpark(void);
-__u64 aa_buddy_usable_size(__u64 ptr);
-int aa_buddy_alloc_bulk(__u64 arr, __u32 n, __u64 size, __u32 cached);
-int aa_buddy_free_bulk(__u64 arr, __u32 n);
+/* heap.bpf.c: the heap below the caches (central lists + page heap) */
+__u64 aa_heap_alloc(__u64 size, __u64 align);
+int aa_heap_free(__u64 ptr);
+int aa_heap_return(__u64 ptr);
+int aa_heap_return_bulk(__u64 arr, __u32 n);
+int aa_heap_claim(__u64 ptr);
+int aa_heap_unpark(void);
+int aa_heap_release_empty(void);
+__u64 aa_heap_usable_size(__u64 ptr);
+int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached);
+int aa_heap_free_bulk(__u64 arr, __u32 n);
+
+/* buddy_chunks.bpf.c: chunks in and out of the page heap, the checker */
 int aa_buddy_add_chunk(__u32 slot, __u32 meta_off);
 int aa_buddy_take_free_chunk(__u32 keep);
 int aa_buddy_release_slot(__u32 slot);
 int aa_buddy_check(void);
 
-/* arena.bpf.c: tier 4, sleepable only */
+/* arena.bpf.c: pages from the kernel, sleepable only */
 int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags);
 int aa_arena_grow(__u64 bytes);
 int aa_arena_grow_one(__u32 cursor);

@@ -4,16 +4,16 @@
  *
  * Role:       move whole batches between CPU caches, so that a CPU that
  *             frees what another allocated (cross-CPU frees) feeds the
- *             other's refills without touching the buddy.
- * From below: nothing: when empty, the CPU cache refills from the buddy
- *             itself; when full, the CPU cache spills to the buddy.
+ *             other's refills without touching the heap lock.
+ * From below: nothing: when empty, the CPU cache refills from the central
+ *             free list itself; when full, it spills to the heap.
  * To above:   aa_transfer_cache_remove_batch / _insert_batch: all of a
  *             batch or nothing (try operations: 0 means "go below");
  *             aa_transfer_cache_pop / _push: one object, for callers whose
  *             CPU cache is claimed by someone else.
  * Locking:    tc->lock per class (internal.h lock rules: preemption off
  *             while held, same-CPU nesting refused at once). Always tried
- *             with the short IRQ budget: a miss costs a trip to the buddy,
+ *             with the short IRQ budget: a miss costs a trip to the heap,
  *             never a wait. Holding it, no other lock is taken, so the
  *             heap-lock-then-transfer-lock order is never reversed.
  *
@@ -24,12 +24,12 @@
 
 static __always_inline struct aa_transfer_cache __arena *tc_of(__u32 cls)
 {
-	return &aa_root.tc[cls & (AA_NR_CLASSES - 1)];
+	return &aa_root.tc[cls < AA_NR_CLASSES ? cls : 0];
 }
 
 static __always_inline __u32 tc_cap(__u32 cls)
 {
-	__u32 cap = aa_root.tun.transfer_cap[cls & (AA_NR_CLASSES - 1)];
+	__u32 cap = aa_root.tun.transfer_cap[cls < AA_NR_CLASSES ? cls : 0];
 
 	return cap > AA_TRANSFER_MAX ? AA_TRANSFER_MAX : cap;
 }
@@ -160,10 +160,10 @@ int aa_transfer_cache_push(__u32 cls, __u64 ptr)
 int aa_transfer_cache_drain(void)
 {
 	struct aa_transfer_cache __arena *tc;
-	int total = AA_ZERO, err = 0, i;
-	__u32 c, n, off, prev;
+	int total = AA_ZERO, err = 0, i, c;
+	__u32 n, off, prev;
 
-	for (c = 0; c < AA_NR_CLASSES; c++) {
+	bpf_for(c, 0, AA_NR_CLASSES) {
 		tc = tc_of(c);
 		if (aa_lock_acquire(&tc->lock, 0)) {
 			err = -EBUSY;

@@ -17,32 +17,24 @@
 #endif
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	3
+#define AA_LAYOUT_VERSION	4
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
 
-/* Buddy geometry: blocks of 16 B (order 0) up to one chunk (order 16). */
+/* Every object is aligned to (and a multiple of) 16 bytes. */
 #define AA_MIN_SHIFT		4
 #define AA_MIN_SIZE		(1U << AA_MIN_SHIFT)
-#define AA_CHUNK_SHIFT		20
-#define AA_CHUNK_SIZE		(1U << AA_CHUNK_SHIFT)
-#define AA_CHUNK_PAGES		(AA_CHUNK_SIZE / AA_PAGE_SIZE)
-#define AA_MAX_ORDER		(AA_CHUNK_SHIFT - AA_MIN_SHIFT)	/* 16 */
-#define AA_NR_ORDERS		(AA_MAX_ORDER + 1)
-#define AA_BLOCKS_PER_CHUNK	(1U << AA_MAX_ORDER)		/* 65536 */
 
 /*
- * Per-chunk metadata, kept outside the chunk (so a whole chunk is one
- * order-16 block) in pages the kernel places for us:
- *   free-start bitmap: 1 bit per 16-B slot            =  8 KiB
- *   alloc bitmaps: order k has 65536 >> k bits        = 16 KiB
- * 24 KiB for 1 MiB = 2.34% of the chunk.
+ * The page heap (bpf/buddy.bpf.c): 1-MiB chunks of 256 pages, split into
+ * power-of-two page blocks, order 0 (one page) .. 8 (the whole chunk).
  */
-#define AA_META_FREE_BYTES	(AA_BLOCKS_PER_CHUNK / 8)
-#define AA_META_ALLOC_BITS	(2U * AA_BLOCKS_PER_CHUNK)
-#define AA_META_BYTES		(AA_META_FREE_BYTES + AA_META_ALLOC_BITS / 8)
-#define AA_META_PAGES		(AA_META_BYTES / AA_PAGE_SIZE)	/* 6 */
+#define AA_CHUNK_SHIFT		20
+#define AA_CHUNK_SIZE		(1U << AA_CHUNK_SHIFT)
+#define AA_CHUNK_PAGES		(AA_CHUNK_SIZE / AA_PAGE_SIZE)	/* 256 */
+#define AA_MAX_ORDER		(AA_CHUNK_SHIFT - AA_PAGE_SHIFT)	/* 8 */
+#define AA_NR_ORDERS		(AA_MAX_ORDER + 1)
 
 /* Arenas are at most 4 GiB: at most 4096 chunk slots. */
 #define AA_MAX_SLOTS		4096
@@ -51,11 +43,68 @@
 /* Largest request: a quarter of the biggest arena (page runs above). */
 #define AA_MAX_ALLOC		(1ULL << 30)
 
+/*
+ * Page map: one 32-bit entry per page of a chunk, in the chunk's metadata.
+ * Together with the slot table (one entry per chunk, in the root) it is a
+ * two-level radix tree over the arena's pages, as in tcmalloc: the slot
+ * gives the leaf, the leaf entry says what the page is.
+ *   AA_PM_FREE       inside a free page block, not its first page (0: a
+ *                    fresh chunk's entries)
+ *   AA_PM_FREE_HEAD  first page of a free page block; low bits: order
+ *   AA_PM_SPAN       page of a span; bits 8..15: class, 0..7: the page's
+ *                    index in the span (the span starts that many pages
+ *                    earlier)
+ *   AA_PM_RUN_HEAD   first page of a page run (an allocation above the
+ *                    largest class); low bits: pages in this chunk
+ *   AA_PM_RUN_TAIL   later page of a run (or the part of a multi-chunk
+ *                    allocation that lies in its last chunk)
+ */
+#define AA_PM_KIND_SHIFT	24
+#define AA_PM_FREE		0U
+#define AA_PM_FREE_HEAD		1U
+#define AA_PM_SPAN		2U
+#define AA_PM_RUN_HEAD		3U
+#define AA_PM_RUN_TAIL		4U
+#define AA_PM(kind, low)	(((kind) << AA_PM_KIND_SHIFT) | (low))
+#define AA_PM_KIND(e)		((e) >> AA_PM_KIND_SHIFT)
+#define AA_PM_SPAN_ENTRY(cls, idx) AA_PM(AA_PM_SPAN, ((cls) << 8) | (idx))
+#define AA_PM_SPAN_CLASS(e)	(((e) >> 8) & 0xff)
+#define AA_PM_SPAN_INDEX(e)	((e) & 0xff)
+#define AA_PM_LOW(e)		((e) & 0xffffff)
+
+/*
+ * A span: a run of pages carved into objects of one class, described by
+ * the entry of its first page in aa_chunk_meta.span[]. Protected by the
+ * heap lock. Free objects of the span are linked through the objects
+ * themselves (word 0: custody mark AA_TAG_SPAN, word 1: next).
+ */
+struct aa_span {
+	__u32 free;		/* arena offset of the first free object, AA_NIL */
+	__u32 next;		/* central list of the class: next span (arena */
+	__u32 prev;		/*   offset of its first page), AA_NIL */
+	__u16 used;		/* objects out of the span (caches and users) */
+	__u8 cls;		/* size class */
+	__u8 listed;		/* on the class's central list (has free objects) */
+};
+
+/*
+ * Per-chunk metadata (outside the chunk, so that a chunk is one order-8
+ * block): the page map and the span table, 5 KiB in 2 pages for a 1-MiB
+ * chunk: 0.78% of what is mapped.
+ */
+struct aa_chunk_meta {
+	__u32 pm[AA_CHUNK_PAGES];
+	struct aa_span span[AA_CHUNK_PAGES];	/* valid at a span's first page */
+	__u32 free_head[AA_NR_ORDERS];	/* this chunk's free blocks per order:
+					 * arena offset, AA_NIL = none */
+};
+#define AA_META_PAGES		2
+
 enum aa_slot_state {
 	AA_SLOT_UNMAPPED	= 0,	/* no pages of ours here */
-	AA_SLOT_CHUNK		= 1,	/* buddy chunk, metadata at meta_off */
-	AA_SLOT_LARGE_HEAD	= 2,	/* first chunk of a large allocation */
-	AA_SLOT_LARGE_TAIL	= 3,	/* later chunk of a large allocation */
+	AA_SLOT_CHUNK		= 1,	/* page-heap chunk, metadata at meta_off */
+	AA_SLOT_LARGE_HEAD	= 2,	/* first chunk of a multi-chunk allocation */
+	AA_SLOT_LARGE_TAIL	= 3,	/* later whole chunk of one */
 	AA_SLOT_RELEASING	= 4,	/* out of the heap, pages being returned
 					 * (trim, teardown): meta_off stays valid
 					 * and no grower may map the slot */
@@ -64,28 +113,29 @@ enum aa_slot_state {
 /* One 1-MiB slot of the arena's address space. Protected by the heap lock. */
 struct aa_slot {
 	__u32 state;		/* enum aa_slot_state */
-	__u32 meta_off;		/* arena offset of the chunk's metadata */
-	__u32 nr_chunks;	/* LARGE_HEAD: chunks in the run */
-	__u32 large_pages;	/* LARGE_HEAD: pages the caller asked for */
+	__u32 meta_off;		/* arena offset of the chunk's aa_chunk_meta */
+	__u32 nr_chunks;	/* LARGE_HEAD: whole chunks of the allocation */
+	__u32 large_pages;	/* LARGE_HEAD: its pages (the last chunk may
+				 * hold the rest as an AA_PM_RUN_TAIL run) */
 };
 
 /*
- * Size classes of the cache tiers: class c holds buddy blocks of order c,
- * 16 << c bytes, for c < AA_NR_CLASSES (16 B .. 2 KiB). Cached objects are
- * "in use" as far as the buddy knows.
+ * Size classes (bpf/size_classes.h, generated): 16-B steps up to 128 B,
+ * then at most 12.5% waste per request, up to 8 KiB. Every class goes
+ * through the cache tiers; larger requests are page runs.
  */
-#define AA_NR_CLASSES		8
-#define AA_MAX_CLASS_SIZE	(AA_MIN_SIZE << (AA_NR_CLASSES - 1))	/* 2048 */
+#define AA_NR_CLASSES		45
+#define AA_MAX_CLASS_SIZE	8192
 #define AA_CPU_CACHE_MAX	128	/* objects per class per CPU, at most */
-#define AA_TRANSFER_MAX		1024	/* objects per class in transfer, at most */
+#define AA_TRANSFER_MAX		256	/* objects per class in transfer, at most */
 #define AA_MAX_CPUS		256	/* CPUs with a CPU cache; others use the shared tiers */
-#define AA_CPU_CACHE_PAGES	3	/* sizeof(struct aa_cpu_cache) rounded up */
 
 /* Bulk calls take at most this many objects (-E2BIG above). */
 #define AA_BULK_MAX		(1U << 16)
 
 /* Init flags */
-#define AA_F_NO_CACHES		(1U << 0)	/* every request goes to the buddy */
+#define AA_F_NO_CACHES		(1U << 0)	/* no CPU or transfer caches: every
+						 * request takes the heap lock */
 
 /* Counters of one size class in one CPU cache. Written by the cache's
  * claim holder; `nested` by callers that found it claimed (atomic add). */
@@ -99,6 +149,8 @@ struct aa_cpu_class_stats {
 	__u64 nested;		/* calls that found the cache claimed and used
 				 * the buddy instead (recovered, not an error) */
 	__u64 failures;		/* allocs that got NULL */
+	__u64 req_bytes;	/* bytes requested by those allocs: allocs *
+				 * class size - req_bytes is lost to rounding */
 };
 
 /* Values of aa_cpu_cache.busy: who holds the cache's claim. */
@@ -125,6 +177,7 @@ struct aa_cpu_cache {
 	struct aa_cpu_class_stats stats[AA_NR_CLASSES];
 	__u64 objs[AA_NR_CLASSES][AA_CPU_CACHE_MAX];
 };
+#define AA_CPU_CACHE_PAGES	((sizeof(struct aa_cpu_cache) + AA_PAGE_SIZE - 1) / AA_PAGE_SIZE)
 
 /*
  * A size class's transfer cache: a stack of free objects shared by all
@@ -140,6 +193,19 @@ struct aa_transfer_cache {
 	__u64 from_buddy;	/* refills that went past it to the buddy */
 	__u64 to_buddy;		/* spills that went past it to the buddy */
 	__u64 objs[AA_TRANSFER_MAX];
+};
+
+/*
+ * A size class's central free list: the spans of the class that have free
+ * objects, doubly linked through aa_span.next/prev. Under the heap lock.
+ */
+struct aa_central {
+	__u32 head;		/* arena offset of the first such span, AA_NIL */
+	__u32 pad;
+	__u64 spans;		/* spans of the class, listed or full */
+	__u64 objs_out;		/* objects out of its spans (caches + users) */
+	__u64 span_allocs;	/* spans carved from the page heap, total */
+	__u64 span_frees;	/* entirely free spans given back, total */
 };
 
 /* Tunables, set by the loader before init (user/heap.c has the defaults and
@@ -181,11 +247,13 @@ struct aa_stats {
 	__u64 nr_frees;		/* successful frees, total */
 	__u64 pages_mapped;	/* arena pages we hold: chunks + metadata */
 	__u64 peak_pages_mapped;
-	__u64 nr_chunks;	/* chunks mapped (buddy + large) */
-	__u64 large_chunks;	/* chunks held by large allocations */
+	__u64 nr_chunks;	/* chunks mapped (page heap + large) */
+	__u64 large_chunks;	/* whole chunks held by multi-chunk allocations */
+	__u64 span_pages;	/* pages of chunks held by spans */
+	__u64 run_pages;	/* pages of chunks held by page runs */
 	__u64 nr_grows;		/* chunks added by grow */
 	__u64 nr_trims;		/* chunks returned by trim/teardown */
-	__u64 free_blocks[AA_NR_ORDERS];
+	__u64 free_blocks[AA_NR_ORDERS];	/* free page blocks per order */
 	__u64 err[AA_NR_ERRORS];
 	/* contention (atomic): recovered events, not errors */
 	__u64 lock_waits;	/* acquisitions that waited for another CPU */
@@ -201,9 +269,9 @@ struct aa_stats {
  * The allocator's root. Lives at a fixed place in the arena (an arena global),
  * starts with magic + layout version so tools can find it in any arena.
  *
- * Invariant (whole heap, under the lock):
- *   sum(free_blocks[k] << (k + 4)) + bytes_in_use(buddy part)
- *     + large_chunks * AA_CHUNK_SIZE == nr_chunks * AA_CHUNK_SIZE
+ * Invariant (whole heap, under the lock), in pages:
+ *   sum(free_blocks[k] << k) + span_pages + run_pages
+ *     == (nr_chunks - large_chunks) * AA_CHUNK_PAGES
  */
 struct aa_root {
 	__u64 magic;		/* AA_ROOT_MAGIC once initialised */
@@ -216,9 +284,15 @@ struct aa_root {
 	__u32 parked;		/* parked frees: arena offset of the newest, AA_NIL
 				 * = none (lock-free push, popped under the lock) */
 	__u32 zero;		/* always 0: AA_ZERO in bpf/internal.h */
-	__u64 large_bytes_in_use; /* part of bytes_in_use in large runs */
-	__u32 free_head[AA_NR_ORDERS];	/* arena offsets, AA_NIL = empty */
+	__u64 large_bytes_in_use; /* part of bytes_in_use in page runs */
 	__u32 flags;		/* AA_F_* */
+	__u32 pad;
+	/* Which chunks have a free page block of order k (under the heap
+	 * lock): bit s of order_map[k] for chunk s, bit w of order_summary[k]
+	 * when word w of order_map[k] is not 0. The page heap takes the
+	 * lowest such chunk of the smallest order that fits. */
+	__u64 order_summary[AA_NR_ORDERS];
+	__u64 order_map[AA_NR_ORDERS][AA_MAX_SLOTS / 64];
 	struct aa_stats stats;
 	struct aa_slot slots[AA_MAX_SLOTS];
 
@@ -230,6 +304,11 @@ struct aa_root {
 	struct aa_tunables tun;
 	__u32 cpu_cache_off[AA_MAX_CPUS];	/* arena offset, 0 = none */
 	struct aa_transfer_cache tc[AA_NR_CLASSES];
+
+	/* central free lists (bpf/central.bpf.c), under the heap lock */
+	struct aa_central central[AA_NR_CLASSES];
+	__u32 class_size[AA_NR_CLASSES];	/* object size per class, for tools */
+	__u32 class_pages[AA_NR_CLASSES];	/* pages per span */
 };
 
 /* --- syscall program arguments (ctx of SEC("syscall") programs) --- */

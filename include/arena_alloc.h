@@ -87,6 +87,21 @@ AA_API int aa_tunables__default(struct aa_tunables *t);
  * @return 0, on success; -EINVAL with a message, otherwise */
 AA_API int aa_tunables__validate(const struct aa_tunables *t);
 
+/** @brief **aa_size_class()** is the size class that serves a request of
+ * size bytes (1 .. AA_MAX_CLASS_SIZE).
+ * @return the class (0 .. AA_NR_CLASSES - 1); -EINVAL for other sizes */
+AA_API int aa_size_class(__u64 size);
+
+/** @brief **aa_class_size()** is the object size of class cls (what
+ * aa_usable_size() reports for its objects).
+ * @return bytes, or 0 for cls >= AA_NR_CLASSES */
+AA_API __u32 aa_class_size(__u32 cls);
+
+/** @brief **aa_class_span_pages()** is the number of pages per span of
+ * class cls.
+ * @return pages, or 0 for cls >= AA_NR_CLASSES */
+AA_API __u32 aa_class_span_pages(__u32 cls);
+
 /** @brief **aa_heap__destroy()** frees the handle (and, for
  * aa_heap__open(), the BPF object). Does not tear the heap down. */
 AA_API void aa_heap__destroy(struct aa_heap *heap);

@@ -58,7 +58,7 @@ __u64 rnd_size(__u64 *rng)
 {
 	static const __u64 edges[] = {
 		1, 2, 15, 16, 17, 31, 32, 33, 255, 256, 257, 4095, 4096, 4097,
-		65535, 65536, 65537, (1 << 20) - 1, 1 << 20, (1 << 20) + 1,
+		8191, 8192, 8193, 65535, 65536, 65537, (1 << 20) - 1, 1 << 20, (1 << 20) + 1,
 	};
 	__u64 r = rnd_below(rng, 1000);
 
@@ -75,28 +75,47 @@ __u64 rnd_size(__u64 *rng)
 
 /* --- The model's rules ----------------------------------------------------- */
 
-/* Buddy order of a usable size; a run of chunks counts as the chunk order
- * (it needs whole free chunks, i.e. free order-16 blocks). */
-__u32 usable_order(__u64 usable)
+/* The size class of a usable size that is one (<= AA_MAX_CLASS_SIZE). */
+__u32 model_class(__u64 usable)
+{
+	int c = aa_size_class(usable);
+
+	cr_assert(c >= 0 && aa_class_size(c) == usable, "%llu B is not a class size",
+		  (unsigned long long)usable);
+	return c;
+}
+
+/* Pages a request of this usable size takes from the page heap when it
+ * needs new pages: its class's span, or its own run. */
+__u64 model_pages(__u64 usable)
+{
+	if (usable <= AA_MAX_CLASS_SIZE)
+		return aa_class_span_pages(model_class(usable));
+	return usable >> AA_PAGE_SHIFT;
+}
+
+/* Smallest page-block order that holds pages (<= one chunk). */
+__u32 model_order(__u64 pages)
 {
 	__u32 k = 0;
 
-	if (usable > AA_CHUNK_SIZE)
-		return AA_MAX_ORDER;
-	while ((__u64)AA_MIN_SIZE << k < usable)
+	while ((1ULL << k) < pages)
 		k++;
 	return k;
 }
 
+/* Chunks a multi-chunk allocation spans (whole ones and its last run). */
+__u64 chunks_of(__u64 usable)
+{
+	return (usable + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;
+}
+
+/* The size rule: the class's object size up to 8 KiB, whole pages above. */
 __u64 model_usable(__u64 size)
 {
-	__u64 p = AA_MIN_SIZE;
-
-	if (size > AA_CHUNK_SIZE)
-		return (size + AA_CHUNK_SIZE - 1) & ~((__u64)AA_CHUNK_SIZE - 1);
-	while (p < size)
-		p <<= 1;
-	return p;
+	if (size <= AA_MAX_CLASS_SIZE)
+		return aa_class_size(aa_size_class(size));
+	return (size + AA_PAGE_SIZE - 1) & ~((__u64)AA_PAGE_SIZE - 1);
 }
 
 /* --- Patterns ---------------------------------------------------------------
@@ -163,24 +182,70 @@ bool verify_obj(struct aa_heap *h, const struct obj *o, bool fatal, __u64 *bad_o
 
 /* --- Geometry checks --------------------------------------------------------- */
 
+/* The page-map entry of arena offset rel, read from the mmap. */
+static __u32 pm_entry(struct aa_heap *h, __u64 rel)
+{
+	const struct aa_root *r = aa_heap__root(h);
+	const struct aa_slot *slot = &r->slots[rel >> AA_CHUNK_SHIFT];
+	const struct aa_chunk_meta *meta;
+
+	cr_assert_eq(slot->state, AA_SLOT_CHUNK, "arena offset 0x%llx: slot state %u",
+		     (unsigned long long)rel, slot->state);
+	meta = aa_heap__ptr(h, r->arena_base + slot->meta_off);
+	cr_assert_not_null(meta);
+	return meta->pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
+}
+
+/*
+ * Where an allocation must be, checked against the page map in the mmap:
+ * an object of class c starts size * i bytes into a span of class c (so it
+ * is aligned to the largest power of two dividing its size); a page run
+ * starts on a page whose entry is RUN_HEAD with its page count; beyond a
+ * chunk, a LARGE_HEAD slot with its pages.
+ */
 void check_placement(struct aa_heap *h, const struct obj *o)
 {
-	__u64 rel = o->addr - aa_heap__root(h)->arena_base;
-	__u64 align = o->usable < AA_PAGE_SIZE ? o->usable : AA_PAGE_SIZE;
+	const struct aa_root *r = aa_heap__root(h);
+	__u64 rel = o->addr - r->arena_base, span, pages = o->usable >> AA_PAGE_SHIFT;
+	__u32 e;
 
-	cr_assert(o->addr % AA_MIN_SIZE == 0 && o->addr % align == 0,
-		  "object 0x%llx (usable %llu) is not aligned to %llu",
-		  (unsigned long long)o->addr, (unsigned long long)o->usable,
-		  (unsigned long long)align);
-	/* buddy blocks: naturally aligned in their chunk; runs: chunk-aligned */
-	align = o->usable < AA_CHUNK_SIZE ? o->usable : AA_CHUNK_SIZE;
-	cr_assert(rel % align == 0,
-		  "object 0x%llx (usable %llu) at arena offset 0x%llx is not a "
-		  "naturally aligned block", (unsigned long long)o->addr,
-		  (unsigned long long)o->usable, (unsigned long long)rel);
+	cr_assert(o->addr % AA_MIN_SIZE == 0, "object 0x%llx is not 16-byte aligned",
+		  (unsigned long long)o->addr);
 	cr_assert(rel + o->usable <= aa_heap__arena_size(h),
 		  "object 0x%llx + %llu runs past the arena end",
 		  (unsigned long long)o->addr, (unsigned long long)o->usable);
+	if (o->usable <= AA_MAX_CLASS_SIZE) {
+		__u32 c = model_class(o->usable);
+
+		e = pm_entry(h, rel);
+		cr_assert(AA_PM_KIND(e) == AA_PM_SPAN && AA_PM_SPAN_CLASS(e) == c,
+			  "object 0x%llx (%llu B) lies in a page with entry 0x%x, not a span "
+			  "of class %u", (unsigned long long)o->addr,
+			  (unsigned long long)o->usable, e, c);
+		span = (rel & ~(__u64)(AA_PAGE_SIZE - 1)) -
+		       ((__u64)AA_PM_SPAN_INDEX(e) << AA_PAGE_SHIFT);
+		cr_assert((rel - span) % o->usable == 0 &&
+			  rel + o->usable <= span + ((__u64)aa_class_span_pages(c) << AA_PAGE_SHIFT),
+			  "object 0x%llx (%llu B) is not an object of its span at offset 0x%llx",
+			  (unsigned long long)o->addr, (unsigned long long)o->usable,
+			  (unsigned long long)span);
+		return;
+	}
+	cr_assert(o->usable % AA_PAGE_SIZE == 0 && rel % AA_PAGE_SIZE == 0,
+		  "page run 0x%llx (%llu B) is not whole pages", (unsigned long long)o->addr,
+		  (unsigned long long)o->usable);
+	if (pages <= AA_CHUNK_PAGES) {
+		e = pm_entry(h, rel);
+		cr_assert_eq(e, AA_PM(AA_PM_RUN_HEAD, pages),
+			     "page run 0x%llx (%llu pages): entry 0x%x", (unsigned long long)o->addr,
+			     (unsigned long long)pages, e);
+		return;
+	}
+	cr_assert(rel % AA_CHUNK_SIZE == 0 &&
+		  r->slots[rel >> AA_CHUNK_SHIFT].state == AA_SLOT_LARGE_HEAD &&
+		  r->slots[rel >> AA_CHUNK_SHIFT].large_pages == pages,
+		  "large allocation 0x%llx (%llu pages) is not a LARGE_HEAD chunk of its size",
+		  (unsigned long long)o->addr, (unsigned long long)pages);
 }
 
 int extent_cmp(const void *a, const void *b)
@@ -234,10 +299,12 @@ void model_alloc(struct model *m, __u64 usable)
 		m->peak = m->bytes;
 	m->live++;
 	m->allocs++;
-	if (usable > AA_CHUNK_SIZE)
+	if (usable > AA_CHUNK_SIZE)	/* whole chunks; the rest is a run */
 		m->large_chunks += usable >> AA_CHUNK_SHIFT;
+	if (usable > AA_MAX_CLASS_SIZE)
+		m->run_bytes += usable;
 	if (usable <= AA_MAX_CLASS_SIZE)
-		m->cls_allocs[usable_order(usable)]++;
+		m->cls_allocs[model_class(usable)]++;
 }
 
 void model_free(struct model *m, __u64 usable)
@@ -247,8 +314,10 @@ void model_free(struct model *m, __u64 usable)
 	m->frees++;
 	if (usable > AA_CHUNK_SIZE)
 		m->large_chunks -= usable >> AA_CHUNK_SHIFT;
+	if (usable > AA_MAX_CLASS_SIZE)
+		m->run_bytes -= usable;
 	if (usable <= AA_MAX_CLASS_SIZE)
-		m->cls_frees[usable_order(usable)]++;
+		m->cls_frees[model_class(usable)]++;
 }
 
 __u64 env_seed(void)

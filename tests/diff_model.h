@@ -2,7 +2,7 @@
 /*
  * diff_model.h - the userspace model of the differential test
  * (test_differential.c says what is checked): its random numbers, the
- * buddy's size rules, the byte patterns, the geometry checks and the
+ * size rules (classes, page runs), the byte patterns, the geometry checks and the
  * model of the heap counters, in diff_model.c.
  */
 #ifndef __AA_TESTS_DIFF_MODEL_H
@@ -24,7 +24,7 @@
 struct obj {
 	__u64 addr;	/* arena address */
 	__u64 size;	/* bytes requested (and patterned) */
-	__u64 usable;	/* usable size the buddy must report */
+	__u64 usable;	/* usable size the heap must report */
 	__u64 seed;	/* pattern seed */
 };
 
@@ -38,11 +38,13 @@ enum ext_kind { EXT_LIVE, EXT_OPS, EXT_CPU_CACHE, EXT_TRANSFER };
 
 struct model {
 	__u64 bytes, peak, live, allocs, frees;
-	__u64 large_chunks;	/* chunks held by runs (usable > 1 MiB) */
+	__u64 large_chunks;	/* whole chunks held by allocations > 1 MiB */
+	__u64 run_bytes;	/* bytes of allocations > 8 KiB (page runs) */
 	__u64 chunks, grows, trims, nomem;
-	/* calls of each cached size class (usable 16 << c <= 2 KiB): with
-	 * caches on, the CPU caches' counters must add up to these */
+	/* calls of each size class (usable <= 8 KiB): with caches on, the
+	 * CPU caches' counters must add up to these; cls_req: bytes asked */
 	__u64 cls_allocs[AA_NR_CLASSES], cls_frees[AA_NR_CLASSES], cls_nomem[AA_NR_CLASSES];
+	__u64 cls_req[AA_NR_CLASSES];
 };
 
 __u64 splitmix64(__u64 x);
@@ -51,7 +53,10 @@ __u64 xs_init(__u64 seed);
 __u64 rnd_below(__u64 *rng, __u64 n);
 __u64 rnd_log(__u64 *rng, __u64 lo, __u64 hi);
 __u64 rnd_size(__u64 *rng);
-__u32 usable_order(__u64 usable);
+__u32 model_class(__u64 usable);
+__u64 model_pages(__u64 usable);
+__u32 model_order(__u64 pages);
+__u64 chunks_of(__u64 usable);
 __u64 model_usable(__u64 size);
 unsigned char *obj_mem(struct aa_heap *h, const struct obj *o);
 void fill_obj(struct aa_heap *h, const struct obj *o);

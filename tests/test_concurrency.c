@@ -105,7 +105,9 @@ static void racing_double_frees(__u32 flags)
 	r[0] = aa_heap__ptr(h, res[0]);
 	r[1] = aa_heap__ptr(h, res[1]);
 	for (round = 0; round < DF_ROUNDS; round++) {
-		__u64 size = 16ULL << (round % AA_NR_CLASSES);
+		/* classes up to 2 KiB, a different one each round: 4096
+		 * objects of the 8-KiB class would not fit the 32-MiB heap */
+		__u64 size = aa_class_size((round * 7) % (aa_size_class(2048) + 1));
 		struct aa_op_args a = t_call(h, AA_OP_MALLOC_BULK, size, 0, arr, DF_MAX);
 
 		cr_assert_eq(a.ret, DF_MAX, "round %d: bulk alloc of %d x %llu B: %lld", round,
@@ -242,7 +244,7 @@ Test(concurrency, trim_racing_grow_keeps_every_chunk_usable)
 	chunks = t_stats(h).nr_chunks;
 	blocks = calloc(chunks + 1, sizeof(*blocks));
 	cr_assert_not_null(blocks);
-	while (n <= chunks && (p = t_malloc(h, AA_CHUNK_SIZE / 2 + 1))) {
+	while (n <= chunks && (p = t_malloc(h, AA_CHUNK_SIZE))) {	/* 256 pages: a chunk */
 		memset(aa_heap__ptr(h, p), 0x5a, AA_CHUNK_SIZE);
 		blocks[n++] = p;
 	}

@@ -15,6 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "common.h"
+
+/* The class of the 64-B objects most tests use (aa_size_class(64)). */
+#define C64	3
 #include "test_cpu_cache.h"
 #include "test_cpu_cache.skel.h"
 
@@ -421,7 +424,7 @@ Test(cpu_cache, drain_reaches_cpus_outside_the_cpuset)
 	pin(1);
 	for (i = 0; i < 8; i++)
 		cr_assert_eq(t_free(h, t_malloc(h, 64)), 0);
-	cr_assert_gt(aa_heap__cpu_cache(h, 1)->count[2], 0, "nothing cached on CPU 1");
+	cr_assert_gt(aa_heap__cpu_cache(h, 1)->count[C64], 0, "nothing cached on CPU 1");
 	pin(0);
 	confined = cpuset_only(&cs, 0);
 	if (!confined) {
@@ -443,7 +446,7 @@ Test(cpu_cache, drain_reaches_cpus_outside_the_cpuset)
 	i = aa_heap__drain(h);
 	cpuset_undo(&cs);
 	cr_assert_geq(i, 0, "drain: %s", strerror(-i));
-	cr_assert_eq(aa_heap__cpu_cache(h, 1)->count[2], 0, "CPU 1's cache was not drained");
+	cr_assert_eq(aa_heap__cpu_cache(h, 1)->count[C64], 0, "CPU 1's cache was not drained");
 	cr_assert_eq(aa_heap__cached_bytes(h, NULL), 0);
 	cr_assert_eq(t_stats(h).bytes_in_use, 0);
 	t_check(h);
@@ -573,8 +576,8 @@ Test(cpu_cache, cpus_beyond_the_cache_table_use_the_shared_tiers, .init = NULL)
 	cr_assert_neq(p, 0, "a CPU without a cache must still allocate");
 	cr_assert_eq(t_free(h, p), 0);
 	cr_assert_eq(t_stats(h).no_cache, before + 2, "alloc and free on CPU 1 not counted");
-	cr_assert_eq(aa_heap__cpu_cache(h, 0)->count[2], 0, "CPU 1's free went to CPU 0's cache");
-	cr_assert_eq(aa_heap__root(h)->tc[2].count, 1, "CPU 1's free is not in the transfer cache");
+	cr_assert_eq(aa_heap__cpu_cache(h, 0)->count[C64], 0, "CPU 1's free went to CPU 0's cache");
+	cr_assert_eq(aa_heap__root(h)->tc[C64].count, 1, "CPU 1's free is not in the transfer cache");
 	pin(0);
 	p = t_malloc(h, 64);
 	cr_assert_eq(t_free(h, p), 0);

@@ -7,15 +7,19 @@
  * live allocation (address, requested size, expected usable size, pattern
  * seed). After each batch the two must agree:
  *
- *   - every allocation succeeds and reports the usable size of the buddy
- *     rule: next power of two >= size, at least 16, for sizes <= 1 MiB;
- *     whole 1-MiB chunks above. -ENOMEM is legal (the heap only grows when
- *     asked: the test then grows it and carries on) but must be consistent:
- *     allocations never create free blocks of an order that had none, so
- *     until the next free every request of that order or more must fail
- *     too, and if the batch ends first no such free block may be left;
- *   - addresses are 16-byte aligned, aligned to min(usable, 4096), and
- *     buddy blocks are naturally aligned inside their chunk;
+ *   - every allocation succeeds and reports the usable size of the size
+ *     rule: its class's object size up to 8 KiB (bpf/size_classes.h),
+ *     whole pages above. -ENOMEM is legal (the heap only grows when asked:
+ *     the test then grows it and carries on) but must be consistent:
+ *     allocations never create free page blocks of an order that had none,
+ *     nor free objects of a class, so until the next free a request of a
+ *     class that failed must fail again, and so must one that needs a page
+ *     block of the failed order or more; if the batch ends first no such
+ *     free block, and no listed span of a failed class, may be left;
+ *   - addresses are 16-byte aligned and where the page map (read from the
+ *     mmap) says: an object of class c at a multiple of its size inside a
+ *     span of class c, a page run at a page whose entry is its RUN_HEAD, a
+ *     larger allocation at a LARGE_HEAD chunk;
  *   - no two live allocations overlap (usable extents, sorted sweep);
  *   - every byte of an allocation keeps the pseudo-random pattern written
  *     into it from userspace through the mmap until it is freed (checked
@@ -24,7 +28,7 @@
  *     block, shows up here;
  *   - the heap counters read from the mmap equal the model exactly
  *     (bytes_in_use, peak, live_allocs, nr_allocs, nr_frees, chunk and
- *     error counters, the byte invariant), and the BPF validity checker
+ *     error counters, the page invariant), and the BPF validity checker
  *     (aa_heap__check) passes.
  * At the end everything is freed: the heap must coalesce back into whole
  * free chunks that aa_heap__trim() returns.
@@ -32,23 +36,25 @@
  * The workload runs twice, sharing all of the code above (struct diff's
  * `caches` says which variant runs):
  *
- *   differential/random_ops         AA_F_NO_CACHES: the buddy alone, every
- *                                   rule above exactly as stated;
+ *   differential/random_ops         AA_F_NO_CACHES: central lists and page
+ *                                   heap alone, every rule above exactly as
+ *                                   stated;
  *   differential/random_ops_caches  the per-CPU and transfer caches on (the
- *                                   default): requests of <= 2 KiB go
- *                                   through this CPU's cache. The buddy
+ *                                   default): requests of <= 8 KiB go
+ *                                   through this CPU's cache. The heap
  *                                   counts cached objects as in use, so
  *                                   what changes is (see check_stats()):
  *     - bytes_in_use - cached bytes == model bytes and live_allocs - cached
  *       objects == model live count (aa_heap__cached_bytes(), exact since
  *       no program runs concurrently);
  *     - peak_bytes_in_use, nr_allocs, nr_frees and err[AA_ERR_NOMEM] count
- *       buddy traffic (cache refills and spills, a refill that got only
+ *       heap traffic (cache refills and spills, a refill that got only
  *       part of its batch), not user calls: only peak >= model peak and
  *       err[NOMEM] >= model -ENOMEMs are checked, plus nr_allocs -
  *       nr_frees == live_allocs; the per-class cache counters (allocs,
- *       frees, failures summed over CPUs) take the model's place and must
- *       equal the model's calls of each class exactly;
+ *       frees, failures and requested bytes summed over CPUs) take the
+ *       model's place and must equal the model's calls of each class
+ *       exactly;
  *     - the -ENOMEM consistency rule is not checked: a request may be
  *       served from a cache after a failure of a smaller class, and memory
  *       can sit in caches of other classes (or other CPUs) while a request
@@ -56,7 +62,7 @@
  *     - cached objects (every CPU cache and transfer cache) join the
  *       overlap sweep: none may overlap a live allocation or each other;
  *     - at the end, after everything is freed, aa_heap__drain() must hand
- *       back exactly the cached objects; then the buddy alone must match
+ *       back exactly the cached objects; then the heap alone must match
  *       (op array only, no cached bytes) and trim everything as above.
  *   Patterns, alignment, usable sizes and overlaps are checked the same.
  *   The syscall programs may run on either CPU (the thread may migrate
@@ -114,14 +120,14 @@ struct diff {
 /*
  * Caches on: the CPU caches' per-class counters, summed over CPUs, count
  * exactly the model's calls of each class (no program runs concurrently,
- * so no call finds a cache busy and no spill finds the buddy locked), and
+ * so no call finds a cache busy and no spill finds the heap locked), and
  * every cache is idle.
  */
 static void check_cache_counters(struct diff *d, const char *when)
 {
 	const struct aa_root *root = aa_heap__root(d->h);
 	__u64 allocs[AA_NR_CLASSES] = { 0 }, frees[AA_NR_CLASSES] = { 0 };
-	__u64 fails[AA_NR_CLASSES] = { 0 };
+	__u64 fails[AA_NR_CLASSES] = { 0 }, req[AA_NR_CLASSES] = { 0 };
 	const struct aa_cpu_cache *cc;
 	const struct aa_cpu_class_stats *cs;
 	unsigned int cpu, c;
@@ -145,6 +151,7 @@ static void check_cache_counters(struct diff *d, const char *when)
 			allocs[c] += cs->allocs;
 			frees[c] += cs->frees;
 			fails[c] += cs->failures;
+			req[c] += cs->req_bytes;
 		}
 	}
 	for (c = 0; c < AA_NR_CLASSES; c++) {
@@ -152,20 +159,21 @@ static void check_cache_counters(struct diff *d, const char *when)
 			  "%s: class-%u transfer cache: lock %u, %llu lock failures", when, c,
 			  root->tc[c].lock, (unsigned long long)root->tc[c].lock_fails);
 		cr_assert(allocs[c] == d->m.cls_allocs[c] && frees[c] == d->m.cls_frees[c] &&
-			  fails[c] == d->m.cls_nomem[c],
+			  fails[c] == d->m.cls_nomem[c] && req[c] == d->m.cls_req[c],
 			  "%s: class %u (%u B): CPU caches count %llu allocs, %llu frees, "
-			  "%llu failures; model says %llu, %llu, %llu", when, c,
-			  AA_MIN_SIZE << c, (unsigned long long)allocs[c],
+			  "%llu failures, %llu bytes asked; model says %llu, %llu, %llu, %llu",
+			  when, c, aa_class_size(c), (unsigned long long)allocs[c],
 			  (unsigned long long)frees[c], (unsigned long long)fails[c],
-			  (unsigned long long)d->m.cls_allocs[c],
+			  (unsigned long long)req[c], (unsigned long long)d->m.cls_allocs[c],
 			  (unsigned long long)d->m.cls_frees[c],
-			  (unsigned long long)d->m.cls_nomem[c]);
+			  (unsigned long long)d->m.cls_nomem[c],
+			  (unsigned long long)d->m.cls_req[c]);
 	}
 }
 
 /*
  * The heap counters read from the mmap against the model. Caches off:
- * all exact. Caches on: the buddy counts cached objects as in use, and
+ * all exact. Caches on: the heap counts cached objects as in use, and
  * aa_heap__cached_bytes() says how many there are (exact: nothing runs
  * concurrently); see the file comment for what is exact and what is not.
  */
@@ -173,7 +181,7 @@ static void check_stats(struct diff *d, const char *when)
 {
 	const struct model *m = &d->m;
 	struct aa_stats st = t_stats(d->h);
-	__u64 free_bytes = 0, cached_objs = 0, cached;
+	__u64 free_pages = 0, cached_objs = 0, cached;
 	unsigned int k;
 
 	cached = aa_heap__cached_bytes(d->h, &cached_objs);
@@ -212,9 +220,9 @@ static void check_stats(struct diff *d, const char *when)
 		EQ(nr_frees, m->frees);
 		EQ(err[AA_ERR_NOMEM], m->nomem);
 	} else {
-		/* Buddy-level traffic: refills and spills move batches, and a
+		/* Heap-level traffic: refills and spills move batches, and a
 		 * refill that gets part of its batch counts an -ENOMEM for a
-		 * call that succeeds. The buddy's bytes_in_use never drops
+		 * call that succeeds. The heap's bytes_in_use never drops
 		 * below the model's, so neither does its peak. */
 		GE(peak_bytes_in_use, m->peak);
 		GE(err[AA_ERR_NOMEM], m->nomem);
@@ -230,14 +238,20 @@ static void check_stats(struct diff *d, const char *when)
 			EQ(err[k], 0);
 #undef EQ
 #undef GE
-	/* the byte invariant of aa_root, from userspace (cached objects are
-	 * in bytes_in_use, so it holds with caches on too) */
+	/* the page invariant of aa_root, from userspace; page runs are
+	 * exactly the model's allocations above 8 KiB */
 	for (k = 0; k < AA_NR_ORDERS; k++)
-		free_bytes += st.free_blocks[k] << (k + AA_MIN_SHIFT);
-	cr_assert_eq(free_bytes + st.bytes_in_use, st.nr_chunks * AA_CHUNK_SIZE,
-		     "%s: free %llu + in use %llu bytes != %llu chunks", when,
-		     (unsigned long long)free_bytes, (unsigned long long)st.bytes_in_use,
-		     (unsigned long long)st.nr_chunks);
+		free_pages += st.free_blocks[k] << k;
+	cr_assert_eq(free_pages + st.span_pages + st.run_pages,
+		     (st.nr_chunks - st.large_chunks) * AA_CHUNK_PAGES,
+		     "%s: free %llu + span %llu + run %llu pages != %llu chunks - %llu large",
+		     when, (unsigned long long)free_pages, (unsigned long long)st.span_pages,
+		     (unsigned long long)st.run_pages, (unsigned long long)st.nr_chunks,
+		     (unsigned long long)st.large_chunks);
+	cr_assert_eq(st.run_pages + st.large_chunks * AA_CHUNK_PAGES, m->run_bytes >> AA_PAGE_SHIFT,
+		     "%s: %llu run pages + %llu large chunks, model says %llu pages", when,
+		     (unsigned long long)st.run_pages, (unsigned long long)st.large_chunks,
+		     (unsigned long long)(m->run_bytes >> AA_PAGE_SHIFT));
 }
 
 static void add_extent(struct diff *d, unsigned int *n, struct extent e)
@@ -246,19 +260,19 @@ static void add_extent(struct diff *d, unsigned int *n, struct extent e)
 	d->ext[(*n)++] = e;
 }
 
-/* A cached object of class c: a naturally aligned buddy block of 16 << c
- * bytes inside the arena, like any allocation of that class. */
+/* A cached object of class c: an object of a span of class c, like any
+ * allocation of that class. */
 static void add_cached(struct diff *d, unsigned int *n, __u64 addr, __u32 kind,
 		       unsigned int cpu, unsigned int c)
 {
-	struct obj o = { .addr = addr, .usable = (__u64)AA_MIN_SIZE << c };
+	struct obj o = { .addr = addr, .usable = aa_class_size(c) };
 
 	check_placement(d->h, &o);
 	add_extent(d, n, (struct extent){ addr, addr + o.usable, kind, cpu, c });
 }
 
 /*
- * Everything the buddy counts as allocated must be disjoint: the live set,
+ * Everything the heap counts as allocated must be disjoint: the live set,
  * the op array and, with caches on, every object in a CPU or transfer
  * cache (each within its cache's capacity). A block both cached and handed
  * out, or cached twice, shows up here before it is handed out again.
@@ -357,13 +371,17 @@ static unsigned int build_batch(struct diff *d, unsigned int n, unsigned int fre
 static void run_batch(struct diff *d, unsigned int n, unsigned int nfree, unsigned int batch)
 {
 	unsigned int i, first_new = d->nlive - nfree, nlive = first_new;
-	/* smallest buddy order / large run (chunks) that failed since the
-	 * last free; AA_NR_ORDERS / ~0: none. Caches off only: with caches
-	 * on, a request may be served from a CPU or transfer cache after a
-	 * smaller one failed, and memory may sit in the caches of other
-	 * classes or CPUs while a request fails; the rule is not checked. */
+	/* since the last free: the smallest page order that a failed request
+	 * needed (a span's, or a run's), the smallest multi-chunk request
+	 * (chunks) and the classes that failed; AA_NR_ORDERS / ~0 / none.
+	 * Caches off only: with caches on, a request may be served from a
+	 * CPU or transfer cache after a smaller one failed, and memory may
+	 * sit in the caches of other classes or CPUs while a request fails;
+	 * the rule is not checked. */
 	__u32 fail_order = AA_NR_ORDERS;
 	__u64 fail_run = ~0ULL, grow = 0;
+	bool fail_cls[AA_NR_CLASSES] = { false };
+	const struct aa_root *root = aa_heap__root(d->h);
 	struct aa_stats st;
 	int ret;
 
@@ -392,6 +410,7 @@ static void run_batch(struct diff *d, unsigned int n, unsigned int nfree, unsign
 			model_free(&d->m, pl->usable);
 			fail_order = AA_NR_ORDERS;
 			fail_run = ~0ULL;
+			memset(fail_cls, 0, sizeof(fail_cls));
 			continue;
 		}
 		if (op->ret == -ENOMEM) {
@@ -401,14 +420,16 @@ static void run_batch(struct diff *d, unsigned int n, unsigned int nfree, unsign
 				  batch, i, (unsigned long long)pl->size,
 				  (unsigned long long)op->ptr, (unsigned long long)op->size);
 			if (pl->usable > AA_CHUNK_SIZE) {
-				if (pl->usable >> AA_CHUNK_SHIFT < fail_run)
-					fail_run = pl->usable >> AA_CHUNK_SHIFT;
-			} else if (usable_order(pl->usable) < fail_order) {
-				fail_order = usable_order(pl->usable);
+				if (chunks_of(pl->usable) < fail_run)
+					fail_run = chunks_of(pl->usable);
+			} else if (model_order(model_pages(pl->usable)) < fail_order) {
+				fail_order = model_order(model_pages(pl->usable));
 			}
 			d->m.nomem++;
-			if (pl->usable <= AA_MAX_CLASS_SIZE)
-				d->m.cls_nomem[usable_order(pl->usable)]++;
+			if (pl->usable <= AA_MAX_CLASS_SIZE) {
+				fail_cls[model_class(pl->usable)] = true;
+				d->m.cls_nomem[model_class(pl->usable)]++;
+			}
 			grow += pl->usable;
 			continue;
 		}
@@ -417,12 +438,19 @@ static void run_batch(struct diff *d, unsigned int n, unsigned int nfree, unsign
 			  batch, i, (unsigned long long)pl->size, (long long)op->ret,
 			  (unsigned long long)op->ptr);
 		/* a success no earlier failure (since the last free) rules out */
-		cr_assert(d->caches || usable_order(pl->usable) < fail_order,
-			  "batch %u op %u: malloc(%llu) succeeded after an order-%u request "
+		cr_assert(d->caches || pl->usable > AA_MAX_CLASS_SIZE ||
+			  !fail_cls[model_class(pl->usable)],
+			  "batch %u op %u: malloc(%llu) succeeded after a request of its class "
 			  "failed with -ENOMEM and nothing was freed in between",
-			  batch, i, (unsigned long long)pl->size, fail_order);
+			  batch, i, (unsigned long long)pl->size);
+		cr_assert(d->caches || pl->usable <= AA_MAX_CLASS_SIZE ||
+			  pl->usable > AA_CHUNK_SIZE ||
+			  model_order(model_pages(pl->usable)) < fail_order,
+			  "batch %u op %u: malloc(%llu) succeeded after a request needing an "
+			  "order-%u page block failed with -ENOMEM and nothing was freed in "
+			  "between", batch, i, (unsigned long long)pl->size, fail_order);
 		cr_assert(d->caches || pl->usable <= AA_CHUNK_SIZE ||
-			  pl->usable >> AA_CHUNK_SHIFT < fail_run,
+			  chunks_of(pl->usable) < fail_run,
 			  "batch %u op %u: malloc(%llu) succeeded after a %llu-chunk request "
 			  "failed with -ENOMEM and nothing was freed in between",
 			  batch, i, (unsigned long long)pl->size, (unsigned long long)fail_run);
@@ -437,6 +465,8 @@ static void run_batch(struct diff *d, unsigned int n, unsigned int nfree, unsign
 				   .seed = splitmix64(d->seed ^ ++d->obj_seq) };
 		check_placement(d->h, o);
 		model_alloc(&d->m, o->usable);
+		if (o->usable <= AA_MAX_CLASS_SIZE)
+			d->m.cls_req[model_class(o->usable)] += o->size;
 	}
 	d->nlive = nlive;
 
@@ -446,9 +476,13 @@ static void run_batch(struct diff *d, unsigned int n, unsigned int nfree, unsign
 		st = t_stats(d->h);
 		for (i = fail_order; i < AA_NR_ORDERS; i++)
 			cr_assert_eq(st.free_blocks[i], 0,
-				     "batch %u: an order-%u request failed with -ENOMEM, yet "
-				     "%llu order-%u blocks are free", batch, fail_order,
-				     (unsigned long long)st.free_blocks[i], i);
+				     "batch %u: a request needing an order-%u page block failed "
+				     "with -ENOMEM, yet %llu order-%u blocks are free", batch,
+				     fail_order, (unsigned long long)st.free_blocks[i], i);
+		for (i = 0; i < AA_NR_CLASSES; i++)
+			cr_assert(!fail_cls[i] || root->central[i].head == AA_NIL,
+				  "batch %u: a class-%u request failed with -ENOMEM, yet a "
+				  "span of the class has free objects", batch, i);
 		if (fail_order < AA_NR_ORDERS)
 			d->nomem_tail_checks++;
 	}
@@ -461,8 +495,14 @@ static void run_batch(struct diff *d, unsigned int n, unsigned int nfree, unsign
 
 	if (grow) {
 		ret = aa_heap__grow(d->h, grow + AA_CHUNK_SIZE);
-		cr_assert_gt(ret, 0, "batch %u: grow by %llu bytes after -ENOMEM failed: %d",
-			     batch, (unsigned long long)grow, ret);
+		if (ret <= 0) {	/* say where the memory is */
+			st = t_stats(d->h);
+			aa_stats__print(&st, stderr);
+			aa_heap__print_caches(d->h, stderr);
+		}
+		cr_assert_gt(ret, 0, "batch %u: grow by %llu bytes after -ENOMEM failed: %d "
+			     "(model: %llu B live)", batch, (unsigned long long)grow, ret,
+			     (unsigned long long)d->m.bytes);
 		d->m.chunks += ret;
 		d->m.grows += ret;
 		d->nr_grow_calls++;
@@ -567,8 +607,8 @@ static void run_differential(bool caches)
 	d.m.chunks = d.m.grows = st.nr_chunks;
 	check_stats(&d, "after open");
 
-	/* the op array is itself a live allocation of the heap (> 2 KiB: the
-	 * buddy's, caches or not) */
+	/* the op array is itself a live allocation of the heap (> 8 KiB: a
+	 * page run, caches or not) */
 	d.ops_addr = aa_heap__malloc(d.h, D_BATCH * sizeof(*d.ops));
 	cr_assert_neq(d.ops_addr, 0, "op array: %s", strerror(errno));
 	d.ops = aa_heap__ptr(d.h, d.ops_addr);
@@ -603,7 +643,7 @@ static void run_differential(bool caches)
 		check_stats(&d, when);
 	}
 
-	/* caches on: what the caches still hold goes back to the buddy, on
+	/* caches on: what the caches still hold goes back to the heap, on
 	 * each CPU in turn; exactly the objects that were counted there */
 	cached = aa_heap__cached_bytes(d.h, &cached_objs);
 	if (caches) {
@@ -616,7 +656,7 @@ static void run_differential(bool caches)
 		cr_assert_eq(aa_heap__cached_bytes(d.h, NULL), 0, "caches not empty after drain");
 		check_stats(&d, "after drain");
 	}
-	/* the buddy alone: only the op array is left */
+	/* the heap alone: only the op array is left */
 	st = t_stats(d.h);
 	cr_assert_eq(st.bytes_in_use, d.ops_obj.usable, "bytes_in_use %llu after freeing all",
 		     (unsigned long long)st.bytes_in_use);
@@ -670,13 +710,13 @@ static void run_differential(bool caches)
 	free(d.ext);
 }
 
-/* The buddy alone (AA_F_NO_CACHES): every counter exact. */
+/* Central lists and page heap alone (AA_F_NO_CACHES): every counter exact. */
 Test(differential, random_ops, .timeout = 300)
 {
 	run_differential(false);
 }
 
-/* Caches on (the default): requests <= 2 KiB through the CPU caches. */
+/* Caches on (the default): requests <= 8 KiB through the CPU caches. */
 Test(differential, random_ops_caches, .timeout = 300)
 {
 	run_differential(true);

@@ -81,21 +81,55 @@ Test(heap, ptr_translation)
 
 /* --- sizes and alignment ------------------------------------------------ */
 
-Test(heap, sizes_round_up_to_powers_of_two)
+/* What a request of size bytes must get: its class's objects up to 8 KiB,
+ * whole pages above. */
+static __u64 want_usable(__u64 size)
 {
-	static const __u64 sizes[] = { 1, 15, 16, 17, 100, 1000, 4096, 4097, 65535, 1 << 20 };
+	if (size <= AA_MAX_CLASS_SIZE)
+		return aa_class_size(aa_size_class(size));
+	return (size + AA_PAGE_SIZE - 1) & ~(__u64)(AA_PAGE_SIZE - 1);
+}
+
+Test(heap, sizes_round_up_to_their_class)
+{
+	static const __u64 sizes[] = { 1, 15, 16, 17, 24, 40, 72, 100, 136, 1000, 4096, 4097,
+				       8192, 8193, 65535, 1 << 20, (1 << 20) + 1, 3 << 20 };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		__u64 p = t_malloc(h, sizes[i]), want = 16;
+		__u64 p = t_malloc(h, sizes[i]), want = want_usable(sizes[i]);
 
-		while (want < sizes[i])
-			want <<= 1;
 		cr_assert_neq(p, 0, "malloc(%llu)", (unsigned long long)sizes[i]);
-		cr_assert_eq(t_usable(h, p), want, "usable(%llu)", (unsigned long long)sizes[i]);
-		cr_assert_eq(p % (want < 4096 ? want : 4096), 0, "alignment of %llu",
-			     (unsigned long long)sizes[i]);
+		cr_assert_eq(t_usable(h, p), want, "usable(%llu) = %llu, want %llu",
+			     (unsigned long long)sizes[i], (unsigned long long)t_usable(h, p),
+			     (unsigned long long)want);
+		cr_assert_eq(p % (want <= AA_MAX_CLASS_SIZE ? AA_MIN_SIZE : AA_PAGE_SIZE), 0,
+			     "alignment of %llu", (unsigned long long)sizes[i]);
 		cr_assert_eq(t_free(h, p), 0);
+	}
+	t_check(h);
+}
+
+/* Every request size up to the largest class, and a sweep above it, gets
+ * exactly its class (or its pages) from the BPF side, and objects of one
+ * class sit size bytes apart in their span. */
+Test(heap, every_size_gets_its_class)
+{
+	__u64 size, p, q;
+
+	for (size = 1; size <= AA_MAX_CLASS_SIZE + 3 * AA_PAGE_SIZE; size += size < 2048 ? 1 : 7) {
+		p = t_malloc(h, size);
+		q = t_malloc(h, size);
+		cr_assert(p && q, "malloc(%llu)", (unsigned long long)size);
+		cr_assert_eq(t_usable(h, p), want_usable(size), "usable(%llu) = %llu",
+			     (unsigned long long)size, (unsigned long long)t_usable(h, p));
+		if (size <= AA_MAX_CLASS_SIZE && (p >> 12) == (q >> 12))
+			cr_assert_eq((q > p ? q - p : p - q) % want_usable(size), 0,
+				     "objects of %llu B at 0x%llx and 0x%llx",
+				     (unsigned long long)size, (unsigned long long)p,
+				     (unsigned long long)q);
+		cr_assert_eq(t_free(h, p), 0);
+		cr_assert_eq(t_free(h, q), 0);
 	}
 	t_check(h);
 }
@@ -295,7 +329,7 @@ Test(heap, bulk_alloc_and_free)
 	cr_assert_eq(a.ret, 128);
 	for (i = 0; i < 128; i++) {
 		cr_assert_neq(u[i], 0);
-		cr_assert_eq(t_usable(h, u[i]), 64);
+		cr_assert_eq(t_usable(h, u[i]), 48, "40 B is served by the 48-B class");
 		for (j = 0; j < i; j++)
 			cr_assert_neq(u[i], u[j], "duplicate object");
 	}
@@ -342,7 +376,7 @@ Test(heap, bulk_alloc_returns_what_it_got, .init = NULL)
 	arr = t_malloc(h, 64 * sizeof(__u64));	/* 512 B of the 1-MiB heap */
 	u = aa_heap__ptr(h, arr);
 	a = t_call(h, AA_OP_MALLOC_BULK, 128 << 10, 0, arr, 64);
-	cr_assert_eq(a.ret, 7, "1 MiB - 512 B holds 7 blocks of 128 KiB, got %lld",
+	cr_assert_eq(a.ret, 7, "1 MiB minus a span of 512-B objects holds 7 runs of 128 KiB, got %lld",
 		     (long long)a.ret);
 	cr_assert_neq(u[6], 0);
 	cr_assert_eq(t_stats(h).err[AA_ERR_NOMEM], 1);
@@ -362,7 +396,7 @@ Test(heap, trim_returns_free_chunks_beyond_keep)
 	cr_assert_eq(st.nr_trims, 2);
 	cr_assert_eq(st.pages_mapped, 2 * (AA_CHUNK_PAGES + AA_META_PAGES));
 	cr_assert_eq(aa_heap__trim(h, 0), 1);
-	cr_assert_eq(t_usable(h, p), 128, "live object survives trim");
+	cr_assert_eq(t_usable(h, p), 112, "live object survives trim");
 	cr_assert_eq(aa_heap__grow(h, 2 * MiB), 2);
 	cr_assert_eq(t_stats(h).nr_chunks, 3);
 	t_check(h);
@@ -400,7 +434,10 @@ Test(heap, stats_are_live_in_the_mmap)
 	cr_assert_eq(r->stats.nr_allocs, 2);
 	cr_assert_eq(r->stats.nr_frees, 1);
 	cr_assert_eq(t_free(h, q), 0);
-	cr_assert_eq(r->stats.free_blocks[AA_MAX_ORDER], 4, "everything coalesced back");
+	cr_assert_eq(r->stats.span_pages, 2, "each class keeps its empty span");
+	cr_assert_geq(aa_heap__drain(h), 0);
+	cr_assert_eq(r->stats.span_pages, 0);
+	cr_assert_eq(r->stats.free_blocks[AA_MAX_ORDER], 4, "drained: everything coalesced back");
 }
 
 Test(heap, split_and_coalesce_a_whole_chunk)
@@ -416,6 +453,8 @@ Test(heap, split_and_coalesce_a_whole_chunk)
 	t_check(h);
 	for (i = 0; i < 4096; i += 2)
 		cr_assert_eq(t_free(h, p[i]), 0);
+	cr_assert_eq(t_stats(h).span_pages, 1, "16 spans of 1 page; the last one is kept");
+	cr_assert_geq(aa_heap__drain(h), 0);
 	cr_assert_eq(t_stats(h).free_blocks[AA_MAX_ORDER], 4);
 	cr_assert_eq(t_stats(h).bytes_in_use, 0);
 	t_check(h);

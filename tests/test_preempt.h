@@ -14,12 +14,14 @@
  * whoever takes the slot checks both before freeing, so an object handed
  * to two owners (the second one overwrites the stamp), a stray write or a
  * wrong size shows as a mismatch. The stamp names its owner and the size:
- *   owner id << 24 | class << 20 | sub << 16 | seq
- * for a size of (16 << class) - sub bytes, sub < 8 (so at least 9 bytes).
+ *   owner id << 24 | class << 18 | sub << 16 | seq
+ * for a size of class_size[class] - 2 * sub bytes, sub < 4 (inside the
+ * class: classes are at least 16 B apart; at least 10 bytes).
  */
 #define PS_STAMP(me, cls, sub, seq) \
-	(((__u32)(me) << 24) | (((cls) & 0xf) << 20) | (((sub) & 0xf) << 16) | ((seq) & 0xffff))
-#define PS_SIZE(stamp)	((16U << (((stamp) >> 20) & 0xf)) - (((stamp) >> 16) & 0xf))
+	(((__u32)(me) << 24) | (((cls) & 0x3f) << 18) | (((sub) & 3) << 16) | ((seq) & 0xffff))
+#define PS_CLASS(stamp)	(((stamp) >> 18) & 0x3f)
+#define PS_SUB(stamp)	(((stamp) >> 16) & 3)
 
 /* Counters of one run; the perf_event program adds its own to a global. */
 struct ps_counts {

@@ -472,14 +472,36 @@ AA_API __u64 aa_heap__arena_size(const struct aa_heap *h)
 	return h ? h->arena_size : 0;
 }
 
-/* --- Tunables -------------------------------------------------------------
- * One table: name, default per class, environment override. Classes are
- * 16 B .. 2 KiB; bigger objects get smaller caches so a CPU cache holds a
- * similar number of bytes per class.
+/* --- Size classes and tunables ---------------------------------------------
+ * Defaults per class come from the generated table (bpf/size_classes.h):
+ * bigger objects get smaller caches, so a CPU cache holds a similar number
+ * of bytes per class; a transfer cache holds 8 batches.
  */
-static const __u32 default_cap[AA_NR_CLASSES] = { 128, 128, 128, 128, 128, 64, 32, 16 };
-static const __u32 default_batch[AA_NR_CLASSES] = { 32, 32, 32, 32, 32, 16, 8, 4 };
-#define DEFAULT_TRANSFER_CAP	512
+#define AA_CLASS_ROW(c, sz, pg, ob, ba, ca, rc) { sz, pg, ob, ba, ca },
+static const struct { __u32 size, pages, objs, batch, cap; } class_table[AA_NR_CLASSES] = {
+	AA_SIZE_CLASSES(AA_CLASS_ROW)
+};
+static const __u8 class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
+_Static_assert(AA_SIZE_CLASS_COUNT == AA_NR_CLASSES, "size_classes.h and aa_shared.h disagree");
+
+AA_API __u32 aa_class_size(__u32 cls)
+{
+	return cls < AA_NR_CLASSES ? class_table[cls].size : 0;
+}
+
+AA_API __u32 aa_class_span_pages(__u32 cls)
+{
+	return cls < AA_NR_CLASSES ? class_table[cls].pages : 0;
+}
+
+AA_API int aa_size_class(__u64 size)
+{
+	if (size == 0 || size > AA_MAX_CLASS_SIZE)
+		return aa_err(-EINVAL);
+	return class_index[(size + AA_MIN_SIZE - 1) >> AA_MIN_SHIFT];
+}
+
+#define DEFAULT_TRANSFER_BATCHES 8
 #define DEFAULT_KEEP_BYTES	(4ULL << 20)
 #define DEFAULT_LOW_WATERMARK	(1ULL << 20)
 
@@ -522,9 +544,11 @@ AA_API int aa_tunables__default(struct aa_tunables *t)
 		return aa_err(-EINVAL);
 	memset(t, 0, sizeof(*t));
 	for (c = 0; c < AA_NR_CLASSES; c++) {
-		t->cpu_cache_cap[c] = default_cap[c];
-		t->batch[c] = default_batch[c];
-		t->transfer_cap[c] = DEFAULT_TRANSFER_CAP;
+		t->cpu_cache_cap[c] = class_table[c].cap;
+		t->batch[c] = class_table[c].batch;
+		t->transfer_cap[c] = class_table[c].batch * DEFAULT_TRANSFER_BATCHES;
+		if (t->transfer_cap[c] > AA_TRANSFER_MAX)
+			t->transfer_cap[c] = AA_TRANSFER_MAX;
 	}
 	t->keep_bytes = DEFAULT_KEEP_BYTES;
 	t->low_watermark = DEFAULT_LOW_WATERMARK;
@@ -553,7 +577,7 @@ AA_API int aa_tunables__validate(const struct aa_tunables *t)
 		    tc < batch || tc > AA_TRANSFER_MAX) {
 			pr_warn("class %d (%u B): need 2 <= cpu_cache_cap (%u) <= %u, "
 				"1 <= batch (%u) <= cap/2, batch <= transfer_cap (%u) <= %u\n",
-				c, AA_MIN_SIZE << c, cap, AA_CPU_CACHE_MAX, batch, tc,
+				c, class_table[c].size, cap, AA_CPU_CACHE_MAX, batch, tc,
 				AA_TRANSFER_MAX);
 			return aa_err(-EINVAL);
 		}
@@ -633,12 +657,12 @@ AA_API __u64 aa_heap__cached_bytes(const struct aa_heap *h, __u64 *objects)
 	if (h && h->root) {
 		for (c = 0; c < AA_NR_CLASSES; c++) {
 			n += h->root->tc[c].count;
-			bytes += (__u64)h->root->tc[c].count << (AA_MIN_SHIFT + c);
+			bytes += (__u64)h->root->tc[c].count * class_table[c].size;
 		}
 		for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++)
 			for (c = 0; c < AA_NR_CLASSES; c++) {
 				n += cc->count[c];
-				bytes += (__u64)cc->count[c] << (AA_MIN_SHIFT + c);
+				bytes += (__u64)cc->count[c] * class_table[c].size;
 			}
 	}
 	if (objects)

@@ -33,15 +33,17 @@ AA_API int aa_stats__print(const struct aa_stats *st, FILE *out)
 		(unsigned long long)st->live_allocs);
 	fprintf(out, "       allocs %llu  frees %llu\n",
 		(unsigned long long)st->nr_allocs, (unsigned long long)st->nr_frees);
-	fprintf(out, "pages: mapped %llu (peak %llu), chunks %llu (%llu in large runs), "
-		"grown %llu, trimmed %llu\n",
+	fprintf(out, "pages: mapped %llu (peak %llu), chunks %llu (%llu whole in large "
+		"allocations), grown %llu, trimmed %llu\n",
 		(unsigned long long)st->pages_mapped, (unsigned long long)st->peak_pages_mapped,
 		(unsigned long long)st->nr_chunks, (unsigned long long)st->large_chunks,
 		(unsigned long long)st->nr_grows, (unsigned long long)st->nr_trims);
-	fprintf(out, "free blocks per order:");
+	fprintf(out, "       in spans %llu, in page runs %llu\n",
+		(unsigned long long)st->span_pages, (unsigned long long)st->run_pages);
+	fprintf(out, "free page blocks per order:");
 	for (k = 0; k < AA_NR_ORDERS; k++)
 		if (st->free_blocks[k])
-			fprintf(out, " %uB:%llu", AA_MIN_SIZE << k,
+			fprintf(out, " %up:%llu", 1U << k,
 				(unsigned long long)st->free_blocks[k]);
 	fprintf(out, "\nerrors:");
 	for (k = 0; k < AA_NR_ERRORS; k++)
@@ -54,6 +56,39 @@ AA_API int aa_stats__print(const struct aa_stats *st, FILE *out)
 	return 0;
 }
 
+/* Per class: spans, objects out of the spans, how many of those sit in
+ * caches (the rest are in use), and bytes lost to rounding so far by
+ * allocations through the CPU caches. */
+static int print_classes(const struct aa_heap *h, FILE *out)
+{
+	const struct aa_root *r = aa_heap__root(h);
+	const struct aa_cpu_cache *cc;
+	__u64 cached, allocs, req;
+	int c, cpu;
+
+	fprintf(out, "class %6s %6s %8s %10s %10s %10s %12s\n", "size", "pages", "spans",
+		"out", "cached", "in_use", "round_waste");
+	for (c = 0; c < AA_NR_CLASSES; c++) {
+		const struct aa_central *ce = &r->central[c];
+
+		cached = r->tc[c].count;
+		allocs = req = 0;
+		for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++) {
+			cached += cc->count[c];
+			allocs += cc->stats[c].allocs;
+			req += cc->stats[c].req_bytes;
+		}
+		if (!ce->spans && !ce->objs_out && !ce->span_allocs)
+			continue;
+		fprintf(out, "%5d %6u %6u %8llu %10llu %10llu %10llu %12llu\n", c,
+			r->class_size[c], r->class_pages[c], (unsigned long long)ce->spans,
+			(unsigned long long)ce->objs_out, (unsigned long long)cached,
+			(unsigned long long)(ce->objs_out - cached),
+			(unsigned long long)(allocs * r->class_size[c] - req));
+	}
+	return 0;
+}
+
 AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 {
 	const struct aa_root *r = aa_heap__root(h);
@@ -63,8 +98,8 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 	if (!r || !out)
 		return aa_err(-EINVAL);
 	if (r->flags & AA_F_NO_CACHES) {
-		fprintf(out, "caches: off (buddy only)\n");
-		return 0;
+		fprintf(out, "caches: off (central lists only)\n");
+		return print_classes(h, out);
 	}
 	fprintf(out, "%-4s %6s %10s %10s %10s %8s %8s %8s %8s %8s %6s\n", "cpu", "class",
 		"allocs", "frees", "hits", "misses", "refills", "spills", "nested",
@@ -76,7 +111,7 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 			if (!s->allocs && !s->frees && !s->nested && !s->failures)
 				continue;
 			fprintf(out, "%-4d %6u %10llu %10llu %10llu %8llu %8llu %8llu %8llu %8llu %6u\n",
-				cpu, AA_MIN_SIZE << c, (unsigned long long)s->allocs,
+				cpu, r->class_size[c], (unsigned long long)s->allocs,
 				(unsigned long long)s->frees, (unsigned long long)s->hits,
 				(unsigned long long)s->misses, (unsigned long long)s->refills,
 				(unsigned long long)s->spills, (unsigned long long)s->nested,
@@ -90,12 +125,12 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 		if (!t->batches_in && !t->batches_out && !t->count && !t->lock_fails)
 			continue;
 		fprintf(out, "         %6u %10llu %10llu %10llu %10llu %10llu %6u\n",
-			AA_MIN_SIZE << c, (unsigned long long)t->batches_in,
+			r->class_size[c], (unsigned long long)t->batches_in,
 			(unsigned long long)t->batches_out, (unsigned long long)t->lock_fails,
 			(unsigned long long)t->from_buddy, (unsigned long long)t->to_buddy,
 			t->count);
 	}
 	fprintf(out, "refill signals: %llu%s\n", (unsigned long long)r->refill_signals,
 		r->need_refill ? " (refill needed now)" : "");
-	return 0;
+	return print_classes(h, out);
 }

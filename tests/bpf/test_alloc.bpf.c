@@ -87,11 +87,11 @@ static int st_bulk(void)
 
 	if (!arr)
 		return 1;
-	n = aa_malloc_bulk(arr, 16, 48);
+	n = aa_malloc_bulk(arr, 16, 72);
 	if (n != 16)
 		return 2;
-	for (i = 0; i < 16; i++)
-		if (!arr[i] || aa_usable_size_u64(arr[i]) != 64)
+	for (i = 0; i < 16; i++)	/* the 80-B class */
+		if (!arr[i] || aa_usable_size_u64(arr[i]) != 80)
 			return 3;
 	keep = arr[3];
 	arr[3] = arr[2] + 8;	/* misaligned: refused, stays in the array */

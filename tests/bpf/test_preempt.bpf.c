@@ -16,6 +16,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "arena_alloc.bpf.h"
+#include "size_classes.h"
 #include "../test_preempt.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -33,6 +34,24 @@ struct ps_ctx {
 	__u32 seed, me, seq;
 };
 
+/* Object size per class, from the library's generated table. */
+#define PS_CLASS_SIZE(c, sz, pg, ob, ba, ca, rc) sz,
+static const __u32 ps_class_size[AA_NR_CLASSES] = { AA_SIZE_CLASSES(PS_CLASS_SIZE) };
+
+static __always_inline __u32 ps_size(__u32 stamp)
+{
+	__u32 c = PS_CLASS(stamp);
+
+	return ps_class_size[c < AA_NR_CLASSES ? c : 0] - 2 * PS_SUB(stamp);
+}
+
+/* A random class from random bits (a multiply, not a modulo: the verifier
+ * bounds it). */
+static __always_inline __u32 ps_class(__u32 r)
+{
+	return (((r >> 8) & 0xffff) * AA_NR_CLASSES) >> 16;
+}
+
 static __always_inline __u32 ps_rand(struct ps_ctx *x)
 {
 	return x->seed = x->seed * 1103515245 + 12345;
@@ -40,7 +59,7 @@ static __always_inline __u32 ps_rand(struct ps_ctx *x)
 
 static __always_inline __u32 __arena *ps_tail(__u64 p, __u32 stamp)
 {
-	return (__u32 __arena *)(p + ((PS_SIZE(stamp) - 4) & ~3U));
+	return (__u32 __arena *)(p + ((ps_size(stamp) - 4) & ~3U));
 }
 
 static __always_inline void ps_stamp(__u64 p, __u32 stamp)
@@ -57,8 +76,8 @@ static __always_inline bool ps_intact(__u64 p, __u32 stamp)
 /* A new stamped object as a slot value, 0 when the allocation failed. */
 static __always_inline __u64 ps_new(struct ps_ctx *x, __u32 r)
 {
-	__u32 stamp = PS_STAMP(x->me, (r >> 8) & (AA_NR_CLASSES - 1), (r >> 12) & 7, ++x->seq);
-	__u64 p = aa_malloc_u64(PS_SIZE(stamp));
+	__u32 stamp = PS_STAMP(x->me, ps_class(r), (r >> 14) & 3, ++x->seq);
+	__u64 p = aa_malloc_u64(ps_size(stamp));
 
 	if (!p) {
 		x->c.nulls++;
@@ -98,8 +117,8 @@ static __always_inline void ps_swap(struct ps_ctx *x, __u32 k, __u64 v)
 static __always_inline void ps_bulk_step(struct ps_ctx *x, __u32 r)
 {
 	__u64 __arena *arr = ps_bulk[x->me & (PS_THREADS - 1)];
-	__u32 cls = (r >> 8) & (AA_NR_CLASSES - 1), seq = x->seq;
-	int n = aa_malloc_bulk_u64((__u64)arr, PS_BULK, PS_SIZE(PS_STAMP(0, cls, 0, 0))), i, ok;
+	__u32 cls = ps_class(r), seq = x->seq;
+	int n = aa_malloc_bulk_u64((__u64)arr, PS_BULK, ps_size(PS_STAMP(0, cls, 0, 0))), i, ok;
 
 	x->seq += PS_BULK;
 	if (n < 0 || n > PS_BULK)

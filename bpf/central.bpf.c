@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * central.bpf.c - tier 3: spans and the central free list of each size
+ * class (tcmalloc's CentralFreeList).
+ *
+ * Role:       hand out and take back objects of a class, in batches for
+ *             the cache tiers or one at a time; a span is a run of pages
+ *             (aa_classes[c].pages) carved into aa_classes[c].objs objects
+ *             of one class.
+ * From below: spans from the page heap (run_alloc_locked in buddy.bpf.c);
+ *             an entirely free span goes back (run_free_locked), but the
+ *             last listed span of a class stays until drain or trim
+ *             (central_release_empty_locked), so a class that allocates
+ *             and frees one object at a time does not carve a span per
+ *             call.
+ * To above:   static helpers for heap.bpf.c, which takes the heap lock:
+ *             central_pop_locked / central_push_locked.
+ * Locking:    everything here REQUIRES the heap lock (the central lists
+ *             share it with the page heap).
+ *
+ * Invariants (under the lock), per span s of class c:
+ *   s.used + (length of s.free) == aa_classes[c].objs;
+ *   s.listed == (s.free != AA_NIL) or s is the kept empty span, and the
+ *     listed spans are exactly the list from central[c].head;
+ *   every object on s.free has word 0 = the AA_TAG_SPAN mark, word 1 =
+ *     next; every object out of the span has another word 0 (the user's,
+ *     or a FREED/CACHED mark in the cache tiers);
+ *   the page-map entries of s's pages are SPAN|c|i, written after the
+ *     marks (aa_claim() relies on that order).
+ */
+#include "internal.h"
+
+/* Word 0 and 1 of a free object in its span. */
+struct aa_span_obj {
+	__u64 mark;	/* aa_custody(addr, AA_TAG_SPAN) */
+	__u32 next;	/* arena offset of the next free object, AA_NIL */
+	__u32 pad;
+};
+typedef struct aa_span_obj __arena aa_span_obj_t;
+
+static __always_inline struct aa_central __arena *central_of(__u32 cls)
+{
+	return &aa_root.central[cls < AA_NR_CLASSES ? cls : 0];
+}
+
+static __always_inline void central_link(struct aa_central __arena *c, __u32 off, aa_span_t *sp)
+{
+	__u32 head = c->head;
+
+	sp->next = head;
+	sp->prev = AA_NIL;
+	if (head != AA_NIL)
+		span_at(head)->prev = off;
+	c->head = off;
+	sp->listed = 1;
+}
+
+static __always_inline void central_unlink(struct aa_central __arena *c, aa_span_t *sp)
+{
+	__u32 next = sp->next, prev = sp->prev;
+
+	if (prev != AA_NIL)
+		span_at(prev)->next = next;
+	else
+		c->head = next;
+	if (next != AA_NIL)
+		span_at(next)->prev = prev;
+	sp->listed = 0;
+}
+
+/* Carve a new span of class cls and list it. Returns the arena offset of
+ * its first page, or AA_NIL when the page heap has no room.
+ * REQUIRES: heap lock held; cls < AA_NR_CLASSES. */
+static __u32 span_new_locked(__u32 cls)
+{
+	const struct aa_class_info *ci = aa_class(cls);
+	__u32 size = ci->size, objs = ci->objs, pages = ci->pages, off, o;
+	struct aa_central __arena *c = central_of(cls);
+	aa_span_obj_t *obj;
+	aa_span_t *sp;
+	int i;
+
+	off = run_alloc_locked(pages);
+	if (off == AA_NIL)
+		return AA_NIL;
+	/* free list in address order: refills hand out neighbours */
+	bpf_for(i, 0, objs) {
+		o = off + i * size;
+		obj = aa_addr(o);
+		obj->mark = aa_custody((__u64)obj, AA_TAG_SPAN);
+		obj->next = i + 1 < objs ? o + size : AA_NIL;
+	}
+	sp = span_at(off);
+	sp->free = off;
+	sp->used = 0;
+	sp->cls = cls;
+	aa_store_fence();	/* marks before the entries: see aa_claim() */
+	bpf_for(i, 0, pages)
+		*pm_at(off + (i << AA_PAGE_SHIFT)) = AA_PM_SPAN_ENTRY(cls, i);
+	central_link(c, off, sp);
+	aa_root.stats.span_pages += pages;
+	c->spans++;
+	c->span_allocs++;
+	return off;
+}
+
+/* Give the entirely free span at off back to the page heap.
+ * REQUIRES: heap lock held; sp->used == 0. */
+static __always_inline void span_release_locked(__u32 cls, __u32 off, aa_span_t *sp)
+{
+	struct aa_central __arena *c = central_of(cls);
+	__u32 pages = aa_class(cls)->pages;
+
+	if (sp->listed)
+		central_unlink(c, sp);
+	sp->free = AA_NIL;
+	run_free_locked(off, pages);
+	aa_root.stats.span_pages -= pages;
+	c->spans--;
+	c->span_frees++;
+}
+
+/* Take one object of class cls and set its word 0 to the CACHED mark &
+ * mark_mask (~0: for a cache refill; 0: zero, for a user). Returns its
+ * arena offset or AA_NIL (no memory; -EUCLEAN counted if the list was
+ * inconsistent).
+ * REQUIRES: heap lock held; cls < AA_NR_CLASSES. */
+static __always_inline __u32 central_pop_locked(__u32 cls, __u64 mark_mask)
+{
+	struct aa_central __arena *c = central_of(cls);
+	__u32 off = c->head, o;
+	aa_span_obj_t *obj;
+	aa_span_t *sp;
+
+	if (off == AA_NIL)
+		off = span_new_locked(cls);
+	if (off == AA_NIL)
+		return AA_NIL;
+	sp = span_at(off);
+	o = sp->free;
+	if (o == AA_NIL) {		/* listed but full: cannot be */
+		central_unlink(c, sp);
+		aa_fail(AA_ERR_CORRUPT);
+		return AA_NIL;
+	}
+	obj = aa_addr(o);
+	sp->free = obj->next;
+	sp->used++;
+	if (sp->free == AA_NIL)
+		central_unlink(c, sp);
+	c->objs_out++;
+	/* the only word a racing free may touch; a mark until here */
+	obj->mark = aa_custody((__u64)obj, AA_TAG_CACHED) & mark_mask;
+	account_alloc(aa_class(cls)->size);
+	return o;
+}
+
+/* Put the claimed object at arena offset o (word 0 a FREED or CACHED mark)
+ * back into its span, whose first page is at span_off. An entirely free
+ * span goes back to the page heap unless it is its class's only listed
+ * span.
+ * REQUIRES: heap lock held; o is an object of class cls in that span. */
+static __always_inline void central_push_locked(__u32 o, __u32 cls, __u32 span_off)
+{
+	struct aa_central __arena *c = central_of(cls);
+	aa_span_t *sp = span_at(span_off);
+	aa_span_obj_t *obj = aa_addr(o);
+
+	obj->next = sp->free;
+	obj->mark = aa_custody((__u64)obj, AA_TAG_SPAN);
+	sp->free = o;
+	sp->used--;
+	c->objs_out--;
+	account_free(aa_class(cls)->size);
+	if (!sp->listed)
+		central_link(c, span_off, sp);
+	if (sp->used == 0 && (c->head != span_off || sp->next != AA_NIL))
+		span_release_locked(cls, span_off, sp);
+}
+
+/* Release the empty spans that central_push_locked() kept (at most one
+ * per class, but not necessarily at the head of its list). Returns how
+ * many. REQUIRES: heap lock held. */
+static __u32 central_release_empty_locked(void)
+{
+	__u32 n = AA_ZERO, off, next;
+	aa_span_t *sp;
+	int cls;
+
+	bpf_for(cls, 0, AA_NR_CLASSES) {
+		off = aa_root.central[cls].head;
+		bpf_repeat(AA_MAX_LOOPS) {
+			if (off == AA_NIL)
+				break;
+			sp = span_at(off);
+			next = sp->next;
+			if (!sp->used) {
+				span_release_locked(cls, off, sp);
+				n++;
+			}
+			off = next;
+		}
+	}
+	return n;
+}

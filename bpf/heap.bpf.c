@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * heap.bpf.c - the heap below the caches: the entry points of the central
+ * free lists (tier 3) and the page heap (tier 4), under the heap lock, and
+ * the lock-free parts around them: pointer lookup through the page map,
+ * the claim of a block for a free, and parked frees.
+ *
+ * Role:       aa_heap_alloc/free/usable_size and the bulk forms serve
+ *             everything the CPU caches do not (caches off, claimed caches,
+ *             allocations above the largest class); aa_heap_alloc_bulk
+ *             (cached) and aa_heap_return[_bulk] move batches for the cache
+ *             tiers. A return never fails: without the lock the blocks are
+ *             parked (aa_root.parked) and the next lock holder completes
+ *             them.
+ * From below: central.bpf.c and buddy.bpf.c (static, locked helpers).
+ * Locking:    each entry point takes the heap lock itself. Word 0 of
+ *             blocks is written with the custody protocol (internal.h,
+ *             aa_claim() below).
+ */
+#include "internal.h"
+
+/* Kinds of allocation lookup() reports, after the classes 0..NR-1. */
+#define AA_KIND_RUN	AA_NR_CLASSES		/* page run inside a chunk */
+#define AA_KIND_LARGE	(AA_NR_CLASSES + 1)	/* whole chunks (+ a run) */
+
+/* --- Pointer lookup ------------------------------------------------------ */
+
+/* Where is ptr? Sets *off (its arena offset) and returns the state of its
+ * slot, or -AA_ERR_FOREIGN / -AA_ERR_MISALIGNED. Without the heap lock the
+ * state is a snapshot. */
+static __always_inline int locate(__u64 ptr, __u32 *off)
+{
+	__u64 rel = ptr - aa_root.arena_base;
+
+	if (ptr < aa_root.arena_base || rel >= aa_root.arena_size)
+		return -AA_ERR_FOREIGN;
+	if (rel & (AA_MIN_SIZE - 1))
+		return -AA_ERR_MISALIGNED;
+	if ((rel >> AA_CHUNK_SHIFT) >= AA_MAX_SLOTS)
+		return -AA_ERR_FOREIGN;
+	*off = rel;
+	return aa_root.slots[rel >> AA_CHUNK_SHIFT].state;
+}
+
+/* The arena offset of the first page of the span whose page-map entry e
+ * covers arena offset off. */
+static __always_inline __u32 span_start(__u32 off, __u32 e)
+{
+	return (off & ~(AA_PAGE_SIZE - 1)) - (AA_PM_SPAN_INDEX(e) << AA_PAGE_SHIFT);
+}
+
+/* Is off the start of an object of the span whose entry is e? Returns the
+ * class, or -AA_ERR_INTERIOR / -AA_ERR_CORRUPT. O(1): a multiplication by
+ * the class's reciprocal, no division. */
+static __always_inline int span_object(__u32 off, __u32 e)
+{
+	__u32 cls = AA_PM_SPAN_CLASS(e), rel, idx;
+	const struct aa_class_info *ci;
+
+	if (cls >= AA_NR_CLASSES)
+		return -AA_ERR_CORRUPT;
+	ci = aa_class(cls);
+	rel = off - span_start(off, e);
+	idx = ((__u64)rel * ci->recip) >> 32;
+	if (idx >= ci->objs || idx * ci->size != rel)
+		return -AA_ERR_INTERIOR;
+	return cls;
+}
+
+/* What is ptr? Sets *off and *pmw (its page-map entry); returns its class
+ * (a span object), AA_KIND_RUN, AA_KIND_LARGE, or -AA_ERR_*. Under the
+ * heap lock, or a snapshot (exact for a live allocation). */
+static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
+{
+	int state = locate(ptr, off);
+	__u32 e;
+
+	if (state < 0)
+		return state;
+	if (state == AA_SLOT_LARGE_HEAD)
+		return (*off & (AA_CHUNK_SIZE - 1)) ? -AA_ERR_INTERIOR : AA_KIND_LARGE;
+	if (state == AA_SLOT_LARGE_TAIL)
+		return -AA_ERR_INTERIOR;
+	if (state != AA_SLOT_CHUNK)
+		return -AA_ERR_FOREIGN;
+	e = *pm_at(*off);
+	*pmw = e;
+	switch (AA_PM_KIND(e)) {
+	case AA_PM_SPAN:
+		return span_object(*off, e);
+	case AA_PM_RUN_HEAD:
+		return (*off & (AA_PAGE_SIZE - 1)) ? -AA_ERR_INTERIOR : AA_KIND_RUN;
+	case AA_PM_RUN_TAIL:
+		return -AA_ERR_INTERIOR;
+	case AA_PM_FREE:
+	case AA_PM_FREE_HEAD:
+		return -AA_ERR_DOUBLE_FREE;
+	default:
+		return -AA_ERR_CORRUPT;
+	}
+}
+
+/*
+ * Size class of a live object, without the lock, for the cache tiers' free
+ * path: the class (>= 0, *pmw = its page-map entry) of the span object
+ * starting at ptr, or -1 (anything else: aa_heap_free() judges it). One
+ * slot load, one page-map load.
+ */
+static __always_inline int aa_heap_class_of(__u64 ptr, __u32 *pmw)
+{
+	__u32 off = 0, e;
+
+	if (locate(ptr, &off) != AA_SLOT_CHUNK)
+		return -1;
+	e = *pm_at(off);
+	if (AA_PM_KIND(e) != AA_PM_SPAN)
+		return -1;
+	*pmw = e;
+	return span_object(off, e);
+}
+
+/* --- Claims ----------------------------------------------------------------
+ *
+ * aa_claim() makes a free the sole owner of a live block, lock-free:
+ *
+ *   v = word0                   user data, or a custody mark: -EALREADY
+ *   cmpxchg(word0, v, FREED)    lost: another free won (or it is cached)
+ *   page-map entry (or slot)    unchanged since the lookup, and then
+ *   word0 == FREED              still ours: claimed
+ *
+ * Why the last two checks: a free that read v long ago may find v again
+ * at the same address after the block was freed and its pages reused
+ * (user data equal to v). Its cmpxchg then succeeds on a word that is not
+ * word 0 of a live allocation at ptr. For ptr to be one again, its pages
+ * must be carved again (a span writes a mark into every object) or taken
+ * as a run (word 0 zeroed), both before the page-map entry or slot state
+ * is written (aa_store_fence()). So "entry as before, then word 0 still
+ * FREED" is a live allocation that we own. Otherwise the stray write is
+ * undone and the free is a double free (or a free of a pointer that was
+ * reused: a user bug no allocator can tell from a valid free). Objects
+ * that are free in their span carry a mark, so the cmpxchg never takes one.
+ */
+static __always_inline bool still_allocated(__u32 off, int kind, __u32 pmw, __u64 *dep)
+{
+	__u32 slot = off >> AA_CHUNK_SHIFT;
+
+	if (slot >= AA_MAX_SLOTS)
+		return false;
+	if (kind == AA_KIND_LARGE) {
+		*dep = READ_ONCE_ARENA(aa_root.slots[slot].state);
+		return *dep == AA_SLOT_LARGE_HEAD && !(off & (AA_CHUNK_SIZE - 1));
+	}
+	*dep = *(volatile __u32 __arena *)pm_at(off);
+	return *dep == pmw;
+}
+
+/* Claim the allocation of kind `kind` at ptr (arena offset off, page-map
+ * entry pmw) for a free. Returns 0 with word 0 = the FREED mark (the caller
+ * now owns the block), or -AA_ERR_DOUBLE_FREE with nothing changed. Any
+ * context, no lock. */
+static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
+{
+	__u64 __arena *w = (__u64 __arena *)ptr;
+	__u64 mine = aa_custody(ptr, AA_TAG_FREED), v, dep = 0;
+
+	v = *(volatile __u64 __arena *)w;
+	if (aa_is_custody(ptr, v))
+		return -AA_ERR_DOUBLE_FREE;
+	if (__sync_val_compare_and_swap(w, v, mine) != v)
+		return -AA_ERR_DOUBLE_FREE;
+	if (still_allocated(off, kind, pmw, &dep) && aa_load_after(w, dep) == mine)
+		return 0;
+	__sync_val_compare_and_swap(w, mine, v);	/* undo the stray write */
+	return -AA_ERR_DOUBLE_FREE;
+}
+
+/* --- Freeing claimed blocks ------------------------------------------------ */
+
+/* Free a block that a free claimed (or a cache tier holds): word 0 must be a
+ * custody mark. Returns 0 or -AA_ERR_*. REQUIRES: heap lock held.
+ * Inlined into unpark_locked() (so aa_heap_unpark(), called by every locked
+ * entry point, costs one call frame, not three: arena_alloc.bpf.h's frame
+ * budget), called through free_claimed_locked() elsewhere. */
+static __always_inline int free_claimed_locked_inline(__u64 ptr)
+{
+	__u32 off = 0, pmw = 0;
+	int kind = lookup(ptr, &off, &pmw);
+	__u64 w;
+
+	if (kind < 0)
+		return -AA_ERR_CORRUPT;
+	/* Verifier: lookup() returns one of 47 constants; each would verify
+	 * the paths below again. An imprecise kind verifies them once. */
+	kind += AA_ZERO;
+	w = *(__u64 __arena *)ptr;
+	if (w != aa_custody(ptr, AA_TAG_FREED) && w != aa_custody(ptr, AA_TAG_CACHED))
+		return -AA_ERR_CORRUPT;
+	if (kind == AA_KIND_LARGE)
+		large_free_locked(off >> AA_CHUNK_SHIFT);
+	else if (kind == AA_KIND_RUN)
+		page_run_free_locked(off, AA_PM_LOW(pmw));
+	else
+		central_push_locked(off, kind, span_start(off, pmw));
+	return 0;
+}
+
+static int free_claimed_locked(__u64 ptr)
+{
+	return free_claimed_locked_inline(ptr);
+}
+
+/* Push the chain first .. last (arena offsets, linked through
+ * aa_parked.next; n blocks, counted in frees_parked) on the parked list.
+ * Lock-free, any context: the loop only repeats when another push or a pop
+ * got in between. */
+static void park_chain(__u32 first, __u32 last, __u32 n)
+{
+	aa_parked_t *tail = aa_addr(last);
+	__u32 old;
+
+	bpf_repeat(AA_MAX_LOOPS) {
+		old = READ_ONCE_ARENA(aa_root.parked);
+		tail->next = old;
+		if (__sync_val_compare_and_swap(&aa_root.parked, old, first) == old)
+			break;
+	}
+	__sync_fetch_and_add(&aa_root.stats.frees_parked, n);
+}
+
+/* Complete up to max parked frees. The heap lock holder is the only one who
+ * pops, so the head it read cannot be popped and pushed again meanwhile
+ * (no ABA); a failed cmpxchg means a push came in: read again.
+ * REQUIRES: heap lock held. Inlined into aa_heap_unpark(), its only
+ * caller (frame budget). */
+static __always_inline __u32 unpark_locked(__u32 max)
+{
+	__u32 head, next, done = AA_ZERO;
+	aa_parked_t *p;
+
+	bpf_repeat(AA_MAX_LOOPS) {
+		if (done >= max)
+			break;
+		head = READ_ONCE_ARENA(aa_root.parked);
+		if (head == AA_NIL)
+			break;
+		p = aa_addr(head);
+		next = p->next;
+		if (__sync_val_compare_and_swap(&aa_root.parked, head, next) != head)
+			continue;
+		if (free_claimed_locked_inline((__u64)p))
+			aa_fail(AA_ERR_CORRUPT);
+		done++;
+	}
+	aa_root.stats.frees_unparked += done;
+	return done;
+}
+
+/* After releasing the heap lock: if frees are parked, complete a batch.
+ * Done outside the caller's section (one more lock round trip, only while
+ * something is parked) so that unpark_locked() is verified once, in
+ * aa_heap_unpark(), not in every locked function. */
+static __always_inline void unlock_and_unpark(void)
+{
+	aa_unlock();
+	if (READ_ONCE_ARENA(aa_root.parked) != AA_NIL)
+		aa_heap_unpark();
+}
+
+/* --- Global entry points --------------------------------------------------
+ * Each takes the heap lock itself; sizes are checked by the caller
+ * (alloc.bpf.c) but re-checked here where a bad value could corrupt state.
+ * Lock failures: an allocation fails (counted: BUSY or NESTED), a free is
+ * parked (counted in lock_misses and frees_parked).
+ */
+
+/* Count a lock failure that made an allocation fail. */
+static __always_inline void alloc_lock_failed(int err)
+{
+	aa_fail(err == -AA_ERR_NESTED ? AA_ERR_NESTED : AA_ERR_BUSY);
+}
+
+/* The class that serves size bytes aligned to align (a power of two <=
+ * page; <= 16: any class), or -1: a page run (page-aligned). An object of a
+ * class whose size is a multiple of align is aligned to it, since spans
+ * start on a page. */
+static __always_inline int aa_aligned_class(__u64 size, __u64 align)
+{
+	int c, start;
+
+	if (size > AA_MAX_CLASS_SIZE || align > AA_MAX_CLASS_SIZE)
+		return -1;
+	if (align <= AA_MIN_SIZE)
+		return aa_size_class(size);
+	start = aa_size_class(size > align ? size : align);
+	bpf_for(c, start, AA_NR_CLASSES)
+		if (!(aa_class(c)->size & (align - 1)))
+			return c;
+	return -1;
+}
+
+/* Allocate size bytes aligned to align (power of two <= page; 0 = none).
+ * Returns a user address or 0; the failure is counted. */
+__u64 aa_heap_alloc(__u64 size, __u64 align)
+{
+	__u32 off;
+	int err, cls;
+
+	if (!aa_heap_ready()) {
+		aa_fail(AA_ERR_UNINIT);
+		return 0;
+	}
+	if (size == 0 || size > AA_MAX_ALLOC || size > aa_root.arena_size) {
+		aa_fail(AA_ERR_SIZE);
+		return 0;
+	}
+	cls = aa_aligned_class(size, align);
+	err = aa_lock();
+	if (err) {
+		alloc_lock_failed(err);
+		return 0;
+	}
+	if (cls >= 0)
+		off = central_pop_locked(cls, 0);
+	else if (size <= AA_CHUNK_SIZE)
+		off = page_run_alloc_locked((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT);
+	else
+		off = large_alloc_locked((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT);
+	check_watermark(off == AA_NIL);
+	unlock_and_unpark();
+	if (off == AA_NIL) {
+		aa_fail(AA_ERR_NOMEM);
+		return 0;
+	}
+	return aa_root.arena_base + off;
+}
+
+/* Give a claimed block (word 0 = a custody mark) back to the heap: freed
+ * now, or parked when the lock is not available. Returns 0, or -EUCLEAN
+ * (counted) if the block was not what its claimer said. */
+int aa_heap_return(__u64 ptr)
+{
+	__u32 off = ptr - aa_root.arena_base;
+	int err;
+
+	if (aa_lock()) {
+		aa_count(lock_misses);
+		park_chain(off, off, 1);
+		return 0;
+	}
+	err = free_claimed_locked(ptr);
+	unlock_and_unpark();
+	return err ? aa_fail(-err) : 0;
+}
+
+/* aa_heap_return() for the claimed blocks arr[0 .. n) (arena array of
+ * user addresses; zero entries are skipped): one lock round trip, all
+ * parked without the lock. Returns how many were returned, or -errno. */
+int aa_heap_return_bulk(__u64 arr, __u32 n)
+{
+	__u64 __arena *in = (__u64 __arena *)arr;
+	__u32 done = AA_ZERO, off;
+	__u64 e;
+	int i;
+
+	if (n > AA_BULK_MAX)
+		return -E2BIG;
+	if (aa_lock()) {
+		aa_count(lock_misses);
+		bpf_for(i, 0, n) {
+			e = in[i];
+			if (!e)
+				continue;
+			off = e - aa_root.arena_base;
+			park_chain(off, off, 1);
+			done++;
+		}
+		return done;
+	}
+	bpf_for(i, 0, n) {
+		e = in[i];
+		if (!e)
+			continue;
+		if (free_claimed_locked(e))
+			aa_fail(AA_ERR_CORRUPT);
+		done++;
+	}
+	unlock_and_unpark();
+	return done;
+}
+
+/* Look ptr up and claim it for a free (aa_claim()). Returns 0 (the caller
+ * owns the block now) or -errno, counted, with nothing changed. */
+int aa_heap_claim(__u64 ptr)
+{
+	__u32 off = 0, pmw = 0;
+	int kind;
+
+	if (!aa_heap_ready())
+		return aa_fail(AA_ERR_UNINIT);
+	kind = lookup(ptr, &off, &pmw);
+	if (kind < 0 && kind != -AA_ERR_FOREIGN && kind != -AA_ERR_MISALIGNED &&
+	    !aa_lock()) {
+		/* not a live allocation: the snapshot may have caught a free
+		 * mid-way (a racing double free); the locked answer names
+		 * the real cause */
+		kind = lookup(ptr, &off, &pmw);
+		aa_unlock();
+	}
+	if (kind >= 0)
+		kind = aa_claim(ptr, off, kind, pmw);
+	return kind < 0 ? aa_fail(-kind) : 0;
+}
+
+/* Free ptr, any allocation (the path of everything the CPU caches do not
+ * take): claim it, return it. 0 or -errno (counted) with the heap
+ * unchanged. */
+int aa_heap_free(__u64 ptr)
+{
+	int err = aa_heap_claim(ptr);
+
+	return err ? err : aa_heap_return(ptr);
+}
+
+/* Usable bytes of the live allocation at ptr, 0 for anything else (a freed
+ * or cached block included). Lock-free: exact for a live allocation. */
+__u64 aa_heap_usable_size(__u64 ptr)
+{
+	__u32 off = 0, pmw = 0;
+	int kind;
+
+	if (!aa_heap_ready())
+		return 0;
+	kind = lookup(ptr, &off, &pmw);
+	if (kind < 0 || aa_is_custody(ptr, *(__u64 __arena *)ptr))
+		return 0;
+	if (kind == AA_KIND_LARGE)
+		return pages_bytes(aa_root.slots[(off >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)].large_pages);
+	if (kind == AA_KIND_RUN)
+		return pages_bytes(AA_PM_LOW(pmw));
+	return aa_class(kind)->size;
+}
+
+/* Allocate n objects of class cls into arr[0 .. n) (arena array of user
+ * addresses), one lock round trip. cached: mark them for a CPU cache
+ * (AA_TAG_CACHED) instead of zeroing word 0. Returns how many it got. */
+int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
+{
+	__u64 __arena *out = (__u64 __arena *)arr;
+	__u64 mask = cached ? ~0ULL : 0;
+	__u32 off, got = AA_ZERO;
+	int i, err;
+
+	if (!aa_heap_ready())
+		return aa_fail(AA_ERR_UNINIT);
+	if (cls >= AA_NR_CLASSES)
+		return aa_fail(AA_ERR_SIZE);
+	if (n > AA_BULK_MAX)
+		return -E2BIG;
+	err = aa_lock();
+	if (err) {
+		alloc_lock_failed(err);
+		return aa_errno(-err);
+	}
+	bpf_for(i, 0, n) {
+		off = central_pop_locked(cls, mask);
+		if (off == AA_NIL)
+			break;
+		out[i] = aa_root.arena_base + off;
+		got++;
+	}
+	check_watermark(got < n);
+	unlock_and_unpark();
+	if (got < n)
+		aa_fail(AA_ERR_NOMEM);
+	return got;
+}
+
+/* Complete a batch of parked frees. Returns how many (0: none left), or
+ * -errno if the lock could not be taken. */
+int aa_heap_unpark(void)
+{
+	int err = aa_lock();
+	__u32 n;
+
+	if (err)
+		return aa_errno(-err);
+	n = unpark_locked(AA_UNPARK_BATCH * 8);
+	aa_unlock();
+	return n;
+}
+
+/* Give the empty spans the central lists kept back to the page heap (drain
+ * and trim: so that entirely free chunks are seen as such). Returns how
+ * many, or -errno if the lock could not be taken. */
+int aa_heap_release_empty(void)
+{
+	int err = aa_lock();
+	__u32 n;
+
+	if (err)
+		return aa_errno(-err);
+	n = central_release_empty_locked();
+	aa_unlock();
+	return n;
+}
+
+/* Free arr[0 .. n) of user allocations (the caches-off path): each is
+ * claimed and returned; a bad one stays in arr and is counted, freed ones
+ * are set to 0. A lock round trip per object: the cache tiers are the fast
+ * bulk path. Returns the number freed, or -EINVAL when there were bad
+ * pointers and none was freed. */
+int aa_heap_free_bulk(__u64 arr, __u32 n)
+{
+	__u64 __arena *in = (__u64 __arena *)arr;
+	__u32 freed = AA_ZERO, bad = AA_ZERO;
+	int i;
+
+	if (!aa_heap_ready())
+		return aa_fail(AA_ERR_UNINIT);
+	if (n > AA_BULK_MAX)
+		return -E2BIG;
+	bpf_for(i, 0, n) {
+		__u64 p = in[i];
+
+		if (!p)
+			continue;
+		/* aa_heap_free() inlined: one frame less */
+		if (aa_heap_claim(p) || aa_heap_return(p)) {
+			bad++;
+			continue;
+		}
+		in[i] = 0;
+		freed++;
+	}
+	if (bad && !freed)
+		return -EINVAL;
+	return freed;
+}
