@@ -257,7 +257,7 @@ $(OUTPUT)/bench/%.skel.h: $(OUTPUT)/bench/%.linked.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
 
 # The harness, split by role (bench/main.c lists the files).
-BENCH_SRCS := $(filter-out bench/jit_dump.c,$(wildcard bench/*.c))
+BENCH_SRCS := $(filter-out bench/jit_dump.c bench/memory.c,$(wildcard bench/*.c))
 BENCH_OBJS := $(patsubst bench/%.c,$(OUTPUT)/bench/%.o,$(BENCH_SRCS))
 
 $(BENCH_OBJS): $(OUTPUT)/bench/%.o: bench/%.c bench/harness.h bench/bench.h $(wildcard include/*.h) $(OUTPUT)/bench/bench.skel.h | $(DEPS_STAMP)
@@ -276,10 +276,49 @@ $(OUTPUT)/bench/jit_dump: bench/jit_dump.c | $(OUTPUT)/bench $(DEPS_STAMP)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -lelf -lz -o $@
 
-.PHONY: bench bench-plot bench-jit
-bench: $(BENCH_BIN)
+# Memory of size mixes (bench/memory.c), and the "before" columns: the
+# release before size classes (BENCH_BASE_REV) is taken from git into
+# $(BENCH_BASE) and built there (its library, its aa_bench, and memory.c
+# against its library); make bench runs it first and hands its numbers to
+# this tree's benchmarks. Without git history the tables simply have no
+# "before" columns.
+BENCH_MEM := $(OUTPUT)/aa_bench_mem
+BENCH_BASE_REV ?= a3bc7a6
+BENCH_BASE := $(OUTPUT)/baseline
+BENCH_MEM_ARGS ?=
+
+$(BENCH_MEM): bench/memory.c $(LIB_A) $(wildcard include/*.h)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_A) $(LIBBPF_LIBS) -lelf -lz -o $@
+
+$(BENCH_BASE)/.built-$(BENCH_BASE_REV): bench/memory.c | $(DEPS_STAMP)
+	$(call msg,BASELINE,$(BENCH_BASE_REV) in $(BENCH_BASE))
+	$(Q)rm -rf $(BENCH_BASE)/src && mkdir -p $(BENCH_BASE)/src && \
+	git archive $(BENCH_BASE_REV) | tar -x -C $(BENCH_BASE)/src && \
+	$(MAKE) -s -C $(BENCH_BASE)/src OUTPUT=$(abspath $(BENCH_BASE))/build \
+		$(abspath $(BENCH_BASE))/build/libarena_alloc.a $(abspath $(BENCH_BASE))/build/aa_bench && \
+	$(CC) $(CFLAGS) -I$(BENCH_BASE)/src/include -I$(BENCH_BASE)/build $< \
+		$(BENCH_BASE)/build/libarena_alloc.a $(LIBBPF_LIBS) -lelf -lz -o $(BENCH_BASE)/aa_bench_mem && \
+	touch $@
+
+.PHONY: bench bench-mem bench-baseline bench-plot bench-jit
+bench-baseline:
+	$(Q)$(MAKE) -s $(BENCH_BASE)/.built-$(BENCH_BASE_REV) || \
+		echo "bench: no baseline: $(BENCH_BASE_REV) could not be built (no git history?)"
+
+bench: $(BENCH_BIN) bench-mem
+	$(Q)rm -f $(BENCH_BASE)/htab.json; if [ -f $(BENCH_BASE)/.built-$(BENCH_BASE_REV) ]; then \
+		echo "  BENCH    baseline $(BENCH_BASE_REV): htab (its tables go to $(BENCH_BASE)/bench.txt)"; \
+		$(BENCH_BASE)/build/aa_bench --only htab --json-out $(BENCH_BASE)/htab.json \
+			$(BENCH_ARGS) > $(BENCH_BASE)/bench.txt 2>&1; fi
 	$(call msg,BENCH,$(BENCH_BIN) $(BENCH_ARGS))
-	$(Q)$(BENCH_BIN) --json-out $(BENCH_JSON) $(BENCH_ARGS)
+	$(Q)$(BENCH_BIN) --json-out $(BENCH_JSON) --htab-before $(BENCH_BASE)/htab.json $(BENCH_ARGS)
+
+bench-mem: $(BENCH_MEM) bench-baseline
+	$(Q)rm -f $(BENCH_BASE)/mem.txt; \
+	if [ -f $(BENCH_BASE)/.built-$(BENCH_BASE_REV) ]; then \
+		$(BENCH_BASE)/aa_bench_mem --out $(BENCH_BASE)/mem.txt $(BENCH_MEM_ARGS); fi; \
+	$(BENCH_MEM) --before $(BENCH_BASE)/mem.txt $(BENCH_MEM_ARGS)
 
 bench-plot:
 	$(Q)bash bench/plot.sh $(BENCH_JSON) $(BENCH_SVG)

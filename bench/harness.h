@@ -46,6 +46,7 @@ struct bench_opts {
 	double min_share;	/* P > 1: redo a slice where a producer had its
 				 * CPU less than this share of the time ... */
 	int attempts;		/* ... up to this many times in all */
+	const char *htab_before;	/* JSON of the baseline's htab run */
 };
 
 struct inst {
@@ -119,6 +120,7 @@ struct hcell {
 	double cpu_ns, wall_ns, share, min_share;	/* as in struct cell */
 	double *v;		/* per-run ops/s, pooled over the passes */
 	size_t n, cap;
+	double before_ops, before_mem;	/* the baseline's, NAN: none */
 };
 
 struct mem_poll {
@@ -157,7 +159,7 @@ extern int slices, slices_redone;	/* multi-producer slices, and redone ones */
 extern const char *const htab_impl_name[BENCH_NR_HTAB_IMPLS];
 extern const char *const htab_case_name[BENCH_NR_HTAB_CASES];
 extern struct hcell htab[BENCH_NR_HTAB_CASES][BENCH_NR_HTAB_IMPLS][BENCH_MAX_WORKERS + 1];
-extern struct target targets[6];
+extern struct target targets[9];
 extern int nr_targets;
 
 void progress(const char *fmt, ...);
@@ -213,6 +215,8 @@ double t_speedup(int r, int P);
 void add_target(const char *name, const char *how, ratio_fn fn, double limit,
 		       bool at_least, bool all_p, bool valid);
 void eval_targets(void);
+void htab_target(void);
+void read_htab_before(const char *path);
 void print_targets(void);
 void json_num(FILE *f, const char *k, double v, bool comma);
 void write_json(FILE *f, double runtime);

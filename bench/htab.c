@@ -161,6 +161,37 @@ void hcell_merge(struct hcell *dst, struct hcell *src)
 	memset(src, 0, sizeof(*src));
 }
 
+/* The baseline's arena-alloc rows (its --json-out file): before_ops and
+ * before_mem of each cell, NAN where it has none. */
+void read_htab_before(const char *path)
+{
+	char line[512], uc_name[64], table[64];
+	int uc, impl, P;
+	double ops, mem;
+	FILE *f;
+
+	for (uc = 0; uc < BENCH_NR_HTAB_CASES; uc++)
+		for (impl = 0; impl < BENCH_NR_HTAB_IMPLS; impl++)
+			for (P = 0; P <= BENCH_MAX_WORKERS; P++)
+				htab[uc][impl][P].before_ops = htab[uc][impl][P].before_mem = NAN;
+	if (!path || !(f = fopen(path, "r")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "{\"use_case\":\"%63[^\"]\",\"table\":\"%63[^\"]\",\"producers\":%d,"
+			   "\"ops_per_s_per_producer\":%lf,\"mem_avg_bytes\":%lf", uc_name, table,
+			   &P, &ops, &mem) != 5 || P < 1 || P > BENCH_MAX_WORKERS)
+			continue;
+		for (uc = 0; uc < BENCH_NR_HTAB_CASES; uc++)
+			for (impl = 0; impl < BENCH_NR_HTAB_IMPLS; impl++)
+				if (!strcmp(uc_name, htab_case_name[uc]) &&
+				    !strcmp(table, htab_impl_name[impl])) {
+					htab[uc][impl][P].before_ops = ops;
+					htab[uc][impl][P].before_mem = mem;
+				}
+	}
+	fclose(f);
+}
+
 /* Passes as for latency: the three tables of one (use case, producers)
  * run back to back, each cell is measured in opt.passes slices, and a
  * multi-producer slice where a producer lost its CPU is redone. */

@@ -24,7 +24,7 @@
  * with per-CPU caches ("after"), one with AA_F_NO_CACHES ("before").
  *
  * Usage: aa_bench [--size N] [--json] [--json-out FILE] [--cell-ms N]
- *                 [--passes N] [--htab-ms N] [--ref-allocs N]
+ *                 [--passes N] [--htab-ms N] [--ref-allocs N] [--htab-before F]
  *                 [--producers N] [--only latency|htab] [--quick] [--raw]
  *
  * Files: runner.c (options, producers, jobs), latency.c, htab.c, tables.c,
@@ -44,6 +44,7 @@ void usage(FILE *f)
 		"  --cell-ms N      measured time per latency cell, all passes (default %d)\n"
 		"  --passes N       measure each latency cell in N slices (default %d)\n"
 		"  --htab-ms N      measured time per htab cell (default %d)\n"
+		"  --htab-before F  the baseline's JSON (make bench): before columns\n"
 		"  --ref-allocs N   allocs row the targets are judged at (default %u)\n"
 		"  --producers N    at most N producers (default: every CPU, at most %d)\n"
 		"  --quick          short cells (a smoke run, noisy)\n"
@@ -61,6 +62,7 @@ void parse_args(int argc, char **argv)
 		{ "cell-ms", required_argument, NULL, 'c' },
 		{ "passes", required_argument, NULL, 'P' },
 		{ "htab-ms", required_argument, NULL, 'H' },
+		{ "htab-before", required_argument, NULL, 'B' },
 		{ "ref-allocs", required_argument, NULL, 'r' },
 		{ "producers", required_argument, NULL, 'p' },
 		{ "quick", no_argument, NULL, 'q' },
@@ -79,6 +81,7 @@ void parse_args(int argc, char **argv)
 		case 'c': opt.cell_ms = atoi(optarg); break;
 		case 'P': opt.passes = atoi(optarg); break;
 		case 'H': opt.htab_ms = atoi(optarg); break;
+		case 'B': opt.htab_before = optarg; break;
 		case 'r': opt.ref_allocs = atoi(optarg); break;
 		case 'p': opt.max_producers = atoi(optarg); break;
 		case 'q':
@@ -158,8 +161,10 @@ int main(int argc, char **argv)
 
 	if (!opt.no_latency)
 		run_latency();
-	if (!opt.no_htab)
+	if (!opt.no_htab) {
 		run_htab();
+		read_htab_before(opt.htab_before);
+	}
 	progress("");
 	if (!opt.no_latency) {
 		eval_targets();

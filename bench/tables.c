@@ -205,25 +205,30 @@ void print_htab(void)
 		"objects included); kernel maps: memlock (fdinfo).\n   cpu: the least share of its "
 		"CPU a producer got (other processes take the rest)\n\n", BENCH_HTAB_ENTRIES,
 		BENCH_HTAB_VALUE);
-	fprintf(out, "%-20s %-17s %2s %14s %8s %8s %8s %6s %8s\n", "use case", "table", "P",
-		"ops/s/producer", "avg MiB", "peak MiB", "in use", "ok %", "cpu");
-	rule(99);
+	fprintf(out, "%-20s %-17s %2s %14s %8s %8s %8s %6s %8s %s\n", "use case", "table", "P",
+		"ops/s/producer", "avg MiB", "peak MiB", "in use", "ok %", "cpu",
+		"  before: ops/s, avg MiB (after/before)");
+	rule(140);
 	for (uc = 0; uc < BENCH_NR_HTAB_CASES; uc++) {
 		for (P = 1; P <= nproc; P++)
 			for (impl = 0; impl < BENCH_NR_HTAB_IMPLS; impl++) {
 				struct hcell *c = &htab[uc][impl][P];
-				char used[16] = "-", tog[16] = "-";
+				char used[16] = "-", tog[16] = "-", bef[64] = "";
 
 				if (!c->valid)
 					continue;
+				if (!isnan(c->before_ops) && c->before_ops > 0)
+					snprintf(bef, sizeof(bef), "  %.2fM (%.2fx), %.2f (%.2fx)",
+						 c->before_ops / 1e6, c->ops_per_prod / c->before_ops,
+						 c->before_mem / MiB, c->mem_avg / c->before_mem);
 				if (!isnan(c->used_avg))
 					snprintf(used, sizeof(used), "%.2f", c->used_avg / MiB);
 				if (!isnan(c->share))
 					snprintf(tog, sizeof(tog), "%.0f%%", 100 * c->share);
-				fprintf(out, "%-20s %-17s %2d %13.2fM %8.2f %8.2f %8s %5.1f%% %8s\n",
+				fprintf(out, "%-20s %-17s %2d %13.2fM %8.2f %8.2f %8s %5.1f%% %8s%s\n",
 					htab_case_name[uc], htab_impl_name[impl], P,
 					c->ops_per_prod / 1e6, c->mem_avg / MiB, c->mem_peak / MiB, used,
-					c->ops ? 100.0 * c->ok / c->ops : 0, tog);
+					c->ops ? 100.0 * c->ok / c->ops : 0, tog, bef);
 			}
 		if (uc == BENCH_HTAB_ADD_DEL_DIFF_CPU && nproc < 2)
 			fprintf(out, "%-20s (needs 2 producers)\n", htab_case_name[uc]);

@@ -27,7 +27,7 @@
  *    AA_CC_FREE; whoever holds it (the CPU's own programs, a drain or
  *    teardown from any CPU) alone touches count/objs/stats. A caller that
  *    finds it claimed never waits: it takes or puts one object in the
- *    transfer cache (its own lock), else goes to the buddy. Released with
+ *    transfer cache (its own lock), else goes to the heap. Released with
  *    release order (aa_store_release).
  *  - Heap lock (aa_root.lock) and transfer-cache locks (tc[c].lock): the
  *    lock word holds the holder's CPU + 1, written by the acquiring
@@ -42,7 +42,7 @@
  *    it with preemption disabled): locked code is static. Lock order: heap
  *    lock before a transfer-cache lock; never the other way.
  *  - Objects: word 0 of a block that the allocator holds (in a CPU or
- *    transfer cache, parked, or free in the buddy) carries a custody mark
+ *    transfer cache, parked, or free in a span or the page heap) carries a custody mark
  *    (aa_custody()): key ^ address ^ tag. A free claims a live block by a
  *    cmpxchg of word 0 from the user's value to the FREED mark, then checks
  *    that the block is still allocated (aa_claim()): of two racing frees
@@ -218,7 +218,8 @@ static __always_inline bool aa_on_task_stack(void)
 
 /* --- Locks -----------------------------------------------------------------
  * Test-and-set locks in arena words: 0 free, else the holder's CPU + 1.
- * The heap lock (aa_root.lock) protects the free lists, the chunk metadata,
+ * The heap lock (aa_root.lock) protects the central lists and spans, the
+ * page heap's free lists and order maps, the chunk metadata (page map),
  * the slot table and aa_root.stats (but the atomic counters); each transfer
  * cache has its own. Rules (see the model at the top):
  *  - acquired with preemption disabled, the owner written by the acquiring
@@ -353,16 +354,26 @@ static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
 _Static_assert(AA_SIZE_CLASS_COUNT == AA_NR_CLASSES, "size_classes.h and aa_shared.h disagree");
 _Static_assert(AA_SIZE_CLASS_MAX == AA_MAX_CLASS_SIZE, "size_classes.h and aa_shared.h disagree");
 
+/*
+ * Verifier: indexes into these tables must be bounded where the load is.
+ * The compiler drops a clamp it can prove redundant (size - 1 < 8192 was
+ * checked by the caller, table values are < 45), but 6.12's verifier does
+ * not link size and size - 1: barrier_var() hides the range from the
+ * compiler, so the clamp stays.
+ */
+
 /* Class of a request of size bytes, 1 <= size <= AA_MAX_CLASS_SIZE. */
 static __always_inline __u32 aa_size_class(__u64 size)
 {
-	__u32 q = (size + AA_MIN_SIZE - 1) >> AA_MIN_SHIFT;
+	__u64 q = (size + AA_MIN_SIZE - 1) >> AA_MIN_SHIFT;
 
+	barrier_var(q);
 	return aa_class_index[q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1];
 }
 
 static __always_inline const struct aa_class_info *aa_class(__u32 cls)
 {
+	barrier_var(cls);
 	return &aa_classes[cls < AA_NR_CLASSES ? cls : 0];
 }
 

@@ -144,10 +144,10 @@ struct aa_cpu_class_stats {
 	__u64 frees;		/* frees taken by this CPU's cache */
 	__u64 hits;		/* allocs served from the cache without refill */
 	__u64 misses;		/* allocs that found the cache empty */
-	__u64 refills;		/* batches moved in (transfer cache or buddy) */
+	__u64 refills;		/* batches moved in (transfer cache or central list) */
 	__u64 spills;		/* batches moved out on overflow */
 	__u64 nested;		/* calls that found the cache claimed and used
-				 * the buddy instead (recovered, not an error) */
+				 * the heap instead (recovered, not an error) */
 	__u64 failures;		/* allocs that got NULL */
 	__u64 req_bytes;	/* bytes requested by those allocs: allocs *
 				 * class size - req_bytes is lost to rounding */
@@ -168,7 +168,7 @@ struct aa_cpu_class_stats {
  * order). Programs on `cpu` claim it as AA_CC_OWNER; a drain or teardown
  * may claim it from any CPU. A caller that finds it claimed (preempted or
  * interrupted owner, drain) never waits: it uses the transfer cache or the
- * buddy (counted in stats[c].nested). Objects in objs[] carry the custody mark in word 0.
+ * heap (counted in stats[c].nested). Objects in objs[] carry the custody mark in word 0.
  */
 struct aa_cpu_cache {
 	__u32 busy;
@@ -189,7 +189,7 @@ struct aa_transfer_cache {
 	__u32 count;		/* objs[0 .. count) are free */
 	__u64 batches_in;	/* batches taken from CPU caches */
 	__u64 batches_out;	/* batches handed to CPU caches */
-	__u64 lock_fails;	/* busy or nested: caller went to the buddy */
+	__u64 lock_fails;	/* busy or nested: caller went to the heap */
 	__u64 from_buddy;	/* refills that went past it to the buddy */
 	__u64 to_buddy;		/* spills that went past it to the buddy */
 	__u64 objs[AA_TRANSFER_MAX];
@@ -376,9 +376,9 @@ struct aa_batch_args {
 };
 
 /* aa_drain: empty every CPU cache it can claim (from whatever CPU it runs
- * on), the transfer caches and the parked frees, back to the buddy. */
+ * on), the transfer caches and the parked frees, back to the heap. */
 struct aa_drain_args {
-	__u64 objects;		/* out: objects returned to the buddy */
+	__u64 objects;		/* out: objects returned to the heap */
 	__u64 busy[AA_MAX_CPUS / 64];	/* out: bit cpu set = cache was claimed
 					 * by someone else: not drained */
 	__u32 nr_busy;		/* out: number of such CPUs */

@@ -45,7 +45,7 @@ struct aa_heap_opts {
 	/* Grow the heap by this many bytes at init (whole 1-MiB chunks).
 	 * 0: one chunk. */
 	__u64 init_bytes;
-	/* AA_F_NO_CACHES: buddy only (the "before" of the benchmarks). Also
+	/* AA_F_NO_CACHES: no CPU or transfer caches (the "before" of the benchmarks). Also
 	 * set by ARENA_ALLOC_NO_CACHES=1. */
 	__u32 flags;
 	/* Cache tunables; NULL: aa_tunables__default() (with environment
@@ -125,7 +125,7 @@ AA_API int aa_heap__trim(struct aa_heap *heap, __u64 keep_bytes);
 AA_API int aa_heap__teardown(struct aa_heap *heap);
 
 /** @brief **aa_heap__drain()** flushes every CPU cache, the transfer
- * caches and the parked frees back to the buddy. Runs from the calling
+ * caches and the parked frees back to the heap. Runs from the calling
  * thread's CPU: caches of CPUs outside its cpuset, or offline, are drained
  * too. A cache that a program holds (it is inside an allocator call) is
  * retried for about 100 ms.
@@ -145,7 +145,7 @@ AA_API int aa_heap__refill(struct aa_heap *heap, __u64 bytes);
 AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *heap, int cpu);
 
 /** @brief **aa_heap__cached_bytes()** sums the bytes held in CPU and
- * transfer caches (a racy snapshot while programs run); the buddy counts
+ * transfer caches (a racy snapshot while programs run); the heap counts
  * them as in use. objects, if not NULL, gets their number. */
 AA_API __u64 aa_heap__cached_bytes(const struct aa_heap *heap, __u64 *objects);
 
@@ -158,7 +158,7 @@ AA_API int aa_heap__print_caches(const struct aa_heap *heap, FILE *out);
  * tunables given at open/attach, growing it by init_bytes. Done by
  * open/attach already; idempotent while the heap is initialised. Caches go
  * to the first 256 possible CPUs; CPUs above use the transfer caches and the
- * buddy (counted in aa_stats.no_cache).
+ * heap (counted in aa_stats.no_cache).
  * @return 0, on success; negative error, otherwise */
 AA_API int aa_heap__init(struct aa_heap *heap, __u64 init_bytes);
 

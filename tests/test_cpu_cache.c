@@ -647,3 +647,10 @@ Test(cpu_cache, tunables_are_validated_and_used, .init = NULL, .fini = NULL)
 	aa_heap__destroy(hh);
 	h = NULL;
 }
+
+/* The tests above name the 64-B class C64. */
+Test(cpu_cache, c64_is_the_class_of_64_bytes, .init = NULL, .fini = NULL)
+{
+	cr_assert_eq(aa_size_class(64), C64);
+	cr_assert_eq(aa_class_size(C64), 64);
+}

@@ -251,6 +251,64 @@ Test(heap, interior_and_misaligned_pointers_are_refused)
 	t_check(h);
 }
 
+/* The page map judges every pointer in O(1): object starts of a span
+ * (not just 16-byte multiples), its unused tail, free objects, page runs
+ * and their tails, free pages. Nothing changes on a refusal. */
+Test(heap, span_and_run_pointers_are_judged_by_the_page_map)
+{
+	__u64 a = t_malloc(h, 48), b = t_malloc(h, 48), run = t_malloc(h, 3 * AA_PAGE_SIZE);
+	__u64 span = a & ~(__u64)(AA_PAGE_SIZE - 1);	/* 48 B: 1-page spans, 85 objects */
+	struct aa_stats before, after;
+
+	cr_assert(a && b && run);
+	cr_assert_eq(b, a + 48, "a fresh span hands out neighbours");
+	snapshot(&before);
+	cr_assert_eq(t_free(h, a + 16), -ENOENT, "16-aligned, not an object start");
+	cr_assert_eq(t_free(h, a + 32), -ENOENT);
+	cr_assert_eq(t_free(h, span + 85 * 48), -ENOENT, "the span's unused tail");
+	cr_assert_eq(t_free(h, b + 48), -EALREADY, "a free object of the span");
+	cr_assert_eq(t_free(h, run + 16), -ENOENT, "inside a run's first page");
+	cr_assert_eq(t_free(h, run + AA_PAGE_SIZE), -ENOENT, "a run's tail page");
+	cr_assert_eq(t_free(h, run + 3 * AA_PAGE_SIZE), -EALREADY, "the free page after the run");
+	snapshot(&after);
+	cr_assert_eq(memcmp(&before, &after, sizeof(before)), 0, "heap changed");
+	cr_assert_eq(t_stats(h).err[AA_ERR_INTERIOR], 5);
+	cr_assert_eq(t_stats(h).err[AA_ERR_DOUBLE_FREE], 2);
+	cr_assert_eq(t_usable(h, a), 48);
+	cr_assert_eq(t_usable(h, run), 3 * AA_PAGE_SIZE);
+	cr_assert_eq(t_free(h, a), 0);
+	cr_assert_eq(t_free(h, a), -EALREADY);
+	cr_assert_eq(t_free(h, b), 0);
+	cr_assert_eq(t_free(h, run), 0);
+	t_check(h);
+}
+
+/* Beyond a chunk: whole chunks plus a run in the next one, whose other
+ * pages stay usable; at most a page lost to rounding. */
+Test(heap, large_allocations_give_back_their_last_chunk)
+{
+	__u64 p = t_malloc(h, AA_CHUNK_SIZE + 5000), q;
+	struct aa_stats st = t_stats(h);
+
+	cr_assert_neq(p, 0);
+	cr_assert_eq(t_usable(h, p), AA_CHUNK_SIZE + 2 * AA_PAGE_SIZE);
+	cr_assert_eq(st.large_chunks, 1);
+	cr_assert_eq(st.run_pages, 2, "the rest is a 2-page run in the next chunk");
+	cr_assert_eq(t_free(h, p + AA_CHUNK_SIZE), -ENOENT, "inside the tail run");
+	/* its pages 2.. went back as blocks of 2, 4, .. 128 pages: a 100-page
+	 * run fits the 128 best */
+	q = t_malloc(h, 100 * AA_PAGE_SIZE);
+	cr_assert_eq(q, p + AA_CHUNK_SIZE + 128 * AA_PAGE_SIZE,
+		     "the next chunk's free pages serve others (got 0x%llx)", (unsigned long long)q);
+	memset(aa_heap__ptr(h, p), 0x5a, AA_CHUNK_SIZE + 5000);
+	cr_assert_eq(t_free(h, p), 0);
+	cr_assert_eq(t_free(h, q), 0);
+	st = t_stats(h);
+	cr_assert(st.large_chunks == 0 && st.run_pages == 0 && st.span_pages == 0);
+	cr_assert_eq(st.free_blocks[AA_MAX_ORDER], 4, "everything coalesced back");
+	t_check(h);
+}
+
 Test(heap, free_null_is_a_no_op)
 {
 	struct aa_stats before, after;

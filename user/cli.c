@@ -45,7 +45,7 @@ static __u64 round_pow2(__u64 n)
 	return p;
 }
 
-/* The program's view: the buddy counts cached objects as in use. */
+/* The program's view: the heap counts cached objects as in use. */
 static int check_stats(struct aa_heap *h, const char *when, __u64 want_bytes, __u64 want_live)
 {
 	__u64 cached_objs, cached = aa_heap__cached_bytes(h, &cached_objs);
@@ -185,11 +185,11 @@ static int cmd_demo(int argc, char **argv)
 	printf("\nper-CPU caches (class = object size in bytes):\n");
 	aa_heap__print_caches(h, stdout);
 
-	/* 4. drain the caches: the buddy alone must now match the workload */
+	/* 4. drain the caches: the heap alone must now match the workload */
 	if (aa_heap__drain(h) < 0)
 		err = 1;
 	err |= check_stats(h, "after draining the caches", expect_after, live_after);
-	if (aa_heap__cached_bytes(h, NULL))	/* the buddy alone matched */
+	if (aa_heap__cached_bytes(h, NULL))	/* the heap alone matched */
 		err = 1;
 	c = aa_heap__check(h);
 	printf("\nheap check: %s\n", c == 0 ? "ok" : "FAILED");

@@ -42,6 +42,7 @@ static __always_inline __u32 ps_size(__u32 stamp)
 {
 	__u32 c = PS_CLASS(stamp);
 
+	barrier_var(c);	/* keep the clamp: 6.12 needs it (see bpf/internal.h) */
 	return ps_class_size[c < AA_NR_CLASSES ? c : 0] - 2 * PS_SUB(stamp);
 }
 

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_size_classes.c - the rules of the size-class table
+ * (bpf/size_classes.h, written by scripts/gen_size_classes.py), checked
+ * for every request size, and the library's view of it (aa_size_class(),
+ * aa_class_size(): what the BPF side uses is the same table, checked
+ * against real allocations by heap/every_size_gets_its_class).
+ *
+ * Waste of a request of s bytes served by a class of C bytes: (C - s) / C,
+ * the share of the object the request does not use.
+ */
+#include "common.h"
+#include "size_classes.h"
+
+struct row {
+	__u32 cls, size, pages, objs, batch, cap, recip;
+};
+
+#define ROW(c, sz, pg, ob, ba, ca, rc) { c, sz, pg, ob, ba, ca, rc },
+static const struct row rows[] = { AA_SIZE_CLASSES(ROW) };
+static const __u8 index_table[] = { AA_CLASS_INDEX };
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+Test(size_classes, the_table_has_the_documented_shape)
+{
+	unsigned int i;
+
+	cr_assert_eq(NROWS, AA_NR_CLASSES);
+	cr_assert_eq(sizeof(index_table), AA_CLASS_INDEX_LEN);
+	cr_assert_eq(AA_CLASS_INDEX_LEN, AA_MAX_CLASS_SIZE / AA_MIN_SIZE + 1);
+	cr_assert_geq(rows[NROWS - 1].size, 8192, "the largest class is at least 8 KiB");
+	cr_assert_eq(rows[NROWS - 1].size, AA_MAX_CLASS_SIZE);
+	for (i = 0; i < 8; i++)
+		cr_assert_eq(rows[i].size, 16 * (i + 1), "multiples of 16 B up to 128 B");
+	for (i = 0; i < NROWS; i++) {
+		cr_assert_eq(rows[i].cls, i);
+		cr_assert_eq(rows[i].size % AA_MIN_SIZE, 0, "class %u: %u B is not 16-aligned", i,
+			     rows[i].size);
+		if (i)
+			cr_assert_gt(rows[i].size, rows[i - 1].size, "class %u out of order", i);
+		cr_assert_eq(aa_class_size(i), rows[i].size, "library and table disagree");
+		cr_assert_eq(aa_class_span_pages(i), rows[i].pages);
+	}
+	cr_assert_eq(aa_class_size(AA_NR_CLASSES), 0);
+	cr_assert_eq(aa_size_class(0), -EINVAL);
+	cr_assert_eq(aa_size_class(AA_MAX_CLASS_SIZE + 1), -EINVAL);
+}
+
+/* The bound of the issue, for every request from 128 B to the largest
+ * class; and every request gets the smallest class that holds it. */
+Test(size_classes, waste_is_at_most_an_eighth_from_128_bytes)
+{
+	double worst = 0, w;
+	__u64 s, worst_s = 0;
+	unsigned int c, best;
+
+	for (s = 1; s <= AA_MAX_CLASS_SIZE; s++) {
+		c = aa_size_class(s);
+		for (best = 0; rows[best].size < s; best++)
+			;
+		cr_assert_eq(c, best, "%llu B: class %u (%u B), the smallest fit is %u (%u B)",
+			     (unsigned long long)s, c, rows[c].size, best, rows[best].size);
+		cr_assert_eq(index_table[(s + 15) / 16], c);
+		if (s < 128)
+			continue;
+		w = (double)(rows[c].size - s) / rows[c].size;
+		cr_assert_leq(w, 0.125, "%llu B in a %u-B object wastes %.1f%%",
+			      (unsigned long long)s, rows[c].size, 100 * w);
+		if (w > worst) {
+			worst = w;
+			worst_s = s;
+		}
+	}
+	cr_log_info("size classes: worst waste from 128 B: %.2f%% (%llu B in %u B)", 100 * worst,
+		    (unsigned long long)worst_s, aa_class_size(aa_size_class(worst_s)));
+}
+
+/* The "BPF structs" mix of the issue: mean waste (wasted bytes over
+ * allocated bytes) at most 8%. */
+Test(size_classes, bpf_struct_mix_wastes_at_most_8_percent)
+{
+	static const __u32 mix[] = { 24, 40, 48, 72, 96, 136, 200 };
+	__u64 asked = 0, got = 0;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(mix) / sizeof(mix[0]); i++) {
+		asked += mix[i];
+		got += aa_class_size(aa_size_class(mix[i]));
+	}
+	cr_assert_leq((double)(got - asked) / got, 0.08, "mix wastes %llu of %llu bytes",
+		      (unsigned long long)(got - asked), (unsigned long long)got);
+}
+
+/* Spans: whole objects, at least 4 of them, at most 256 (the page map's
+ * object index), at most 1/16 of the span left over at its end. */
+Test(size_classes, spans_hold_their_objects)
+{
+	unsigned int i;
+	__u32 bytes;
+
+	for (i = 0; i < NROWS; i++) {
+		bytes = rows[i].pages * AA_PAGE_SIZE;
+		cr_assert(rows[i].pages >= 1 && rows[i].pages <= AA_CHUNK_PAGES);
+		cr_assert_eq(rows[i].objs, bytes / rows[i].size, "class %u", i);
+		cr_assert(rows[i].objs >= 4 && rows[i].objs <= 256, "class %u: %u objects", i,
+			  rows[i].objs);
+		cr_assert_leq((bytes % rows[i].size) * 16, bytes, "class %u: %u B unused of %u",
+			      i, bytes % rows[i].size, bytes);
+	}
+}
+
+/* The page map finds an object's index with a multiplication: exact for
+ * every offset of every span. */
+Test(size_classes, reciprocals_divide_exactly)
+{
+	unsigned int i;
+	__u32 off;
+
+	for (i = 0; i < NROWS; i++) {
+		cr_assert_eq(rows[i].recip, (__u32)(((1ULL << 32) + rows[i].size - 1) / rows[i].size));
+		for (off = 0; off < rows[i].pages * AA_PAGE_SIZE; off++)
+			cr_assert_eq(((__u64)off * rows[i].recip) >> 32, off / rows[i].size,
+				     "class %u, offset %u", i, off);
+	}
+}
+
+/* aligned_alloc: for every alignment up to a page and every size up to the
+ * largest class, a class of at least that size whose size is a multiple of
+ * the alignment exists (objects of such a class are aligned to it), unless
+ * the request is a page run anyway. */
+Test(size_classes, every_alignment_has_a_class)
+{
+	__u64 align, s;
+	unsigned int c;
+
+	for (align = 32; align <= AA_PAGE_SIZE; align <<= 1)
+		for (s = 1; s <= AA_MAX_CLASS_SIZE; s += 7) {
+			for (c = aa_size_class(s > align ? s : align); c < NROWS; c++)
+				if (rows[c].size % align == 0)
+					break;
+			cr_assert_lt(c, NROWS, "no class for %llu B aligned to %llu",
+				     (unsigned long long)s, (unsigned long long)align);
+		}
+}
+
+/* Defaults the loader derives from the table pass its own validation. */
+Test(size_classes, cache_defaults_are_valid)
+{
+	struct aa_tunables t;
+	unsigned int i;
+
+	for (i = 0; i < NROWS; i++)
+		cr_assert(rows[i].cap <= AA_CPU_CACHE_MAX && rows[i].batch >= 1 &&
+			  rows[i].batch <= rows[i].cap / 2, "class %u: cap %u batch %u", i,
+			  rows[i].cap, rows[i].batch);
+	cr_assert_eq(aa_tunables__default(&t), 0);
+	cr_assert_eq(aa_tunables__validate(&t), 0);
+}
+
+/* Per-chunk metadata (page map + span table) fits its pages and stays
+ * under 1% of what a chunk maps. */
+Test(size_classes, chunk_metadata_is_under_one_percent)
+{
+	cr_assert_leq(sizeof(struct aa_chunk_meta), AA_META_PAGES * AA_PAGE_SIZE);
+	cr_assert_lt(AA_META_PAGES * 100, AA_CHUNK_PAGES + AA_META_PAGES);
+}
