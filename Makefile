@@ -139,7 +139,8 @@ $(OUTPUT)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard include/*.h) $(T
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -I$(OUTPUT)/tests -c $< -o $@
 
-$(TEST_BIN): $(TEST_OBJS) $(LIB_A)
+# The CLI is built next to it: tests/test_cli.c runs its demo.
+$(TEST_BIN): $(TEST_OBJS) $(LIB_A) | $(CLI)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -lcriterion -o $@
 

@@ -136,8 +136,8 @@ struct target {
 	double ratio, limit;
 	bool at_least;		/* met when ratio >= limit (else <=) */
 	bool valid;
-	char rows[160];		/* the same ratio at every allocs row, for context */
-	char note[160];
+	char rows[240];		/* the same ratio at every allocs row, for context */
+	char note[240];
 };
 
 typedef double (*ratio_fn)(int r, int P);

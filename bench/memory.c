@@ -145,6 +145,41 @@ static double waste(const struct result *r)
 	return r->usable ? 100.0 * (r->usable - r->requested) / r->usable : 0;
 }
 
+/* The memory targets of issue 9 (only this tree has size classes: the
+ * baseline build skips them). */
+static void print_targets(const struct result *r)
+{
+#ifdef AA_PM_KIND_SHIFT
+	double worst = 0, w, meta = 0, bpf = waste(&r[NMIX - 1]);
+	__u64 s, worst_s = 0;
+	unsigned int i;
+	bool ok;
+
+	for (s = 128; s <= AA_MAX_CLASS_SIZE; s++) {
+		w = 100.0 * (aa_class_size(aa_size_class(s)) - s) / aa_class_size(aa_size_class(s));
+		if (w > worst) {
+			worst = w;
+			worst_s = s;
+		}
+	}
+	for (i = 0; i < NMIX; i++)
+		if (r[i].mapped_pages && 100.0 * r[i].meta_pages / r[i].mapped_pages > meta)
+			meta = 100.0 * r[i].meta_pages / r[i].mapped_pages;
+	printf("\nMemory targets (issue 9)\n");
+	ok = worst <= 12.5;
+	printf("  [%-6s] internal waste <= 12.5%% worst case, 128 B .. 8 KiB      %.2f%% (%llu B)\n",
+	       ok ? "met" : "MISSED", worst, (unsigned long long)worst_s);
+	ok = bpf <= 8;
+	printf("  [%-6s] mean waste of the BPF-structs mix <= 8%%               %.2f%% (measured)\n",
+	       ok ? "met" : "MISSED", bpf);
+	ok = meta <= 1;
+	printf("  [%-6s] metadata <= 1%% of mapped memory                       %.2f%% (worst mix)\n",
+	       ok ? "met" : "MISSED", meta);
+#else
+	(void)r;
+#endif
+}
+
 /* "before" results: one line per mix, written by --out of the baseline. */
 static int read_before(const char *path, struct result *b)
 {
@@ -222,6 +257,7 @@ int main(int argc, char **argv)
 		       waste(&r[i]), have_before ? mb : 0, ma, have_before && mb ? ma / mb : 0,
 		       r[i].mapped_pages ? 100.0 * r[i].meta_pages / r[i].mapped_pages : 0);
 	}
+	print_targets(r);
 	for (i = 0; i < NMIX; i++)
 		if (r[i].left_pages > 16)
 			printf("  %s: %llu pages left after free, drain and trim\n", mixes[i].name,

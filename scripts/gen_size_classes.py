@@ -10,8 +10,10 @@ Rules (issue 9):
     size <= 8 * (prev + 1) / 7; a power of two within reach is taken
     instead (aligned_alloc needs them);
   - the largest class is 8 KiB;
-  - span: the fewest pages that hold at least 4 objects and leave at most
-    1/16 of the span unused at its end;
+  - span: a power of two of pages (one page-heap block: no trimmed tail
+    left behind), the fewest that hold at least 4 objects and leave at most
+    1/16 of the span unused at its end; if no span of up to 16 pages does,
+    the one that leaves least;
   - CPU cache capacity about 32 KiB of objects (8..128), batch a quarter of
     it (2..32); objects per span <= 256 (the page map's object index).
 """
@@ -35,11 +37,11 @@ def classes():
     return cls
 
 def span_pages(size):
-    first = max(1, -(-4 * size // PAGE))
-    for p in range(first, first + 8):
+    fits = [p for p in (1, 2, 4, 8, 16) if p * PAGE // size >= 4]
+    for p in fits:
         if (p * PAGE) % size * 16 <= p * PAGE:
             return p
-    raise SystemExit("no span for %d" % size)
+    return min(fits, key=lambda p: ((p * PAGE) % size / (p * PAGE), p))
 
 def main(out):
     cls = classes()

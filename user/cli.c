@@ -36,13 +36,13 @@ static __u64 demo_size(unsigned int i)
 	return sizes[i % (sizeof(sizes) / sizeof(sizes[0]))];
 }
 
-static __u64 round_pow2(__u64 n)
+/* What the heap gives a request of n bytes: its size class's objects up
+ * to AA_MAX_CLASS_SIZE, whole pages above. */
+static __u64 usable_of(__u64 n)
 {
-	__u64 p = AA_MIN_SIZE;
-
-	while (p < n)
-		p <<= 1;
-	return p;
+	if (n <= AA_MAX_CLASS_SIZE)
+		return aa_class_size(aa_size_class(n));
+	return (n + AA_PAGE_SIZE - 1) & ~(__u64)(AA_PAGE_SIZE - 1);
 }
 
 /* The program's view: the heap counts cached objects as in use. */
@@ -123,12 +123,12 @@ static int cmd_demo(int argc, char **argv)
 		err = 1;
 		goto out;
 	}
-	expect = round_pow2(nobj * sizeof(*ops));
+	expect = usable_of(nobj * sizeof(*ops));
 	/* 1. allocate nobj objects in one BPF program run */
 	memset(ops, 0, nobj * sizeof(*ops));
 	for (i = 0; i < nobj; i++) {
 		ops[i].size = demo_size(i);
-		expect += round_pow2(ops[i].size);
+		expect += usable_of(ops[i].size);
 	}
 	n = aa_heap__batch(h, ops_addr, nobj);
 	if (n != (int)nobj) {
@@ -168,7 +168,7 @@ static int cmd_demo(int argc, char **argv)
 			ops[i].ptr = 0;	/* skip: op with ptr 0 and size 0 fails */
 			continue;
 		}
-		expect_after -= round_pow2(demo_size(i));
+		expect_after -= usable_of(demo_size(i));
 	}
 	/* compact the free list to the front */
 	for (i = 0, n = 0; i < nobj; i += 2, n++)
