@@ -231,10 +231,13 @@ vmtest-preempt: $(TEST_BIN)
 			-- "sh $(VMTEST_PREEMPT_SH) $$n && $$VMTEST_CMD" || exit; \
 	done
 
-# --- bench: build/aa_bench (bench/), issue 5 --------------------------------
-# `make bench` builds and runs every table in one run (a few minutes on two
-# CPUs) and keeps the raw numbers in $(BENCH_JSON); `make bench-plot` turns
-# them into docs/bench-latency.svg with gnuplot (installed if missing).
+# --- bench: build/aa_bench (bench/), issues 5 and 9 -------------------------
+# `make bench` builds and runs every table (about 7 minutes on two CPUs):
+# the memory of size mixes (bench-mem), the latency and htab tables with
+# the targets, and the fast path at 48 and 96 B (bench-sizes), each next to
+# the release before size classes where it applies; it keeps the raw
+# numbers in $(BENCH_JSON); `make bench-plot` turns them into
+# docs/bench-latency.svg with gnuplot (installed if missing).
 #   make bench BENCH_ARGS='--size 256'     any aa_bench option
 BENCH_BIN := $(OUTPUT)/aa_bench
 BENCH_JSON ?= $(OUTPUT)/bench/results.json
@@ -302,7 +305,7 @@ $(BENCH_BASE)/.built-$(BENCH_BASE_REV): bench/memory.c | $(DEPS_STAMP)
 		$(BENCH_BASE)/build/libarena_alloc.a $(LIBBPF_LIBS) -lelf -lz -o $(BENCH_BASE)/aa_bench_mem && \
 	touch $@
 
-.PHONY: bench bench-mem bench-baseline bench-plot bench-jit
+.PHONY: bench bench-mem bench-sizes bench-baseline bench-plot bench-jit
 bench-baseline:
 	$(Q)$(MAKE) -s $(BENCH_BASE)/.built-$(BENCH_BASE_REV) || \
 		echo "bench: no baseline: $(BENCH_BASE_REV) could not be built (no git history?)"
@@ -314,6 +317,22 @@ bench: $(BENCH_BIN) bench-mem
 			$(BENCH_ARGS) > $(BENCH_BASE)/bench.txt 2>&1; fi
 	$(call msg,BENCH,$(BENCH_BIN) $(BENCH_ARGS))
 	$(Q)$(BENCH_BIN) --json-out $(BENCH_JSON) --htab-before $(BENCH_BASE)/htab.json $(BENCH_ARGS)
+	$(Q)$(MAKE) -s bench-sizes
+
+# The fast path at sizes that power-of-two rounding served from bigger
+# blocks: each size with this tree and with the baseline, back to back;
+# prints table 3 (malloc-free: floor and arena-alloc, ns per op) of each.
+BENCH_SIZES ?= 48 64 96
+bench-sizes: $(BENCH_BIN) bench-baseline
+	$(Q)for s in $(BENCH_SIZES); do \
+		for v in baseline this; do \
+			if [ $$v = baseline ]; then b=$(BENCH_BASE)/build/aa_bench; else b=$(BENCH_BIN); fi; \
+			[ -x $$b ] || continue; \
+			echo; echo "== $$s B, $$v ($$b) =="; \
+			$$b --only latency $(BENCH_ARGS) --size $$s --cell-ms 300 2>/dev/null | \
+				awk '/^3\. The floor/{f=1} /^malloc-xfree/{f=0} f'; \
+		done; \
+	done
 
 bench-mem: $(BENCH_MEM) bench-baseline
 	$(Q)rm -f $(BENCH_BASE)/mem.txt; \
