@@ -16,7 +16,7 @@
  * (BENCH_BASE_REV) and passes its results in with --before FILE: the
  * table then has before and after columns and their ratio.
  *
- * Usage: aa_bench_mem [--n N] [--out FILE] [--before FILE] [--quiet]
+ * Usage: aa_bench_mem [--n N] [--out FILE] [--before FILE]
  */
 #include <errno.h>
 #include <getopt.h>
