@@ -167,15 +167,16 @@ int aa_free_bulk_u64(__u64 arr, __u32 n)
 	err = bulk_args(arr, n);
 	if (err)
 		return err;
-	if (!caches_on())
-		return aa_heap_free_bulk(arr, n);
-	/* One by one through the CPU cache (each object claimed first) */
+	if (!caches_on() && !aa_heap_ready())
+		return aa_fail(AA_ERR_UNINIT);
+	/* One by one, each object claimed first: through the CPU cache, or
+	 * with caches off a heap-lock round trip per object */
 	bpf_for(i, 0, n) {
 		__u64 p = in[i];
 
 		if (!p)
 			continue;
-		if (aa_cpu_cache_free(p)) {
+		if (free_inline(p)) {
 			bad++;
 			continue;
 		}

@@ -82,7 +82,7 @@ static void clear_order_maps(void)
 }
 
 /* Empty central lists, and the class table for tools that read the root.
- * REQUIRES: heap not published (init). */
+ * REQUIRES: heap not published (init, or teardown after unpublishing). */
 static void init_classes(void)
 {
 	int c;
@@ -323,11 +323,7 @@ static int teardown_locked(void)
 	for (k = 0; k < AA_NR_ORDERS; k++)
 		aa_root.stats.free_blocks[k] = 0;
 	aa_root.parked = AA_NIL;
-	bpf_for(c, 0, AA_NR_CLASSES) {
-		aa_root.central[c].head = AA_NIL;
-		aa_root.central[c].spans = 0;
-		aa_root.central[c].objs_out = 0;
-	}
+	init_classes();		/* unpublished above: empty central lists */
 	aa_root.stats.nr_chunks = 0;
 	aa_root.stats.large_chunks = 0;
 	aa_root.stats.span_pages = 0;

@@ -40,7 +40,7 @@ typedef struct aa_span_obj __arena aa_span_obj_t;
 
 static __always_inline struct aa_central __arena *central_of(__u32 cls)
 {
-	return &aa_root.central[cls < AA_NR_CLASSES ? cls : 0];
+	return &aa_root.central[aa_cls_idx(cls)];
 }
 
 static __always_inline void central_link(struct aa_central __arena *c, __u32 off, aa_span_t *sp)

@@ -64,15 +64,9 @@ static __always_inline void cache_release(struct aa_cpu_cache __arena *cc)
 	aa_store_release(&cc->busy, AA_CC_FREE);
 }
 
-/* A class index made safe for arena arrays (callers pass valid ones). */
-static __always_inline __u32 cls_idx(__u32 cls)
-{
-	return cls < AA_NR_CLASSES ? cls : 0;
-}
-
 static __always_inline __u32 cache_cap(__u32 c)
 {
-	__u32 cap = aa_root.tun.cpu_cache_cap[cls_idx(c)];
+	__u32 cap = aa_root.tun.cpu_cache_cap[aa_cls_idx(c)];
 
 	return cap > AA_CPU_CACHE_MAX ? AA_CPU_CACHE_MAX : cap;
 }
@@ -83,7 +77,7 @@ static __always_inline __u32 cache_cap(__u32 c)
  * REQUIRES: cc claimed and cc->count[cls] == 0. */
 static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 cls)
 {
-	__u32 c = cls_idx(cls);
+	__u32 c = aa_cls_idx(cls);
 	__u32 batch = aa_root.tun.batch[c];
 	__u64 dst = (__u64)&cc->objs[c][0];
 	int got;
@@ -102,7 +96,7 @@ static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 c
  * REQUIRES: cc claimed. */
 static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 cls, __u32 n)
 {
-	__u32 c = cls_idx(cls);
+	__u32 c = aa_cls_idx(cls);
 	__u32 batch = aa_root.tun.batch[c];
 	__u64 src = (__u64)&cc->objs[c][0];
 	int moved, i;
@@ -132,7 +126,7 @@ static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 
 __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 {
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
-	__u32 c = cls_idx(cls), n;
+	__u32 c = aa_cls_idx(cls), n;
 	__u64 p = 0;
 
 	if (cls >= AA_NR_CLASSES)
@@ -178,7 +172,7 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 {
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
-	__u32 c = cls_idx(cls), n, cap = cache_cap(cls);
+	__u32 c = aa_cls_idx(cls), n, cap = cache_cap(cls);
 
 	if (!cc || !cache_claim(cc, AA_CC_OWNER)) {
 		if (!cc)
@@ -246,7 +240,7 @@ static __always_inline int aa_cpu_cache_free(__u64 ptr)
 
 	if (cls < 0)
 		return aa_heap_free(ptr);
-	c = cls_idx(cls);
+	c = aa_cls_idx(cls);
 	err = aa_claim(ptr, ptr - aa_root.arena_base, c, pmw);
 	if (err)
 		return aa_fail(-err);

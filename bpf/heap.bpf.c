@@ -503,36 +503,3 @@ int aa_heap_release_empty(void)
 	aa_unlock();
 	return n;
 }
-
-/* Free arr[0 .. n) of user allocations (the caches-off path): each is
- * claimed and returned; a bad one stays in arr and is counted, freed ones
- * are set to 0. A lock round trip per object: the cache tiers are the fast
- * bulk path. Returns the number freed, or -EINVAL when there were bad
- * pointers and none was freed. */
-int aa_heap_free_bulk(__u64 arr, __u32 n)
-{
-	__u64 __arena *in = (__u64 __arena *)arr;
-	__u32 freed = AA_ZERO, bad = AA_ZERO;
-	int i;
-
-	if (!aa_heap_ready())
-		return aa_fail(AA_ERR_UNINIT);
-	if (n > AA_BULK_MAX)
-		return -E2BIG;
-	bpf_for(i, 0, n) {
-		__u64 p = in[i];
-
-		if (!p)
-			continue;
-		/* aa_heap_free() inlined: one frame less */
-		if (aa_heap_claim(p) || aa_heap_return(p)) {
-			bad++;
-			continue;
-		}
-		in[i] = 0;
-		freed++;
-	}
-	if (bad && !freed)
-		return -EINVAL;
-	return freed;
-}

@@ -371,10 +371,17 @@ static __always_inline __u32 aa_size_class(__u64 size)
 	return aa_class_index[q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1];
 }
 
+/* A class index made safe for indexing per-class arrays (callers pass
+ * valid ones; anything else reads class 0 instead of past the array). */
+static __always_inline __u32 aa_cls_idx(__u32 cls)
+{
+	return cls < AA_NR_CLASSES ? cls : 0;
+}
+
 static __always_inline const struct aa_class_info *aa_class(__u32 cls)
 {
 	barrier_var(cls);
-	return &aa_classes[cls < AA_NR_CLASSES ? cls : 0];
+	return &aa_classes[aa_cls_idx(cls)];
 }
 
 /* Smallest page order (block of 1 << order pages) holding pages pages. */
@@ -413,7 +420,6 @@ int aa_heap_unpark(void);
 int aa_heap_release_empty(void);
 __u64 aa_heap_usable_size(__u64 ptr);
 int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached);
-int aa_heap_free_bulk(__u64 arr, __u32 n);
 
 /* buddy_chunks.bpf.c: chunks in and out of the page heap, the checker */
 int aa_buddy_add_chunk(__u32 slot, __u32 meta_off);

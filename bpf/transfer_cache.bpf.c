@@ -24,12 +24,12 @@
 
 static __always_inline struct aa_transfer_cache __arena *tc_of(__u32 cls)
 {
-	return &aa_root.tc[cls < AA_NR_CLASSES ? cls : 0];
+	return &aa_root.tc[aa_cls_idx(cls)];
 }
 
 static __always_inline __u32 tc_cap(__u32 cls)
 {
-	__u32 cap = aa_root.tun.transfer_cap[cls < AA_NR_CLASSES ? cls : 0];
+	__u32 cap = aa_root.tun.transfer_cap[aa_cls_idx(cls)];
 
 	return cap > AA_TRANSFER_MAX ? AA_TRANSFER_MAX : cap;
 }
