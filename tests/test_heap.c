@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include "common.h"
+#include "diff_model.h"	/* model_usable(): the size rule */
 
 #define MiB (1ULL << 20)
 
@@ -81,15 +82,6 @@ Test(heap, ptr_translation)
 
 /* --- sizes and alignment ------------------------------------------------ */
 
-/* What a request of size bytes must get: its class's objects up to 8 KiB,
- * whole pages above. */
-static __u64 want_usable(__u64 size)
-{
-	if (size <= AA_MAX_CLASS_SIZE)
-		return aa_class_size(aa_size_class(size));
-	return (size + AA_PAGE_SIZE - 1) & ~(__u64)(AA_PAGE_SIZE - 1);
-}
-
 Test(heap, sizes_round_up_to_their_class)
 {
 	static const __u64 sizes[] = { 1, 15, 16, 17, 24, 40, 72, 100, 136, 1000, 4096, 4097,
@@ -97,7 +89,7 @@ Test(heap, sizes_round_up_to_their_class)
 	unsigned int i;
 
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		__u64 p = t_malloc(h, sizes[i]), want = want_usable(sizes[i]);
+		__u64 p = t_malloc(h, sizes[i]), want = model_usable(sizes[i]);
 
 		cr_assert_neq(p, 0, "malloc(%llu)", (unsigned long long)sizes[i]);
 		cr_assert_eq(t_usable(h, p), want, "usable(%llu) = %llu, want %llu",
@@ -121,10 +113,10 @@ Test(heap, every_size_gets_its_class)
 		p = t_malloc(h, size);
 		q = t_malloc(h, size);
 		cr_assert(p && q, "malloc(%llu)", (unsigned long long)size);
-		cr_assert_eq(t_usable(h, p), want_usable(size), "usable(%llu) = %llu",
+		cr_assert_eq(t_usable(h, p), model_usable(size), "usable(%llu) = %llu",
 			     (unsigned long long)size, (unsigned long long)t_usable(h, p));
 		if (size <= AA_MAX_CLASS_SIZE && (p >> 12) == (q >> 12))
-			cr_assert_eq((q > p ? q - p : p - q) % want_usable(size), 0,
+			cr_assert_eq((q > p ? q - p : p - q) % model_usable(size), 0,
 				     "objects of %llu B at 0x%llx and 0x%llx",
 				     (unsigned long long)size, (unsigned long long)p,
 				     (unsigned long long)q);
