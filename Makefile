@@ -275,7 +275,7 @@ $(BENCH_BIN): $(BENCH_OBJS) $(LIB_A)
 # Disassembles the JIT-ed fast path (Debian's bpftool has no disassembler):
 # loads the bench object into a scratch bpffs directory, dumps the named
 # functions with their x86 instruction counts, removes the pins.
-BENCH_JIT_FUNCS ?= aa_malloc_u64 aa_cpu_cache_alloc aa_free_u64 aa_cpu_cache_free bench_floor_
+BENCH_JIT_FUNCS ?= bench_inline_alloc bench_inline_free aa_malloc_u64 aa_cpu_cache_alloc aa_free_u64 aa_cpu_cache_free bench_floor_
 $(OUTPUT)/bench/jit_dump: bench/jit_dump.c | $(OUTPUT)/bench $(DEPS_STAMP)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -lelf -lz -o $@

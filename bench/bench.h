@@ -78,11 +78,12 @@ struct bench_hpair {
 
 enum bench_impl {
 	BENCH_IMPL_NONE = 0,	/* nothing: the harness alone */
-	BENCH_IMPL_AA = 1,	/* aa_malloc_u64 / aa_free_u64 */
+	BENCH_IMPL_AA = 1,	/* aa_malloc_u64 / aa_free_u64: one call each */
 	BENCH_IMPL_KOBJ = 2,	/* bpf_obj_new / bpf_obj_drop (bpf_mem_alloc) */
 	BENCH_IMPL_FLOOR = 3,	/* per-CPU LIFO of preallocated objects,
 				 * one global-function call per operation */
 	BENCH_IMPL_FLOOR_INLINE = 4,	/* the same LIFO inlined: no call */
+	BENCH_IMPL_AA_INLINE = 5,	/* aa_malloc / aa_free: the inline API */
 };
 
 enum bench_variant {

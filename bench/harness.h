@@ -28,6 +28,7 @@
 #include "bench.h"
 #include "bench.skel.h"
 #define MiB		(1ULL << 20)
+#define AA_IS_AA(impl)	((impl) == BENCH_IMPL_AA || (impl) == BENCH_IMPL_AA_INLINE)
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 #define NR_ROWS		5	/* allocs_rows[] */
@@ -88,7 +89,9 @@ struct job {
 };
 
 typedef void (*poll_fn)(void *data, bool measuring);
-enum lat_col { COL_BEFORE, COL_AFTER, COL_KOBJ, COL_FLOOR, COL_FLOOR_INLINE, NR_COLS };
+/* before: caches off (global functions); call: caches on, global functions;
+ * after: caches on, the inline API (what a program gets from aa_malloc()) */
+enum lat_col { COL_BEFORE, COL_CALL, COL_AFTER, COL_KOBJ, COL_FLOOR, COL_FLOOR_INLINE, NR_COLS };
 struct cell {
 	bool valid;
 	double alloc, free;		/* medians over runs, ns per op */
@@ -159,7 +162,7 @@ extern int slices, slices_redone;	/* multi-producer slices, and redone ones */
 extern const char *const htab_impl_name[BENCH_NR_HTAB_IMPLS];
 extern const char *const htab_case_name[BENCH_NR_HTAB_CASES];
 extern struct hcell htab[BENCH_NR_HTAB_CASES][BENCH_NR_HTAB_IMPLS][BENCH_MAX_WORKERS + 1];
-extern struct target targets[9];
+extern struct target targets[16];
 extern int nr_targets;
 
 void progress(const char *fmt, ...);
@@ -207,11 +210,14 @@ void print_floor(void);
 void print_latency(void);
 void print_htab(void);
 double t_pair_vs_kobj(int r, int P);
-double t_alloc_vs_floor(int r, int P);
-double t_free_vs_floor(int r, int P);
 double t_scaling(int r, int P);
 double t_xfree(int r, int P);
 double t_speedup(int r, int P);
+double t_call_alloc_vs_floor(int r, int P);
+double t_call_free_vs_floor(int r, int P);
+double t_alloc_vs_inline_floor(int r, int P);
+double t_free_vs_inline_floor(int r, int P);
+double t_free_256_vs_64(int r, int P);
 void add_target(const char *name, const char *how, ratio_fn fn, double limit,
 		       bool at_least, bool all_p, bool valid);
 void eval_targets(void);

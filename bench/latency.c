@@ -5,10 +5,10 @@
 /* --- 1-3: latency ----------------------------------------------------------- */
 
 const char *const col_name[NR_COLS] = {
-	"before", "after", "kobj", "floor", "floor-inline",
+	"before", "call", "after", "kobj", "floor", "floor-inline",
 };
 const char *const impl_name[] = {
-	"timer", "arena-alloc", "bpf_obj_new", "floor", "floor-inline",
+	"timer", "arena-alloc (call)", "bpf_obj_new", "floor", "floor-inline", "arena-alloc",
 };
 const char *const var_name[2] = { "malloc-free", "malloc-xfree" };
 
@@ -64,7 +64,7 @@ void lat_cell_run(struct inst *in, int impl, int variant, unsigned int allocs, i
 		if (run_prog(in->skel->progs.bench_floor_reset, &f, sizeof(f)))
 			die("bench_floor_reset failed");
 	}
-	if (impl == BENCH_IMPL_AA && aa_heap__drain(in->h) < 0)
+	if (AA_IS_AA(impl) && aa_heap__drain(in->h) < 0)
 		die("aa_heap__drain: %s", strerror(errno));
 	j.kind = JOB_LAT;
 	j.nworkers = P;
@@ -79,7 +79,7 @@ void lat_cell_run(struct inst *in, int impl, int variant, unsigned int allocs, i
 	job_run(&j, opt.warm_ms, ms, NULL, NULL);
 	aa_heap__stats(in->h, &st1);
 	lat_reset(in, impl, P);
-	if (impl == BENCH_IMPL_AA)
+	if (AA_IS_AA(impl))
 		for (i = 0; i < AA_NR_ERRORS; i++)
 			c->heap_err[i] += st1.err[i] - st0.err[i];
 
@@ -106,7 +106,7 @@ void lat_cell_run(struct inst *in, int impl, int variant, unsigned int allocs, i
 		fprintf(stderr, "aa_bench: warning: %s (%s), %s, allocs=%u, P=%d: %llu failed "
 			"operations", impl_name[impl], in->name, var_name[variant], allocs, P,
 			(unsigned long long)(c->errors - errors));
-		for (i = 0; impl == BENCH_IMPL_AA && i < AA_NR_ERRORS; i++)
+		for (i = 0; AA_IS_AA(impl) && i < AA_NR_ERRORS; i++)
 			if (st1.err[i] != st0.err[i])
 				fprintf(stderr, ", %s: %llu", aa_error_str(i),
 					(unsigned long long)(st1.err[i] - st0.err[i]));
@@ -207,7 +207,8 @@ void run_latency(void)
 {
 	static const struct lat_col_def cols[NR_COLS] = {
 		[COL_BEFORE] = { BENCH_IMPL_AA, &inst_off },
-		[COL_AFTER] = { BENCH_IMPL_AA, &inst_on },
+		[COL_CALL] = { BENCH_IMPL_AA, &inst_on },
+		[COL_AFTER] = { BENCH_IMPL_AA_INLINE, &inst_on },
 		[COL_KOBJ] = { BENCH_IMPL_KOBJ, &inst_on },
 		[COL_FLOOR] = { BENCH_IMPL_FLOOR, &inst_off },
 		[COL_FLOOR_INLINE] = { BENCH_IMPL_FLOOR_INLINE, &inst_off },

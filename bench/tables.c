@@ -76,11 +76,13 @@ void print_share(int v)
 void print_before_after(int v)
 {
 	static const char *const what[2] = { "alloc", "free" };
-	const char *cols = " before   after  speedup";
+	const char *cols = " before    call   after  speedup";
 	int k, r, P, colw = strlen(cols);
 
 	fprintf(out, "\n1.%d Allocator latency, %s, %llu B: ns per op (before = caches off, "
-		"after = caches on)\n", v + 1, var_name[v], (unsigned long long)opt.size);
+		"call = caches on,\n    global functions aa_malloc_u64/aa_free_u64; after = caches "
+		"on, the inline API aa_malloc/aa_free;\n    speedup = before/after)\n", v + 1,
+		var_name[v], (unsigned long long)opt.size);
 	for (k = 0; k < 2; k++) {
 		fprintf(out, "\n%s\n", k ? "free latency" : "alloc latency");
 		print_header(what[k], colw, cols);
@@ -88,9 +90,11 @@ void print_before_after(int v)
 			fprintf(out, "%8u", allocs_rows[r]);
 			for (P = 1; P <= nproc; P++) {
 				struct cell *b = &lat[v][COL_BEFORE][r][P], *a = &lat[v][COL_AFTER][r][P];
+				struct cell *c = &lat[v][COL_CALL][r][P];
 				double x = k ? b->free : b->alloc, y = k ? a->free : a->alloc;
 
-				fprintf(out, " | %7.1f %7.1f %7.2fx", x, y, x / y);
+				fprintf(out, " | %7.1f %7.1f %7.1f %7.2fx", x, k ? c->free : c->alloc, y,
+					x / y);
 			}
 			fputc('\n', out);
 		}
@@ -158,25 +162,30 @@ void print_floor(void)
 		return;
 	}
 	fprintf(out, "\n3. The floor: a per-CPU LIFO of preallocated arena objects, no allocator "
-		"logic (same harness),\n   ns per op. call: one global-function call per op, "
-		"like any library API; inline: no call\n   (the limit). after/call: arena-alloc "
-		"(caches on) over the call floor.\n");
+		"logic (same harness),\n   ns per op. floor call: one global-function call per op, "
+		"like any library API; floor inline:\n   no call (the limit). call: arena-alloc's "
+		"global functions; after: its inline API.\n   call/fc: call over the call floor; "
+		"after/fi: after over the inline floor.\n");
 	for (v = 0; v < 2; v++) {
-		fprintf(out, "\n%s\n%6s %3s | %15s | %15s | %15s | %15s\n", var_name[v], "", "",
-			"floor, call", "floor, inline", "after", "after/call");
-		fprintf(out, "%6s %3s | %7s %7s | %7s %7s | %7s %7s | %7s %7s\n", "allocs", "P",
-			"alloc", "free", "alloc", "free", "alloc", "free", "alloc", "free");
-		rule(10 + 4 * 18);
+		fprintf(out, "\n%s\n%6s %3s | %15s | %15s | %15s | %15s | %15s | %15s\n", var_name[v],
+			"", "", "floor call", "floor inline", "call", "after", "call/fc", "after/fi");
+		fprintf(out, "%6s %3s |", "allocs", "P");
+		for (int k = 0; k < 6; k++)
+			fprintf(out, " %7s %7s%s", "alloc", "free", k < 5 ? " |" : "\n");
+		rule(10 + 6 * 18);
 		for (r = 0; r < (int)NR_ROWS; r++)
 			for (P = 1; P <= nproc; P++) {
 				struct cell *f = &lat[v][COL_FLOOR][r][P];
 				struct cell *i = &lat[v][COL_FLOOR_INLINE][r][P];
+				struct cell *c = &lat[v][COL_CALL][r][P];
 				struct cell *a = &lat[v][COL_AFTER][r][P];
 
 				print_row_head(r, P);
-				fprintf(out, " | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f | %6.2fx %6.2fx\n",
-					f->alloc, f->free, i->alloc, i->free, a->alloc, a->free,
-					a->alloc / f->alloc, a->free / f->free);
+				fprintf(out, " | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f |"
+					" %6.2fx %6.2fx | %6.2fx %6.2fx\n",
+					f->alloc, f->free, i->alloc, i->free, c->alloc, c->free,
+					a->alloc, a->free, c->alloc / f->alloc, c->free / f->free,
+					a->alloc / i->alloc, a->free / i->free);
 			}
 	}
 }

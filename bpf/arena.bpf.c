@@ -30,6 +30,48 @@
 /* The root. Zero until aa_arena_init() publishes the magic. */
 struct aa_root __arena aa_root;
 
+/* The inline API's copy of the root's hot fields (aa_shared.h): filled by
+ * publish_fast() after init, cleared by unpublish_fast() before teardown. */
+struct aa_fast aa_fast SEC(".data.aa_fast");
+
+/* Copy the hot fields, then the CPU caches' addresses, then the root's
+ * address, each step visible before the next (exchange: full barrier).
+ * Without caches nothing is copied: the inline API then always calls the
+ * global functions, which serve everything from the heap.
+ * REQUIRES: heap published, caches released. */
+static void publish_fast(void)
+{
+	__u32 n = aa_root.nr_cpus, off;
+	int c, cpu;
+
+	if (aa_root.flags & AA_F_NO_CACHES)
+		return;
+	aa_fast.arena_base = aa_root.arena_base;
+	aa_fast.arena_size = aa_root.arena_size;
+	aa_fast.key = aa_root.cache_key;
+	aa_fast.zero = 0;
+	bpf_for(c, 0, AA_NR_CLASSES)
+		aa_fast.cap[c] = aa_root.tun.cpu_cache_cap[c] < AA_CPU_CACHE_MAX ?
+				 aa_root.tun.cpu_cache_cap[c] : AA_CPU_CACHE_MAX;
+	bpf_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
+		off = aa_root.cpu_cache_off[cpu];
+		aa_fast.cc[cpu] = off ? aa_root.arena_base + off : 0;
+	}
+	__sync_lock_test_and_set(&aa_fast.root, (__u64)&aa_root);
+}
+
+/* Stop new inline calls from finding the heap: root and every cache
+ * address to 0 (a call that read them already fails its claim on a cache
+ * that teardown holds, or is refused by the global function it falls to). */
+static void unpublish_fast(void)
+{
+	int cpu;
+
+	__sync_lock_test_and_set(&aa_fast.root, 0);
+	bpf_for(cpu, 0, AA_MAX_CPUS)
+		aa_fast.cc[cpu] = 0;
+}
+
 /*
  * Give CPUs 0 .. n-1 a cache (n = 0: none) and take them from the others.
  * A cache kept from before a teardown is emptied and released (teardown
@@ -143,6 +185,7 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags
 	if (err)
 		return err;
 	__sync_lock_test_and_set(&aa_root.magic, AA_ROOT_MAGIC);	/* publish */
+	publish_fast();
 	return 0;
 }
 
@@ -318,6 +361,7 @@ static int teardown_locked(void)
 	}
 	if (err)
 		return err;
+	unpublish_fast();	/* new inline calls: the global functions */
 	__sync_lock_test_and_set(&aa_root.magic, 0);	/* new callers: UNINIT */
 	clear_order_maps();
 	for (k = 0; k < AA_NR_ORDERS; k++)

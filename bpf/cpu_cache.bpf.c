@@ -3,7 +3,7 @@
  * cpu_cache.bpf.c - tier 1: per-CPU object caches (the fast path).
  *
  * Role:       serve allocations of up to 8 KiB (the size classes of
- *             bpf/size_classes.h) and take their frees without a lock: each
+ *             include/aa_size_classes.h) and take their frees without a lock: each
  *             CPU pops and pushes a LIFO array per class in its own arena
  *             pages.
  * From below: batches from the transfer cache (tier 2) on underflow, or
@@ -40,29 +40,11 @@
 
 /* --- Helpers --------------------------------------------------------------- */
 
-/* This CPU's cache, or NULL (caches off, or a CPU beyond the table). */
-static __always_inline struct aa_cpu_cache __arena *this_cpu_cache(void)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-	__u32 off;
-
-	if (cpu >= AA_MAX_CPUS)
-		return NULL;
-	off = aa_root.cpu_cache_off[cpu];
-	return off ? (struct aa_cpu_cache __arena *)aa_addr(off) : NULL;
-}
-
-/* Claim cc as `who`. A full barrier: what the last holder wrote before its
- * release is visible to us. */
-static __always_inline bool cache_claim(struct aa_cpu_cache __arena *cc, __u32 who)
-{
-	return __sync_val_compare_and_swap(&cc->busy, AA_CC_FREE, who) == AA_CC_FREE;
-}
-
-static __always_inline void cache_release(struct aa_cpu_cache __arena *cc)
-{
-	aa_store_release(&cc->busy, AA_CC_FREE);
-}
+/* The hit path's helpers are arena_alloc.bpf.h's: the inline API and the
+ * library run the same code under the same claim protocol. */
+#define this_cpu_cache()	__aa_this_cache()
+#define cache_claim(cc, who)	__aa_cache_claim((cc), (who))
+#define cache_release(cc)	__aa_cache_release(cc)
 
 static __always_inline __u32 cache_cap(__u32 c)
 {
@@ -90,28 +72,28 @@ static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 c
 	return got > 0 ? got : 0;
 }
 
-/* Make room: move the oldest batch (bottom of the LIFO) out, to the
+/* Make room: move the newest batch (top of the LIFO) out, to the
  * transfer cache, else to the heap (which always takes it: it parks what
- * it cannot free). Returns the new count.
+ * it cannot free). The top, not the bottom: nothing slides down, so a
+ * spill costs one batch copy (the bottom would cost moving every object
+ * left behind, on every spill). Returns the new count.
  * REQUIRES: cc claimed. */
 static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 cls, __u32 n)
 {
 	__u32 c = aa_cls_idx(cls);
 	__u32 batch = aa_root.tun.batch[c];
-	__u64 src = (__u64)&cc->objs[c][0];
-	int moved, i;
+	__u64 src;
+	int moved;
 
 	if (batch > n)
 		batch = n;
+	src = (__u64)&cc->objs[c][(n - batch) & (AA_CPU_CACHE_MAX - 1)];
 	moved = aa_transfer_cache_insert_batch(c, src, batch);
 	if (moved <= 0) {
 		moved = aa_heap_return_bulk(src, batch);
 		if (moved <= 0)
 			return n;	/* bad arguments only: keep them */
 	}
-	/* slide the rest down over the moved batch */
-	bpf_for(i, batch, n)
-		cc->objs[c][(i - batch) & (AA_CPU_CACHE_MAX - 1)] = cc->objs[c][i & (AA_CPU_CACHE_MAX - 1)];
 	cc->stats[c].spills++;
 	return n - batch;
 }
@@ -198,8 +180,9 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 }
 
 /* --- Alloc / free: fast paths (inlined into aa_malloc_u64/aa_free_u64) ----
- * A hit costs no call beyond the public function itself (a BPF-to-BPF
- * call is ~7 ns here: docs/BENCHMARKS.md), and one cmpxchg for the claim.
+ * The same hit path as the inline API's (arena_alloc.bpf.h), with the
+ * library's own fallbacks: a hit costs no call beyond the public function
+ * itself, and one cmpxchg for the claim.
  */
 
 /* Allocate one object of class cls (< AA_NR_CLASSES) for a request of
@@ -207,56 +190,31 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls, __u64 size)
 {
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
-	__u32 c = cls, n;
-	__u64 p;
+	__u64 p = cc ? __aa_hit_alloc(cc, cls, size) : 0;
 
-	if (!cc || !cache_claim(cc, AA_CC_OWNER))
-		return aa_cpu_cache_alloc_slow(cls, size);
-	n = cc->count[c];
-	if (n == 0 || n > AA_CPU_CACHE_MAX) {
-		cache_release(cc);
-		return aa_cpu_cache_alloc_slow(cls, size);
-	}
-	p = cc->objs[c][(n - 1) & (AA_CPU_CACHE_MAX - 1)];
-	cc->count[c] = n - 1;
-	cc->stats[c].hits++;
-	cc->stats[c].allocs++;
-	cc->stats[c].req_bytes += size;
-	cache_release(cc);
-	*(__u64 __arena *)p = 0;	/* no longer carries a mark */
-	return p;
+	return p ? p : aa_cpu_cache_alloc_slow(cls, size);
 }
 
 /*
- * Free ptr. A live span object is claimed (aa_claim) and goes to this
+ * Free ptr. A live span object is claimed (__aa_claim) and goes to this
  * CPU's cache; anything else (a page run, a bad pointer) is the heap's to
  * judge. Returns 0 or -errno (counted) with the heap unchanged.
  */
 static __always_inline int aa_cpu_cache_free(__u64 ptr)
 {
 	struct aa_cpu_cache __arena *cc;
-	__u32 c, n, pmw = 0;
-	int cls = aa_heap_class_of(ptr, &pmw), err;
+	__u32 __arena *pm = NULL;
+	__u32 e = 0;
+	int c = __aa_class_of(ptr, &pm, &e);
 
-	if (cls < 0)
+	if (c < 0)
 		return aa_heap_free(ptr);
-	c = aa_cls_idx(cls);
-	err = aa_claim(ptr, ptr - aa_root.arena_base, c, pmw);
-	if (err)
-		return aa_fail(-err);
+	if (__aa_claim(ptr, aa_fast.key, pm, e))
+		return aa_fail(AA_ERR_DOUBLE_FREE);
 	cc = this_cpu_cache();
-	if (!cc || !cache_claim(cc, AA_CC_OWNER))
-		return aa_cpu_cache_free_slow(ptr, c);
-	n = cc->count[c];
-	if (n >= aa_root.tun.cpu_cache_cap[c] || n >= AA_CPU_CACHE_MAX) {
-		cache_release(cc);
-		return aa_cpu_cache_free_slow(ptr, c);
-	}
-	cc->objs[c][n & (AA_CPU_CACHE_MAX - 1)] = ptr;
-	cc->count[c] = n + 1;
-	cc->stats[c].frees++;
-	cache_release(cc);
-	return 0;
+	if (cc && __aa_hit_free(cc, ptr, c))
+		return 0;
+	return aa_cpu_cache_free_slow(ptr, c);
 }
 
 /* --- Drain ------------------------------------------------------------------ */

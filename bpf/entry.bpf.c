@@ -175,10 +175,11 @@ int aa_call(struct aa_op_args *a)
 	case AA_OP_MALLOC:
 	case AA_OP_CALLOC:
 	case AA_OP_ALIGNED:
+		/* the inline API, as users' programs call it */
 		if (a->op == AA_OP_MALLOC)
-			p = aa_malloc_u64(a->size);
+			p = aa_malloc_inline(a->size);
 		else if (a->op == AA_OP_CALLOC)
-			p = aa_calloc_u64(a->arg, a->size);
+			p = aa_calloc_u64(a->arg, a->size);	/* sizes not constant */
 		else
 			p = aa_aligned_alloc_u64(a->arg, a->size);
 		a->ptr = p;
@@ -194,7 +195,7 @@ int aa_call(struct aa_op_args *a)
 		a->ret = p ? 0 : alloc_errno(AA_OP_MALLOC, a->size, 0);
 		break;
 	case AA_OP_FREE:
-		a->ret = aa_free_u64(a->ptr);
+		a->ret = aa_free_inline(a->ptr);
 		break;
 	case AA_OP_USABLE:
 		a->size = aa_usable_size_u64(a->ptr);
@@ -213,7 +214,8 @@ int aa_call(struct aa_op_args *a)
 }
 
 /* Run n ops from an arena array in one program run (the differential test
- * and the demo workload): ptr != 0 frees it, ptr == 0 allocates size. */
+ * and the demo workload): ptr != 0 frees it, ptr == 0 allocates size.
+ * Through the inline API, as users' programs call it. */
 SEC("syscall")
 int aa_batch(struct aa_batch_args *a)
 {
@@ -226,9 +228,9 @@ int aa_batch(struct aa_batch_args *a)
 		__u64 p = op->ptr;
 
 		if (p) {
-			op->ret = aa_free_u64(p);
+			op->ret = aa_free_inline(p);
 		} else {
-			p = aa_malloc_u64(op->size);
+			p = aa_malloc_inline(op->size);
 			op->ptr = p;
 			op->ret = p ? 0 : -ENOMEM;
 			op->size = p ? aa_usable_size_u64(p) : 0;

@@ -49,24 +49,6 @@ static __always_inline __u32 span_start(__u32 off, __u32 e)
 	return (off & ~(AA_PAGE_SIZE - 1)) - (AA_PM_SPAN_INDEX(e) << AA_PAGE_SHIFT);
 }
 
-/* Is off the start of an object of the span whose entry is e? Returns the
- * class, or -AA_ERR_INTERIOR / -AA_ERR_CORRUPT. O(1): a multiplication by
- * the class's reciprocal, no division. */
-static __always_inline int span_object(__u32 off, __u32 e)
-{
-	__u32 cls = AA_PM_SPAN_CLASS(e), rel, idx;
-	const struct aa_class_info *ci;
-
-	if (cls >= AA_NR_CLASSES)
-		return -AA_ERR_CORRUPT;
-	ci = aa_class(cls);
-	rel = off - span_start(off, e);
-	idx = ((__u64)rel * ci->recip) >> 32;
-	if (idx >= ci->objs || idx * ci->size != rel)
-		return -AA_ERR_INTERIOR;
-	return cls;
-}
-
 /* What is ptr? Sets *off and *pmw (its page-map entry); returns its class
  * (a span object), AA_KIND_RUN, AA_KIND_LARGE, or -AA_ERR_*. Under the
  * heap lock, or a snapshot (exact for a live allocation). */
@@ -87,7 +69,7 @@ static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
 	*pmw = e;
 	switch (AA_PM_KIND(e)) {
 	case AA_PM_SPAN:
-		return span_object(*off, e);
+		return __aa_span_object(*off, e);
 	case AA_PM_RUN_HEAD:
 		return (*off & (AA_PAGE_SIZE - 1)) ? -AA_ERR_INTERIOR : AA_KIND_RUN;
 	case AA_PM_RUN_TAIL:
@@ -100,59 +82,12 @@ static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
 	}
 }
 
-/*
- * Size class of a live object, without the lock, for the cache tiers' free
- * path: the class (>= 0, *pmw = its page-map entry) of the span object
- * starting at ptr, or -1 (anything else: aa_heap_free() judges it). One
- * slot load, one page-map load.
- */
-static __always_inline int aa_heap_class_of(__u64 ptr, __u32 *pmw)
-{
-	__u32 off = 0, e;
-
-	if (locate(ptr, &off) != AA_SLOT_CHUNK)
-		return -1;
-	e = *pm_at(off);
-	if (AA_PM_KIND(e) != AA_PM_SPAN)
-		return -1;
-	*pmw = e;
-	return span_object(off, e);
-}
-
 /* --- Claims ----------------------------------------------------------------
- *
- * aa_claim() makes a free the sole owner of a live block, lock-free:
- *
- *   v = word0                   user data, or a custody mark: -EALREADY
- *   cmpxchg(word0, v, FREED)    lost: another free won (or it is cached)
- *   page-map entry (or slot)    unchanged since the lookup, and then
- *   word0 == FREED              still ours: claimed
- *
- * Why the last two checks: a free that read v long ago may find v again
- * at the same address after the block was freed and its pages reused
- * (user data equal to v). Its cmpxchg then succeeds on a word that is not
- * word 0 of a live allocation at ptr. For ptr to be one again, its pages
- * must be carved again (a span writes a mark into every object) or taken
- * as a run (word 0 zeroed), both before the page-map entry or slot state
- * is written (aa_store_fence()). So "entry as before, then word 0 still
- * FREED" is a live allocation that we own. Otherwise the stray write is
- * undone and the free is a double free (or a free of a pointer that was
- * reused: a user bug no allocator can tell from a valid free). Objects
- * that are free in their span carry a mark, so the cmpxchg never takes one.
+ * aa_claim() makes a free the sole owner of a live block, lock-free: the
+ * protocol, and why it holds for reused pages, is __aa_claim()'s
+ * (arena_alloc.bpf.h). What says "still allocated": the page-map entry for
+ * a span object or a run, the slot state for whole chunks.
  */
-static __always_inline bool still_allocated(__u32 off, int kind, __u32 pmw, __u64 *dep)
-{
-	__u32 slot = off >> AA_CHUNK_SHIFT;
-
-	if (slot >= AA_MAX_SLOTS)
-		return false;
-	if (kind == AA_KIND_LARGE) {
-		*dep = READ_ONCE_ARENA(aa_root.slots[slot].state);
-		return *dep == AA_SLOT_LARGE_HEAD && !(off & (AA_CHUNK_SIZE - 1));
-	}
-	*dep = *(volatile __u32 __arena *)pm_at(off);
-	return *dep == pmw;
-}
 
 /* Claim the allocation of kind `kind` at ptr (arena offset off, page-map
  * entry pmw) for a free. Returns 0 with word 0 = the FREED mark (the caller
@@ -160,18 +95,20 @@ static __always_inline bool still_allocated(__u32 off, int kind, __u32 pmw, __u6
  * context, no lock. */
 static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
 {
-	__u64 __arena *w = (__u64 __arena *)ptr;
-	__u64 mine = aa_custody(ptr, AA_TAG_FREED), v, dep = 0;
+	__u32 slot = off >> AA_CHUNK_SHIFT;
+	__u32 __arena *check;
 
-	v = *(volatile __u64 __arena *)w;
-	if (aa_is_custody(ptr, v))
+	if (slot >= AA_MAX_SLOTS)
 		return -AA_ERR_DOUBLE_FREE;
-	if (__sync_val_compare_and_swap(w, v, mine) != v)
-		return -AA_ERR_DOUBLE_FREE;
-	if (still_allocated(off, kind, pmw, &dep) && aa_load_after(w, dep) == mine)
-		return 0;
-	__sync_val_compare_and_swap(w, mine, v);	/* undo the stray write */
-	return -AA_ERR_DOUBLE_FREE;
+	if (kind == AA_KIND_LARGE) {
+		if (off & (AA_CHUNK_SIZE - 1))
+			return -AA_ERR_DOUBLE_FREE;
+		check = &aa_root.slots[slot].state;
+		pmw = AA_SLOT_LARGE_HEAD;
+	} else {
+		check = pm_at(off);
+	}
+	return __aa_claim(ptr, aa_root.cache_key, check, pmw) ? -AA_ERR_DOUBLE_FREE : 0;
 }
 
 /* --- Freeing claimed blocks ------------------------------------------------ */

@@ -66,7 +66,6 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "arena_alloc.bpf.h"
-#include "size_classes.h"
 
 #define EPERM		1
 #define ENOENT		2
@@ -103,21 +102,8 @@ extern struct aa_root __arena aa_root;
 #define WRITE_ONCE_ARENA(x, v)	(*(volatile typeof(x) *)&(x) = (v))
 #define aa_barrier()		asm volatile("" ::: "memory")
 
-/*
- * Release store of a 32-bit word: every access before it is visible to
- * whoever sees the new value. BPF has no store-release before 6.15: on x86
- * (TSO) a plain store after a compiler barrier is one; elsewhere an
- * exchange, which BPF orders fully.
- */
-static __always_inline void aa_store_release(__u32 __arena *p, __u32 v)
-{
-#if defined(__TARGET_ARCH_x86)
-	aa_barrier();
-	*(volatile __u32 __arena *)p = v;
-#else
-	__sync_lock_test_and_set(p, v);
-#endif
-}
+/* Release store of a 32-bit word (arena_alloc.bpf.h: x86 store, else xchg). */
+#define aa_store_release(p, v)	__aa_store_release((p), (v))
 
 /* Order this thread's earlier stores before its later ones (x86: free). */
 static __always_inline void aa_store_fence(void)
@@ -302,11 +288,10 @@ static __always_inline void aa_unlock(void)
  *   AA_TAG_BUDDY+k  first page of a free page block of order k
  * A free claims word 0 only from a value that is not a mark (aa_claim()).
  */
-#define AA_TAG_FREED		1
+/* AA_TAG_FREED (1) and AA_TAG_BITS (5): arena_alloc.bpf.h */
 #define AA_TAG_CACHED		2
 #define AA_TAG_SPAN		3
 #define AA_TAG_BUDDY		4	/* + order, up to 4 + 8 */
-#define AA_TAG_BITS		5
 
 static __always_inline __u64 aa_custody(__u64 addr, __u32 tag)
 {
@@ -318,70 +303,9 @@ static __always_inline bool aa_is_custody(__u64 addr, __u64 word)
 	return ((word ^ aa_root.cache_key ^ addr) >> AA_TAG_BITS) == 0;
 }
 
-/* A load that the CPU cannot perform before the load that produced dep (an
- * address dependency; x86 never reorders loads anyway). */
-static __always_inline __u64 aa_load_after(__u64 __arena *p, __u64 dep)
-{
-	return *(volatile __u64 __arena *)((__u64)p + (dep & AA_ZERO));
-}
-
 static __always_inline bool aa_heap_ready(void)
 {
 	return READ_ONCE_ARENA(aa_root.magic) == AA_ROOT_MAGIC;
-}
-
-/* --- Size classes (bpf/size_classes.h) -----------------------------------
- * Read-only tables (.rodata): the class of a request, and per class the
- * object size, span pages and objects per span, and the reciprocal that
- * turns an offset in a span into an object index without a division.
- */
-struct aa_class_info {
-	__u32 size;		/* object bytes */
-	__u32 recip;		/* ceil(2^32 / size) */
-	__u16 pages;		/* pages per span */
-	__u16 objs;		/* objects per span */
-	__u16 batch;		/* default refill batch (the loader's default) */
-	__u16 cap;		/* default CPU cache capacity */
-};
-
-#define AA_CLASS_INFO(c, sz, pg, ob, ba, ca, rc) \
-	[c] = { .size = sz, .recip = rc, .pages = pg, .objs = ob, .batch = ba, .cap = ca },
-static const struct aa_class_info aa_classes[AA_NR_CLASSES] = {
-	AA_SIZE_CLASSES(AA_CLASS_INFO)
-};
-static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
-
-_Static_assert(AA_SIZE_CLASS_COUNT == AA_NR_CLASSES, "size_classes.h and aa_shared.h disagree");
-_Static_assert(AA_SIZE_CLASS_MAX == AA_MAX_CLASS_SIZE, "size_classes.h and aa_shared.h disagree");
-
-/*
- * Verifier: indexes into these tables must be bounded where the load is.
- * The compiler drops a clamp it can prove redundant (size - 1 < 8192 was
- * checked by the caller, table values are < 45), but 6.12's verifier does
- * not link size and size - 1: barrier_var() hides the range from the
- * compiler, so the clamp stays.
- */
-
-/* Class of a request of size bytes, 1 <= size <= AA_MAX_CLASS_SIZE. */
-static __always_inline __u32 aa_size_class(__u64 size)
-{
-	__u64 q = (size + AA_MIN_SIZE - 1) >> AA_MIN_SHIFT;
-
-	barrier_var(q);
-	return aa_class_index[q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1];
-}
-
-/* A class index made safe for indexing per-class arrays (callers pass
- * valid ones; anything else reads class 0 instead of past the array). */
-static __always_inline __u32 aa_cls_idx(__u32 cls)
-{
-	return cls < AA_NR_CLASSES ? cls : 0;
-}
-
-static __always_inline const struct aa_class_info *aa_class(__u32 cls)
-{
-	barrier_var(cls);
-	return &aa_classes[aa_cls_idx(cls)];
 }
 
 /* Smallest page order (block of 1 << order pages) holding pages pages. */
@@ -397,9 +321,8 @@ static __always_inline __u32 aa_pages_to_order(__u32 pages)
 
 /* --- Cross-file functions (global BPF functions: verified once each) ---- */
 
-/* cpu_cache.bpf.c: tier 1 (fast paths are static inline there) */
-__u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size);
-int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls);
+/* cpu_cache.bpf.c: tier 1 (fast paths in arena_alloc.bpf.h and static
+ * inline there; the slow halves are declared in arena_alloc.bpf.h) */
 int aa_cpu_cache_drain(__u32 cpu);
 
 /* transfer_cache.bpf.c: tier 2 (REQUIRES: caller holds a CPU cache claim,

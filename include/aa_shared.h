@@ -120,7 +120,7 @@ struct aa_slot {
 };
 
 /*
- * Size classes (bpf/size_classes.h, generated): 16-B steps up to 128 B,
+ * Size classes (include/aa_size_classes.h, generated): 16-B steps up to 128 B,
  * then at most 12.5% waste per request, up to 8 KiB. Every class goes
  * through the cache tiers; larger requests are page runs.
  */
@@ -178,6 +178,28 @@ struct aa_cpu_cache {
 	__u64 objs[AA_NR_CLASSES][AA_CPU_CACHE_MAX];
 };
 #define AA_CPU_CACHE_PAGES	((sizeof(struct aa_cpu_cache) + AA_PAGE_SIZE - 1) / AA_PAGE_SIZE)
+
+/*
+ * The inline API's copy of what its hit paths read (include/arena_alloc.bpf.h):
+ * a global variable of the library, `aa_fast` in section .data.aa_fast, so
+ * that a user's program, linked with the library, reads it with one load
+ * from a map value whose address the verifier knows (an extern arena
+ * global does not link with libbpf 1.4; see the header).
+ * Written only by the library's init and teardown (syscall programs):
+ * init fills everything once the heap is published, cc[] after the rest
+ * and `root` last; teardown clears `root` and cc[] before it unpublishes.
+ * All zero (no caches, AA_F_NO_CACHES, or not initialised): every inline
+ * call takes the global functions, which count the reason.
+ */
+struct aa_fast {
+	__u64 root;		/* user address of struct aa_root; 0: slow path */
+	__u64 arena_base;	/* aa_root.arena_base */
+	__u64 arena_size;	/* aa_root.arena_size */
+	__u64 key;		/* aa_root.cache_key: custody marks */
+	__u32 cap[AA_NR_CLASSES];	/* aa_root.tun.cpu_cache_cap, <= AA_CPU_CACHE_MAX */
+	__u32 zero;		/* always 0 (address dependencies) */
+	__u64 cc[AA_MAX_CPUS];	/* user address of CPU i's cache, 0: none */
+};
 
 /*
  * A size class's transfer cache: a stack of free objects shared by all

@@ -3,10 +3,21 @@
  * arena_alloc.bpf.h - the BPF API of arena-alloc.
  *
  * Include from BPF programs that are linked (bpftool gen object) with
- * libarena_alloc.bpf.o. Every function here is a global BPF function that
- * never calls a page kfunc, so tc, xdp, perf_event, tracepoint and syscall
- * programs can all call them. Growing the heap is done by the sleepable
- * SEC("syscall") programs of the library (userspace: aa_heap__grow()).
+ * libarena_alloc.bpf.o. Nothing here calls a page kfunc, so tc, xdp,
+ * perf_event, tracepoint and syscall programs can all use it. Growing the
+ * heap is done by the sleepable SEC("syscall") programs of the library
+ * (userspace: aa_heap__grow()).
+ *
+ * Two shapes of the same API:
+ *  - aa_malloc(), aa_calloc(), aa_free() (macros): the CPU-cache hit path
+ *    runs inline, in the caller's program (no BPF-to-BPF call: ~6.5 ns a
+ *    level here), and everything else calls the global functions below.
+ *    The hit path is a copy of theirs under the same claim protocol; the
+ *    global functions make the final decision on every bad pointer.
+ *  - the *_u64 global functions: one call each, verified once per program
+ *    load however many call sites. Define AA_NO_INLINE before including
+ *    this header to make the macros call them (programs short on
+ *    instructions: each inline site costs a few hundred verified ones).
  *
  * Call frames: the verifier allows a program 8 frames in all (the program
  * itself, its subprograms and callbacks, and ours). Each function here needs
@@ -23,6 +34,7 @@
 #define __ARENA_ALLOC_BPF_H
 
 #include "aa_shared.h"
+#include "aa_size_classes.h"
 
 #define AA_API_FRAMES	5
 
@@ -43,6 +55,8 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, AA_ARENA_PAGES);
 } arena __weak SEC(".maps");
+
+/* --- Global functions ---------------------------------------------------- */
 
 /* Allocate size bytes (16-byte aligned). 0 and sets no error on success;
  * returns 0 (NULL) on failure and counts the reason in aa_stats.err. */
@@ -65,10 +79,362 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size);
  * -EINVAL when there were invalid pointers and nothing was freed. */
 int aa_free_bulk_u64(__u64 arr, __u32 n);
 
+/* The slow halves of the inline hit path (not for direct use): allocate an
+ * object of class cls (< AA_NR_CLASSES) for a request of size bytes when
+ * this CPU's cache is empty or claimed; take ptr, an object of class cls
+ * that the caller CLAIMED (word 0 = the FREED custody mark, see
+ * __aa_claim()), when the cache is full or claimed. */
+__u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size);
+int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls);
+
+/* --- Size classes (include/aa_size_classes.h) ----------------------------
+ * Read-only tables (.rodata of every object that includes this header):
+ * the class of a request, and per class the object size, span pages and
+ * objects per span, and the reciprocal that turns an offset in a span into
+ * an object index without a division.
+ */
+struct aa_class_info {
+	__u32 size;		/* object bytes */
+	__u32 recip;		/* ceil(2^32 / size) */
+	__u16 pages;		/* pages per span */
+	__u16 objs;		/* objects per span */
+	__u16 batch;		/* default refill batch (the loader's default) */
+	__u16 cap;		/* default CPU cache capacity */
+};
+
+#define AA_CLASS_INFO(c, sz, pg, ob, ba, ca, rc) \
+	[c] = { .size = sz, .recip = rc, .pages = pg, .objs = ob, .batch = ba, .cap = ca },
+static const struct aa_class_info aa_classes[AA_NR_CLASSES] = {
+	AA_SIZE_CLASSES(AA_CLASS_INFO)
+};
+static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
+
+_Static_assert(AA_SIZE_CLASS_COUNT == AA_NR_CLASSES, "aa_size_classes.h and aa_shared.h disagree");
+_Static_assert(AA_SIZE_CLASS_MAX == AA_MAX_CLASS_SIZE, "aa_size_classes.h and aa_shared.h disagree");
+
+/*
+ * Verifier: indexes into these tables must be bounded where the load is.
+ * The compiler drops a clamp it can prove redundant (size - 1 < 8192 was
+ * checked by the caller, table values are < 45), but 6.12's verifier does
+ * not link size and size - 1: barrier_var() hides the range from the
+ * compiler, so the clamp stays. A constant size folds to a constant class.
+ */
+#ifndef barrier_var
+#define barrier_var(var) asm volatile("" : "+r"(var))
+#endif
+
+/* Class of a request of size bytes, 1 <= size <= AA_MAX_CLASS_SIZE. */
+static __always_inline __u32 aa_size_class(__u64 size)
+{
+	__u64 q = (size + AA_MIN_SIZE - 1) >> AA_MIN_SHIFT;
+
+	if (__builtin_constant_p(size))
+		return aa_class_index[q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1];
+	barrier_var(q);
+	return aa_class_index[q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1];
+}
+
+/* A class index made safe for indexing per-class arrays (callers pass
+ * valid ones; anything else reads class 0 instead of past the array). */
+static __always_inline __u32 aa_cls_idx(__u32 cls)
+{
+	return cls < AA_NR_CLASSES ? cls : 0;
+}
+
+static __always_inline const struct aa_class_info *aa_class(__u32 cls)
+{
+	barrier_var(cls);
+	return &aa_classes[aa_cls_idx(cls)];
+}
+
+/* --- The hit path, shared by the inline API and the library -------------
+ *
+ * State: `aa_fast` (struct aa_fast, aa_shared.h), a .data global of the
+ * library that init fills and teardown clears; an object linked with the
+ * library resolves this extern to it. (Not an extern arena global: libbpf
+ * 1.4's skeleton generator rejects one defined in another object,
+ * "need offset 0, already at 262144".)
+ *
+ * Protocol (the model is at the top of bpf/internal.h):
+ *  - this CPU's cache is claimed with a cmpxchg of busy from AA_CC_FREE to
+ *    AA_CC_OWNER and released with a release store; count, objs and stats
+ *    are touched only in between. A claim that fails (we preempted or
+ *    interrupted its holder, or a drain holds it) touches nothing and
+ *    takes the slow path, which uses the transfer cache or the heap;
+ *  - an object is freed only after __aa_claim() made the caller its sole
+ *    owner (word 0: user data -> the FREED custody mark, by cmpxchg, then
+ *    re-checked against the page map), so a double free of a cached
+ *    object finds the mark and two racing frees cannot both insert it.
+ */
+extern struct aa_fast aa_fast;
+
+/* Custody marks, word 0 of a block the allocator holds: aa_fast.key ^
+ * address ^ tag (bpf/internal.h lists the tags). */
+#define AA_TAG_FREED		1
+#define AA_TAG_BITS		5
+
+#define __aa_barrier()		asm volatile("" ::: "memory")
+
+/* Release store of a 32-bit arena word: every access before it is visible
+ * to whoever sees the new value. BPF has no store-release before 6.15: on
+ * x86 (TSO) a plain store after a compiler barrier is one; elsewhere an
+ * exchange, which BPF orders fully. */
+static __always_inline void __aa_store_release(__u32 __arena *p, __u32 v)
+{
+#if defined(__TARGET_ARCH_x86)
+	__aa_barrier();
+	*(volatile __u32 __arena *)p = v;
+#else
+	__sync_lock_test_and_set(p, v);
+#endif
+}
+
+/* A 64-bit load that the CPU cannot perform before the load that produced
+ * dep (x86 never reorders loads; elsewhere an address dependency through
+ * aa_fast.zero, which the compiler cannot know is 0). */
+static __always_inline __u64 __aa_load_after(__u64 __arena *p, __u64 dep)
+{
+#if defined(__TARGET_ARCH_x86)
+	return *(volatile __u64 __arena *)p;
+#else
+	return *(volatile __u64 __arena *)((__u64)p + (dep & aa_fast.zero));
+#endif
+}
+
+/* This CPU's cache, or NULL (not initialised, caches off, CPU >= 256). */
+static __always_inline struct aa_cpu_cache __arena *__aa_this_cache(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	if (cpu >= AA_MAX_CPUS)
+		return NULL;
+	return (struct aa_cpu_cache __arena *)aa_fast.cc[cpu];
+}
+
+/* Claim cc as `who`. A full barrier: what the last holder wrote before its
+ * release is visible to us. */
+static __always_inline bool __aa_cache_claim(struct aa_cpu_cache __arena *cc, __u32 who)
+{
+	return __sync_val_compare_and_swap(&cc->busy, AA_CC_FREE, who) == AA_CC_FREE;
+}
+
+static __always_inline void __aa_cache_release(struct aa_cpu_cache __arena *cc)
+{
+	__aa_store_release(&cc->busy, AA_CC_FREE);
+}
+
+/* Pop an object of class c for a request of size bytes, or 0 (empty).
+ * REQUIRES: cc claimed; c < AA_NR_CLASSES. */
+static __always_inline __u64 __aa_cache_pop(struct aa_cpu_cache __arena *cc, __u32 c, __u64 size)
+{
+	__u32 n = cc->count[c];
+	__u64 p;
+
+	if (n - 1 >= AA_CPU_CACHE_MAX)
+		return 0;
+	p = cc->objs[c][(n - 1) & (AA_CPU_CACHE_MAX - 1)];
+	cc->count[c] = n - 1;
+	cc->stats[c].hits++;
+	cc->stats[c].allocs++;
+	cc->stats[c].req_bytes += size;
+	return p;
+}
+
+/* Push ptr (claimed, class c); false when the cache is full.
+ * REQUIRES: cc claimed; c < AA_NR_CLASSES. */
+static __always_inline bool __aa_cache_push(struct aa_cpu_cache __arena *cc, __u32 c, __u64 ptr)
+{
+	__u32 n = cc->count[c];
+
+	if (n >= aa_fast.cap[c & 63] || n >= AA_CPU_CACHE_MAX)
+		return false;
+	cc->objs[c][n & (AA_CPU_CACHE_MAX - 1)] = ptr;
+	cc->count[c] = n + 1;
+	cc->stats[c].frees++;
+	return true;
+}
+
+/* A hit: claim cc, pop an object of class c, release. Returns it (word 0
+ * cleared) or 0 (cache claimed by someone else, or empty). */
+static __always_inline __u64 __aa_hit_alloc(struct aa_cpu_cache __arena *cc, __u32 c, __u64 size)
+{
+	__u64 p;
+
+	if (!__aa_cache_claim(cc, AA_CC_OWNER))
+		return 0;
+	p = __aa_cache_pop(cc, c, size);
+	__aa_cache_release(cc);
+	if (p)
+		*(volatile __u64 __arena *)p = 0;	/* no longer carries a mark */
+	return p;
+}
+
+/* A hit: claim cc, push ptr (claimed, class c), release. Returns false
+ * (cache claimed by someone else, or full) with ptr still the caller's. */
+static __always_inline bool __aa_hit_free(struct aa_cpu_cache __arena *cc, __u64 ptr, __u32 c)
+{
+	bool ok;
+
+	if (!__aa_cache_claim(cc, AA_CC_OWNER))
+		return false;
+	ok = __aa_cache_push(cc, c, ptr);
+	__aa_cache_release(cc);
+	return ok;
+}
+
+/* Is arena offset off the start of an object of the span whose page-map
+ * entry is e? Returns the class, or -AA_ERR_INTERIOR / -AA_ERR_CORRUPT.
+ * O(1): a multiplication by the class's reciprocal, no division. */
+static __always_inline int __aa_span_object(__u32 off, __u32 e)
+{
+	__u32 cls = AA_PM_SPAN_CLASS(e), rel, idx;
+	const struct aa_class_info *ci;
+
+	if (cls >= AA_NR_CLASSES)
+		return -AA_ERR_CORRUPT;
+	ci = aa_class(cls);
+	/* from the span's first page: the page's offset in it, plus ours */
+	rel = (off & (AA_PAGE_SIZE - 1)) + (AA_PM_SPAN_INDEX(e) << AA_PAGE_SHIFT);
+	idx = ((__u64)rel * ci->recip) >> 32;
+	if (idx >= ci->objs || idx * ci->size != rel)
+		return -AA_ERR_INTERIOR;
+	return cls;
+}
+
+/* The class of the span object that starts at ptr, lock-free: >= 0 with
+ * *pm = its page-map entry's address and *e = the entry, or < 0 for
+ * anything else (not initialised, not a span object: the global
+ * aa_free_u64() judges it). One slot load and one page-map load. */
+static __always_inline int __aa_class_of(__u64 ptr, __u32 __arena **pm, __u32 *e)
+{
+	struct aa_root __arena *root = (struct aa_root __arena *)aa_fast.root;
+	__u64 base = aa_fast.arena_base, rel = ptr - base;
+	struct aa_chunk_meta __arena *meta;
+	struct aa_slot __arena *slot;
+
+	if (!root || rel >= aa_fast.arena_size || (rel & (AA_MIN_SIZE - 1)))
+		return -1;
+	slot = &root->slots[(rel >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)];
+	if (slot->state != AA_SLOT_CHUNK)
+		return -1;
+	meta = (struct aa_chunk_meta __arena *)(base + slot->meta_off);
+	*pm = &meta->pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
+	*e = **pm;
+	if (AA_PM_KIND(*e) != AA_PM_SPAN)
+		return -1;
+	return __aa_span_object(rel, *e);
+}
+
+/*
+ * Claim the block at ptr for a free, lock-free, any context: returns 0
+ * with word 0 = the FREED mark (the caller owns the block), or -1 with
+ * nothing changed. check is the word that says the block is allocated
+ * (its page-map entry, or its slot's state), expect its value when the
+ * caller looked the block up:
+ *
+ *   v = word0                   user data, or a custody mark: refused
+ *   cmpxchg(word0, v, FREED)    lost: another free won (or it is cached)
+ *   *check == expect, then      unchanged since the lookup, and
+ *   word0 == FREED              still ours: claimed
+ *
+ * A free that read v long ago may find v again at the same address after
+ * the block was freed and its pages reused: its cmpxchg then succeeds on a
+ * word that is not word 0 of a live allocation. Pages are carved again (a
+ * span marks every object) or taken as a run (word 0 zeroed) before their
+ * page-map entry or slot state is written, so "check as before, then word
+ * 0 still FREED" is a live allocation that we own; otherwise the stray
+ * write is undone and the caller reports a double free.
+ */
+static __always_inline int __aa_claim(__u64 ptr, __u64 key, __u32 __arena *check, __u32 expect)
+{
+	__u64 __arena *w = (__u64 __arena *)ptr;
+	__u64 mine = key ^ ptr ^ AA_TAG_FREED, v;
+	__u32 now;
+
+	v = *(volatile __u64 __arena *)w;
+	if (((v ^ key ^ ptr) >> AA_TAG_BITS) == 0)	/* a custody mark */
+		return -1;
+	if (__sync_val_compare_and_swap(w, v, mine) != v)
+		return -1;
+	now = *(volatile __u32 __arena *)check;
+	if (now == expect && __aa_load_after(w, now) == mine)
+		return 0;
+	__sync_val_compare_and_swap(w, mine, v);	/* undo the stray write */
+	return -1;
+}
+
+/* --- The inline API ------------------------------------------------------ */
+
+/* aa_malloc(): the hit path inline, anything else through the globals. */
+static __always_inline __u64 aa_malloc_inline(__u64 size)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 c;
+	__u64 p;
+
+	/* size - 1: size 0 wraps and takes the global path, which refuses it */
+	if (size - 1 >= AA_MAX_CLASS_SIZE)
+		return aa_malloc_u64(size);
+	cc = __aa_this_cache();
+	if (!cc)	/* not initialised, caches off, CPU >= 256 */
+		return aa_malloc_u64(size);
+	c = aa_size_class(size);
+	p = __aa_hit_alloc(cc, c, size);
+	return p ? p : aa_cpu_cache_alloc_slow(c, size);
+}
+
+/* aa_free(): 0 or -errno, as aa_free_u64(). */
+static __always_inline int aa_free_inline(__u64 ptr)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 __arena *pm = NULL;
+	__u32 e = 0;
+	int c;
+
+	if (!ptr)
+		return 0;
+	c = __aa_class_of(ptr, &pm, &e);
+	if (c < 0 || __aa_claim(ptr, aa_fast.key, pm, e))
+		return aa_free_u64(ptr);	/* judged there, counted */
+	cc = __aa_this_cache();
+	if (cc && __aa_hit_free(cc, ptr, c))
+		return 0;
+	return aa_cpu_cache_free_slow(ptr, c);
+}
+
+/* aa_calloc(): inline when n * size is a compile-time constant of at most
+ * AA_CALLOC_INLINE_MAX bytes (zeroed word by word; volatile stores so that
+ * no compiler turns them into a memset), else aa_calloc_u64(). */
+#define AA_CALLOC_INLINE_MAX	256
+
+static __always_inline __u64 aa_calloc_inline(__u64 n, __u64 size)
+{
+	__u64 p;
+	int i;
+
+	if (!(__builtin_constant_p(n) && __builtin_constant_p(size) && n && size &&
+	      n <= AA_CALLOC_INLINE_MAX && size <= AA_CALLOC_INLINE_MAX &&
+	      n * size <= AA_CALLOC_INLINE_MAX))
+		return aa_calloc_u64(n, size);
+	p = aa_malloc_inline(n * size);
+	if (!p)
+		return 0;
+#pragma clang loop unroll(full)
+	for (i = 0; i < (n * size + 7) / 8; i++)
+		((volatile __u64 __arena *)p)[i] = 0;
+	return p;
+}
+
+#ifdef AA_NO_INLINE
 #define aa_malloc(size)		((void __arena *)aa_malloc_u64(size))
 #define aa_calloc(n, size)	((void __arena *)aa_calloc_u64((n), (size)))
-#define aa_aligned_alloc(a, sz)	((void __arena *)aa_aligned_alloc_u64((a), (sz)))
 #define aa_free(p)		aa_free_u64((__u64)(p))
+#else
+#define aa_malloc(size)		((void __arena *)aa_malloc_inline(size))
+#define aa_calloc(n, size)	((void __arena *)aa_calloc_inline((n), (size)))
+#define aa_free(p)		aa_free_inline((__u64)(p))
+#endif
+#define aa_aligned_alloc(a, sz)	((void __arena *)aa_aligned_alloc_u64((a), (sz)))
 #define aa_usable_size(p)	aa_usable_size_u64((__u64)(p))
 #define aa_malloc_bulk(arr, n, size) aa_malloc_bulk_u64((__u64)(arr), (n), (size))
 #define aa_free_bulk(arr, n)	aa_free_bulk_u64((__u64)(arr), (n))

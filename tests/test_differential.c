@@ -8,7 +8,7 @@
  * seed). After each batch the two must agree:
  *
  *   - every allocation succeeds and reports the usable size of the size
- *     rule: its class's object size up to 8 KiB (bpf/size_classes.h),
+ *     rule: its class's object size up to 8 KiB (include/aa_size_classes.h),
  *     whole pages above. -ENOMEM is legal (the heap only grows when asked:
  *     the test then grows it and carries on) but must be consistent:
  *     allocations never create free page blocks of an order that had none,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * test_size_classes.c - the rules of the size-class table
- * (bpf/size_classes.h, written by scripts/gen_size_classes.py), checked
+ * (include/aa_size_classes.h, written by scripts/gen_size_classes.py), checked
  * for every request size, and the library's view of it (aa_size_class(),
  * aa_class_size(): what the BPF side uses is the same table, checked
  * against real allocations by heap/every_size_gets_its_class).
@@ -10,7 +10,7 @@
  * the share of the object the request does not use.
  */
 #include "common.h"
-#include "size_classes.h"
+#include "aa_size_classes.h"
 
 struct row {
 	__u32 cls, size, pages, objs, batch, cap, recip;

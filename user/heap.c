@@ -473,7 +473,7 @@ AA_API __u64 aa_heap__arena_size(const struct aa_heap *h)
 }
 
 /* --- Size classes and tunables ---------------------------------------------
- * Defaults per class come from the generated table (bpf/size_classes.h):
+ * Defaults per class come from the generated table (include/aa_size_classes.h):
  * bigger objects get smaller caches, so a CPU cache holds a similar number
  * of bytes per class; a transfer cache holds 8 batches.
  */
@@ -482,7 +482,7 @@ static const struct { __u32 size, pages, objs, batch, cap; } class_table[AA_NR_C
 	AA_SIZE_CLASSES(AA_CLASS_ROW)
 };
 static const __u8 class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
-_Static_assert(AA_SIZE_CLASS_COUNT == AA_NR_CLASSES, "size_classes.h and aa_shared.h disagree");
+_Static_assert(AA_SIZE_CLASS_COUNT == AA_NR_CLASSES, "aa_size_classes.h and aa_shared.h disagree");
 
 AA_API __u32 aa_class_size(__u32 cls)
 {

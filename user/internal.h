@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 #include "arena_alloc.h"
-#include "size_classes.h"
+#include "aa_size_classes.h"
 
 #define AA_DEFAULT_ARENA_PAGES	(1U << 16)
 #define AA_MAX_ARENA_PAGES	(1U << 20)

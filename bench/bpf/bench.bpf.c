@@ -8,8 +8,9 @@
  *    and a timed free phase; a run is `rounds` rounds. Each phase is
  *    timed as a whole with bpf_ktime_get_ns(), never a single operation,
  *    and each round also times an empty phase: the timer's own cost.
- *    The implementations sharing the harness: arena-alloc (aa_malloc_u64/
- *    aa_free_u64), the kernel's allocator (bpf_obj_new/bpf_obj_drop,
+ *    The implementations sharing the harness: arena-alloc's inline API
+ *    (aa_malloc/aa_free: the hit path in this program) and its global
+ *    functions (aa_malloc_u64/aa_free_u64: one call each), the kernel's allocator (bpf_obj_new/bpf_obj_drop,
  *    i.e. bpf_mem_alloc), and the floor, a per-CPU LIFO of preallocated
  *    arena objects with no allocator logic (called, or inlined).
  *    malloc-xfree hands each filled pointer array to the next worker
@@ -160,26 +161,42 @@ __attribute__((noinline)) int bench_floor_free(__u64 p)
  * Each returns how many objects it handled; failures are counted by the
  * caller (alloc: NULL stored, found by the free phase; free: returned).
  */
-static __always_inline __u32 aa_alloc_loop(__u64 __arena *objs, __u32 n, __u64 size)
+/* arena-alloc: the global functions (inl false), or the inline API (the
+ * size is the run's, not a constant, as for a program whose sizes vary:
+ * the class comes from the table). */
+static __always_inline __u32 aa_alloc_loop(__u64 __arena *objs, __u32 n, __u64 size, bool inl)
 {
 	__u32 i;
 
 	for (i = ZERO; i < n && can_loop; i++)
-		objs[i & AMASK] = aa_malloc_u64(size);
+		objs[i & AMASK] = inl ? (__u64)aa_malloc(size) : aa_malloc_u64(size);
 	return i;
 }
 
-static __always_inline __u32 aa_free_loop(__u64 __arena *objs, __u32 n)
+static __always_inline __u32 aa_free_loop(__u64 __arena *objs, __u32 n, bool inl)
 {
 	__u32 i, bad = ZERO;
 
 	for (i = ZERO; i < n && can_loop; i++) {
 		__u64 p = objs[i & AMASK];
 
-		if (!p || aa_free_u64(p))
+		if (!p || (inl ? aa_free(p) : aa_free_u64(p)))
 			bad++;
 	}
 	return bad;
+}
+
+/* The inline hit path alone, as global functions for `make bench-jit`
+ * (the JIT listing of one inline aa_malloc(64) and one aa_free()); the
+ * timed loops above inline the same code. */
+__attribute__((noinline)) __u64 bench_inline_alloc(__u64 size)
+{
+	return (__u64)aa_malloc(64);
+}
+
+__attribute__((noinline)) int bench_inline_free(__u64 p)
+{
+	return aa_free(p);
 }
 
 static __always_inline __u32 floor_alloc_loop(__u64 __arena *objs, __u32 n, bool inl)
@@ -297,7 +314,8 @@ static __always_inline __u32 alloc_phase(struct lat_ctx *c, __u32 b)
 
 	switch (c->impl) {
 	case BENCH_IMPL_AA:
-		return aa_alloc_loop(buf->objs, c->allocs, c->size);
+	case BENCH_IMPL_AA_INLINE:
+		return aa_alloc_loop(buf->objs, c->allocs, c->size, c->impl == BENCH_IMPL_AA_INLINE);
 	case BENCH_IMPL_FLOOR:
 		return floor_alloc_loop(buf->objs, c->allocs, false);
 	case BENCH_IMPL_FLOOR_INLINE:
@@ -316,7 +334,9 @@ static __always_inline __u32 free_phase(__u32 impl, __u32 kcls, __u32 b, __u32 n
 
 	switch (impl) {
 	case BENCH_IMPL_AA:
-		return aa_free_loop(buf->objs, n);
+		return aa_free_loop(buf->objs, n, false);
+	case BENCH_IMPL_AA_INLINE:
+		return aa_free_loop(buf->objs, n, true);
 	case BENCH_IMPL_FLOOR:
 		return floor_free_loop(buf->objs, n, false);
 	case BENCH_IMPL_FLOOR_INLINE:
@@ -454,7 +474,8 @@ static long reset_buf(__u64 b, void *data)
 	if (m > BENCH_MAX_ALLOCS)
 		m = BENCH_MAX_ALLOCS;
 	/* the floor's objects are not freed: bench_floor_reset refills */
-	if (m && (c->impl == BENCH_IMPL_AA || c->impl == BENCH_IMPL_KOBJ)) {
+	if (m && (c->impl == BENCH_IMPL_AA || c->impl == BENCH_IMPL_AA_INLINE ||
+		  c->impl == BENCH_IMPL_KOBJ)) {
 		c->errors += free_phase(c->impl, c->kcls, b, m);
 		c->freed += m;
 	}
@@ -642,7 +663,7 @@ __attribute__((noinline)) int bench_ah_update(__u32 key, __u64 flags)
 		ah_unlock(b);
 		return -EEXIST;
 	}
-	p = aa_malloc_u64(sizeof(*e));
+	p = (__u64)aa_malloc(sizeof(*e));
 	if (!p) {
 		ah_unlock(b);
 		return -ENOMEM;
@@ -660,7 +681,7 @@ __attribute__((noinline)) int bench_ah_update(__u32 key, __u64 flags)
 	}
 	ah_unlock(b);
 	if (old)
-		aa_free_u64(old);
+		aa_free(old);
 	return 0;
 }
 
@@ -681,7 +702,7 @@ __attribute__((noinline)) int bench_ah_delete(__u32 key)
 	ah_unlock(b);
 	if (!old)
 		return -ENOENT;
-	aa_free_u64(old);
+	aa_free(old);
 	return 0;
 }
 

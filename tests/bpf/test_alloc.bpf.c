@@ -98,7 +98,7 @@ static int st_bulk(void)
 	n = aa_free_bulk(arr, 16);
 	if (n != 15 || arr[3] == 0 || arr[0] != 0)
 		return 4;
-	if (aa_free_u64(keep))
+	if (aa_free(keep))
 		return 5;
 	return aa_free(arr) ? 6 : 0;
 }
@@ -109,7 +109,7 @@ static int st_bad_input(void)
 		return 1;
 	if (aa_malloc(1ULL << 40))
 		return 2;
-	if (aa_free_u64(16) != -14 /* -EFAULT: not in the arena */)
+	if (aa_free(16) != -14 /* -EFAULT: not in the arena */)
 		return 3;
 	return 0;
 }

@@ -39,7 +39,7 @@ static long df_step(__u64 i, void *data)
 	c->i = i;
 	if (bpf_loop(1 << 20, df_wait, c, 0) == 1 << 20)
 		c->timeouts++;
-	c->res[idx] = aa_free_u64(c->arr[idx]);
+	c->res[idx] = aa_free(c->arr[idx]);
 	*(volatile __u32 __arena *)&df_progress[c->me & 1] = i + 1;
 	return 0;
 }

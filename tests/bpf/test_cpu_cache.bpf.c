@@ -47,7 +47,7 @@ static long stress_step(__u64 i, void *data)
 	if (old) {
 		if (((__u64 __arena *)old)[1] != c->cpu)
 			c->cross++;
-		if (*(__u64 __arena *)old != old || aa_free_u64(old))
+		if (*(__u64 __arena *)old != old || aa_free(old))
 			c->errors++;
 		else
 			c->frees++;
@@ -72,7 +72,7 @@ static long flush_step(__u64 i, void *data)
 {
 	__u64 old = __sync_lock_test_and_set(&xslots[i & (NSLOTS - 1)], 0);
 
-	if (old && aa_free_u64(old))
+	if (old && aa_free(old))
 		(*(__u64 *)data)++;
 	return 0;
 }

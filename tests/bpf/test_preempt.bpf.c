@@ -16,7 +16,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "arena_alloc.bpf.h"
-#include "size_classes.h"
+#include "aa_size_classes.h"
 #include "../test_preempt.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -78,7 +78,7 @@ static __always_inline bool ps_intact(__u64 p, __u32 stamp)
 static __always_inline __u64 ps_new(struct ps_ctx *x, __u32 r)
 {
 	__u32 stamp = PS_STAMP(x->me, ps_class(r), (r >> 14) & 3, ++x->seq);
-	__u64 p = aa_malloc_u64(ps_size(stamp));
+	__u64 p = (__u64)aa_malloc(ps_size(stamp));
 
 	if (!p) {
 		x->c.nulls++;
@@ -101,7 +101,7 @@ static __always_inline void ps_release(struct ps_ctx *x, __u64 v)
 
 	if (!ps_intact(p, (__u32)v))
 		x->c.bad_stamp++;
-	if (aa_free_u64(p))
+	if (aa_free(p))
 		x->c.bad_free++;
 	else
 		x->c.frees++;

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_inline.c - runs tests/bpf/test_inline.bpf.c: the inline API's hit
+ * path and its fallbacks in an embedder's own object (linked with the
+ * library, heap set up by aa_heap__attach()), before init and with caches
+ * off, and what each inline call site costs the verifier.
+ */
+#include <unistd.h>
+#include "common.h"
+#include "test_inline.skel.h"
+
+struct inline_args {
+	__u64 size;
+	__u32 cpu;
+	__u32 pad;
+	__u64 first;
+};
+
+static struct test_inline *skel;
+static struct aa_heap *heap;
+
+static void open_skel(void)
+{
+	if (!t_have_arena())
+		cr_skip_test(AA_SKIP_REASON);
+	skel = test_inline__open_and_load();
+	cr_assert_not_null(skel, "test_inline load failed: %s", strerror(errno));
+}
+
+static void setup(void)
+{
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20);
+
+	open_skel();
+	heap = aa_heap__attach(skel->obj, &o);
+	cr_assert_not_null(heap, "aa_heap__attach: %s", strerror(errno));
+}
+
+static void teardown(void)
+{
+	aa_heap__destroy(heap);
+	heap = NULL;
+	test_inline__destroy(skel);
+	skel = NULL;
+}
+
+static int run(struct bpf_program *prog, struct inline_args *a)
+{
+	return t_run(prog, a, sizeof(*a));
+}
+
+TestSuite(inline, .init = setup, .fini = teardown);
+
+Test(inline, hit_path_and_every_fallback)
+{
+	struct inline_args a = { .size = 64 };
+	struct aa_stats st0 = t_stats(heap), st1;
+	const struct aa_cpu_cache *cc;
+	__u64 allocs, frees;
+	int ret, c64 = aa_size_class(64);
+
+	/* the inline API found the caches that attach set up */
+	cr_assert_neq(skel->data_aa_fast->aa_fast.root, 0, "aa_fast not published by init");
+	ret = run(skel->progs.inline_ops, &a);
+	cr_assert_eq(ret, 0, "step %d failed with code %d", ret / 100, ret % 100);
+	cc = aa_heap__cpu_cache(heap, a.cpu);
+	cr_assert_not_null(cc);
+	allocs = cc->stats[c64].allocs;
+	frees = cc->stats[c64].frees;
+	st1 = t_stats(heap);
+	/* each bad pointer refused once, by the global path, and counted */
+	cr_assert_eq(st1.err[AA_ERR_DOUBLE_FREE] - st0.err[AA_ERR_DOUBLE_FREE], 1);
+	cr_assert_eq(st1.err[AA_ERR_INTERIOR] - st0.err[AA_ERR_INTERIOR], 1);
+	cr_assert_eq(st1.err[AA_ERR_MISALIGNED] - st0.err[AA_ERR_MISALIGNED], 1);
+	cr_assert_eq(st1.err[AA_ERR_FOREIGN] - st0.err[AA_ERR_FOREIGN], 1);
+	cr_assert_eq(st1.err[AA_ERR_SIZE] - st0.err[AA_ERR_SIZE], 1, "aa_malloc(0)");
+	/* 64-B class: step_hit 2, bad_pointers 1, calloc 2 allocs and frees */
+	cr_assert_eq(allocs, 5, "CPU %u class %d allocs %llu", a.cpu, c64,
+		     (unsigned long long)allocs);
+	cr_assert_eq(frees, 5, "CPU %u class %d frees %llu", a.cpu, c64,
+		     (unsigned long long)frees);
+	cr_assert_eq(t_user_live(heap), 0);
+	t_check(heap);
+}
+
+Test(inline, refused_before_init_and_after_teardown)
+{
+	struct inline_args a = { .size = 64 };
+
+	cr_assert_geq(aa_heap__teardown(heap), 1);
+	cr_assert_eq(skel->data_aa_fast->aa_fast.root, 0, "teardown left aa_fast published");
+	cr_assert_eq(run(skel->progs.inline_one, &a), 0, "memory from a torn-down heap");
+	cr_assert_eq(t_stats(heap).err[AA_ERR_UNINIT], 1);
+	cr_assert_eq(aa_heap__init(heap, 2 << 20), 0);
+	cr_assert_eq(run(skel->progs.inline_one, &a), 1);
+	t_check(heap);
+}
+
+/* Objects loaded but never attached. */
+TestSuite(inline_raw, .init = open_skel, .fini = teardown);
+
+Test(inline_raw, never_initialised_object_gets_null)
+{
+	struct inline_args a = { .size = 64 };
+
+	cr_assert_eq(skel->data_aa_fast->aa_fast.root, 0);
+	cr_assert_eq(run(skel->progs.inline_one, &a), 0, "memory before init");
+	a.size = 100000;
+	cr_assert_eq(run(skel->progs.inline_one, &a), 0, "memory before init");
+}
+
+Test(inline, caches_off_serves_from_the_heap)
+{
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20, .flags = AA_F_NO_CACHES);
+	struct inline_args a = { .size = 64 };
+
+	cr_assert_eq(aa_heap__reinit(heap, &o), 0);
+	cr_assert_eq(skel->data_aa_fast->aa_fast.root, 0, "aa_fast published without caches");
+	cr_assert_eq(run(skel->progs.inline_one, &a), 1);
+	cr_assert_eq(t_stats(heap).nr_allocs, 1, "not served by the heap");
+	cr_assert_eq(t_stats(heap).nr_frees, 1);
+	t_check(heap);
+}
+
+/* --- Verifier cost ----------------------------------------------------------- */
+
+static __u32 verified(struct bpf_program *p)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	cr_assert_eq(bpf_prog_get_info_by_fd(bpf_program__fd(p), &info, &len), 0);
+	return info.verified_insns;
+}
+
+/*
+ * Reported: the verified instructions of each cost_* program (the global
+ * functions they reach are verified as part of each). Asserted: an inline
+ * site of aa_malloc + aa_free costs at most AA_TEST_SITE_MAX verified
+ * instructions, and eight of each still load.
+ */
+#define AA_TEST_SITE_MAX	1500
+
+Test(inline_raw, verifier_cost_per_call_site)
+{
+	__u32 none = verified(skel->progs.cost_none);
+	__u32 call1 = verified(skel->progs.cost_call_1);
+	__u32 inl1 = verified(skel->progs.cost_inline_1);
+	__u32 inl8 = verified(skel->progs.cost_inline_8);
+	double site = (inl8 - inl1) / 7.0;
+
+	fprintf(stderr, "inline: verified insns: empty tc program %u, aa_malloc_u64 + aa_free_u64 %u, "
+		"one inline aa_malloc + aa_free %u (+%d), eight of each %u: %.0f per inline site\n",
+		none, call1, inl1, (int)inl1 - (int)call1, inl8, site);
+	cr_assert_gt(call1, none);
+	cr_assert_leq(site, AA_TEST_SITE_MAX, "%.0f verified insns per inline site", site);
+	cr_assert_leq((int)inl1 - (int)call1, 2 * AA_TEST_SITE_MAX,
+		      "one inline site over the global calls: %d", (int)inl1 - (int)call1);
+}
