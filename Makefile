@@ -346,6 +346,7 @@ bench-plot:
 bench-jit: $(OUTPUT)/bench/jit_dump $(OUTPUT)/bench/bench.linked.o
 	$(Q)d=$$(mktemp -d /sys/fs/bpf/aa_bench_jit_XXXXXX) && \
 	$(BPFTOOL) prog loadall $(OUTPUT)/bench/bench.linked.o $$d >/dev/null && \
+	$(OUTPUT)/bench/jit_dump $$d/bench_jit $(BENCH_JIT_FUNCS) && \
 	$(OUTPUT)/bench/jit_dump $$d/bench_lat $(BENCH_JIT_FUNCS); rc=$$?; rm -rf $$d; exit $$rc
 
 .DELETE_ON_ERROR:

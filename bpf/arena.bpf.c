@@ -34,40 +34,38 @@ struct aa_root __arena aa_root;
  * publish_fast() after init, cleared by unpublish_fast() before teardown. */
 struct aa_fast aa_fast SEC(".data.aa_fast");
 
-/* Copy the hot fields, then the CPU caches' addresses, then the root's
- * address, each step visible before the next (exchange: full barrier).
+/* Copy the hot fields, then the CPU caches' addresses, then the arena
+ * size (the inline free's gate), each step visible before the next
+ * (exchange: full barrier).
  * Without caches nothing is copied: the inline API then always calls the
  * global functions, which serve everything from the heap.
  * REQUIRES: heap published, caches released. */
 static void publish_fast(void)
 {
 	__u32 n = aa_root.nr_cpus, off;
-	int c, cpu;
+	int cpu;
 
 	if (aa_root.flags & AA_F_NO_CACHES)
 		return;
+	aa_fast.root = (__u64)&aa_root;
 	aa_fast.arena_base = aa_root.arena_base;
-	aa_fast.arena_size = aa_root.arena_size;
 	aa_fast.key = aa_root.cache_key;
 	aa_fast.zero = 0;
-	bpf_for(c, 0, AA_NR_CLASSES)
-		aa_fast.cap[c] = aa_root.tun.cpu_cache_cap[c] < AA_CPU_CACHE_MAX ?
-				 aa_root.tun.cpu_cache_cap[c] : AA_CPU_CACHE_MAX;
 	bpf_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
 		off = aa_root.cpu_cache_off[cpu];
 		aa_fast.cc[cpu] = off ? aa_root.arena_base + off : 0;
 	}
-	__sync_lock_test_and_set(&aa_fast.root, (__u64)&aa_root);
+	__sync_lock_test_and_set(&aa_fast.arena_size, aa_root.arena_size);
 }
 
-/* Stop new inline calls from finding the heap: root and every cache
+/* Stop new inline calls from finding the heap: arena size and every cache
  * address to 0 (a call that read them already fails its claim on a cache
  * that teardown holds, or is refused by the global function it falls to). */
 static void unpublish_fast(void)
 {
 	int cpu;
 
-	__sync_lock_test_and_set(&aa_fast.root, 0);
+	__sync_lock_test_and_set(&aa_fast.arena_size, 0);
 	bpf_for(cpu, 0, AA_MAX_CPUS)
 		aa_fast.cc[cpu] = 0;
 }
@@ -81,7 +79,7 @@ static void unpublish_fast(void)
 static int init_caches(__u32 n)
 {
 	struct aa_cpu_cache __arena *cc;
-	__u32 off;
+	__u32 off, cap;
 	int cpu, c;
 
 	bpf_for(cpu, 0, AA_MAX_CPUS) {
@@ -99,12 +97,16 @@ static int init_caches(__u32 n)
 				return -ENOMEM;
 			cc->cpu = cpu;	/* fresh pages: busy == AA_CC_FREE, counts 0 */
 			aa_root.cpu_cache_off[cpu] = (__u64)cc - aa_root.arena_base;
-			continue;
+		} else {
+			cc = aa_addr(off);
 		}
-		cc = aa_addr(off);
-		bpf_for(c, 0, AA_NR_CLASSES)
-			cc->count[c] = 0;
-		aa_store_release(&cc->busy, AA_CC_FREE);
+		bpf_for(c, 0, AA_NR_CLASSES) {
+			cap = aa_root.tun.cpu_cache_cap[c];
+			cc->cls[c].count = 0;
+			cc->cls[c].cap = cap < AA_CPU_CACHE_MAX ? cap : AA_CPU_CACHE_MAX;
+		}
+		if (off)	/* kept from before a teardown, which left it claimed */
+			aa_store_release(&cc->busy, AA_CC_FREE);
 	}
 	aa_root.nr_cpus = n;
 	return 0;
@@ -433,7 +435,7 @@ int aa_arena_teardown(void)
 			continue;
 		cc = aa_addr(off);
 		bpf_for(c, 0, AA_NR_CLASSES)
-			cc->count[c] = 0;
+			cc->cls[c].count = 0;
 	}
 	aa_root.stats.nr_trims += n;
 	return n;

@@ -46,9 +46,9 @@
 #define cache_claim(cc, who)	__aa_cache_claim((cc), (who))
 #define cache_release(cc)	__aa_cache_release(cc)
 
-static __always_inline __u32 cache_cap(__u32 c)
+static __always_inline __u32 cache_cap(struct aa_cpu_cache __arena *cc, __u32 c)
 {
-	__u32 cap = aa_root.tun.cpu_cache_cap[aa_cls_idx(c)];
+	__u32 cap = cc->cls[aa_cls_idx(c)].cap;
 
 	return cap > AA_CPU_CACHE_MAX ? AA_CPU_CACHE_MAX : cap;
 }
@@ -56,19 +56,19 @@ static __always_inline __u32 cache_cap(__u32 c)
 /* Fill the class from below: a batch from the transfer cache, else from the
  * central free list (marked cached under the heap lock). Returns how many objects
  * arrived (0: heap empty or locked).
- * REQUIRES: cc claimed and cc->count[cls] == 0. */
+ * REQUIRES: cc claimed and cc->cls[cls].count == 0. */
 static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 cls)
 {
 	__u32 c = aa_cls_idx(cls);
 	__u32 batch = aa_root.tun.batch[c];
-	__u64 dst = (__u64)&cc->objs[c][0];
+	__u64 dst = (__u64)&cc->cls[c].objs[0];
 	int got;
 
 	got = aa_transfer_cache_remove_batch(c, dst, batch);
 	if (got <= 0)
 		got = aa_heap_alloc_bulk(dst, batch, c, 1);
 	if (got > 0)
-		cc->stats[c].refills++;
+		cc->cls[c].stats.refills++;
 	return got > 0 ? got : 0;
 }
 
@@ -87,14 +87,14 @@ static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 
 
 	if (batch > n)
 		batch = n;
-	src = (__u64)&cc->objs[c][(n - batch) & (AA_CPU_CACHE_MAX - 1)];
+	src = (__u64)&cc->cls[c].objs[(n - batch) & (AA_CPU_CACHE_MAX - 1)];
 	moved = aa_transfer_cache_insert_batch(c, src, batch);
 	if (moved <= 0) {
 		moved = aa_heap_return_bulk(src, batch);
 		if (moved <= 0)
 			return n;	/* bad arguments only: keep them */
 	}
-	cc->stats[c].spills++;
+	cc->cls[c].stats.spills++;
 	return n - batch;
 }
 
@@ -117,7 +117,7 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 		if (!cc)
 			aa_count(no_cache);
 		else
-			__sync_fetch_and_add(&cc->stats[c].nested, 1);
+			__sync_fetch_and_add(&cc->cls[c].stats.nested, 1);
 		/* the transfer cache has a lock of its own: an IRQ over a
 		 * heap-lock holder gets memory there */
 		p = aa_transfer_cache_pop(cls);
@@ -127,20 +127,18 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 		}
 		return aa_heap_alloc(aa_class(c)->size, 0);
 	}
-	n = cc->count[c];
+	n = cc->cls[c].count;
 	if (n == 0) {
-		cc->stats[c].misses++;
+		cc->cls[c].stats.misses++;
 		n = cache_refill(cc, c);
-	} else {
-		cc->stats[c].hits++;
 	}
 	if (n > 0 && n <= AA_CPU_CACHE_MAX) {
-		p = cc->objs[c][(n - 1) & (AA_CPU_CACHE_MAX - 1)];
-		cc->count[c] = n - 1;
-		cc->stats[c].allocs++;
-		cc->stats[c].req_bytes += size;
+		p = cc->cls[c].objs[(n - 1) & (AA_CPU_CACHE_MAX - 1)];
+		cc->cls[c].count = n - 1;
+		cc->cls[c].stats.allocs++;
+		cc->cls[c].stats.req_bytes += size;
 	} else {
-		cc->stats[c].failures++;
+		cc->cls[c].stats.failures++;
 	}
 	cache_release(cc);
 	if (p)
@@ -154,24 +152,25 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 {
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
-	__u32 c = aa_cls_idx(cls), n, cap = cache_cap(cls);
+	__u32 c = aa_cls_idx(cls), n, cap;
 
 	if (!cc || !cache_claim(cc, AA_CC_OWNER)) {
 		if (!cc)
 			aa_count(no_cache);
 		else
-			__sync_fetch_and_add(&cc->stats[c].nested, 1);
+			__sync_fetch_and_add(&cc->cls[c].stats.nested, 1);
 		if (aa_transfer_cache_push(c, ptr))
 			return 0;
 		return aa_heap_return(ptr);
 	}
-	n = cc->count[c];
+	cap = cache_cap(cc, c);
+	n = cc->cls[c].count;
 	if (n >= cap)
 		n = cache_spill(cc, c, n);
 	if (n < cap) {
-		cc->objs[c][n & (AA_CPU_CACHE_MAX - 1)] = ptr;
-		cc->count[c] = n + 1;
-		cc->stats[c].frees++;
+		cc->cls[c].objs[n & (AA_CPU_CACHE_MAX - 1)] = ptr;
+		cc->cls[c].count = n + 1;
+		cc->cls[c].stats.frees++;
 		cache_release(cc);
 		return 0;
 	}
@@ -207,9 +206,11 @@ static __always_inline int aa_cpu_cache_free(__u64 ptr)
 	__u32 e = 0;
 	int c = __aa_class_of(ptr, &pm, &e);
 
+	__u64 v = 0;
+
 	if (c < 0)
 		return aa_heap_free(ptr);
-	if (__aa_claim(ptr, aa_fast.key, pm, e))
+	if (!__aa_claim_word(ptr, aa_fast.key, &v) || __aa_claim(ptr, aa_fast.key, v, pm, e))
 		return aa_fail(AA_ERR_DOUBLE_FREE);
 	cc = this_cpu_cache();
 	if (cc && __aa_hit_free(cc, ptr, c))
@@ -238,13 +239,13 @@ int aa_cpu_cache_drain(__u32 cpu)
 	if (!cache_claim(cc, AA_CC_DRAIN))
 		return -EBUSY;
 	bpf_for(c, 0, AA_NR_CLASSES) {
-		n = cc->count[c];
+		n = cc->cls[c].count;
 		if (!n || n > AA_CPU_CACHE_MAX)
 			continue;
-		moved = aa_heap_return_bulk((__u64)&cc->objs[c][0], n);
+		moved = aa_heap_return_bulk((__u64)&cc->cls[c].objs[0], n);
 		if (moved <= 0)
 			continue;
-		cc->count[c] = 0;
+		cc->cls[c].count = 0;
 		total += moved;
 	}
 	cache_release(cc);

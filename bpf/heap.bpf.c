@@ -97,6 +97,7 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
 {
 	__u32 slot = off >> AA_CHUNK_SHIFT;
 	__u32 __arena *check;
+	__u64 v = 0;
 
 	if (slot >= AA_MAX_SLOTS)
 		return -AA_ERR_DOUBLE_FREE;
@@ -108,7 +109,10 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
 	} else {
 		check = pm_at(off);
 	}
-	return __aa_claim(ptr, aa_root.cache_key, check, pmw) ? -AA_ERR_DOUBLE_FREE : 0;
+	if (!__aa_claim_word(ptr, aa_root.cache_key, &v) ||
+	    __aa_claim(ptr, aa_root.cache_key, v, check, pmw))
+		return -AA_ERR_DOUBLE_FREE;
+	return 0;
 }
 
 /* --- Freeing claimed blocks ------------------------------------------------ */

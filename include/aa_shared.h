@@ -17,7 +17,7 @@
 #endif
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	4
+#define AA_LAYOUT_VERSION	5
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -137,12 +137,14 @@ struct aa_slot {
 #define AA_F_NO_CACHES		(1U << 0)	/* no CPU or transfer caches: every
 						 * request takes the heap lock */
 
-/* Counters of one size class in one CPU cache. Written by the cache's
- * claim holder; `nested` by callers that found it claimed (atomic add). */
+/* Counters of one size class in one CPU cache (64 bytes: one line, and
+ * an index the hit path computes with a shift). Written by the cache's
+ * claim holder; `nested` by callers that found it claimed (atomic add).
+ * Hits (allocs served without a refill) are not counted on the hit path:
+ * hits = allocs + failures - misses. */
 struct aa_cpu_class_stats {
 	__u64 allocs;		/* allocations served by this CPU for the class */
 	__u64 frees;		/* frees taken by this CPU's cache */
-	__u64 hits;		/* allocs served from the cache without refill */
 	__u64 misses;		/* allocs that found the cache empty */
 	__u64 refills;		/* batches moved in (transfer cache or central list) */
 	__u64 spills;		/* batches moved out on overflow */
@@ -160,22 +162,34 @@ struct aa_cpu_class_stats {
 #define AA_CC_TEARDOWN		3	/* teardown: held until re-init */
 
 /*
+ * One size class of a CPU's cache: what the hit path touches, at constant
+ * offsets from one base (count and cap, the counters, the LIFO array).
+ */
+struct aa_cpu_class {
+	__u32 count;		/* objs[0 .. count) are free */
+	__u32 cap;		/* capacity: tunable cpu_cache_cap, <= AA_CPU_CACHE_MAX */
+	__u32 pad[14];
+	struct aa_cpu_class_stats stats;
+	__u64 objs[AA_CPU_CACHE_MAX];
+};
+
+/*
  * A CPU's object cache: one LIFO array per size class. Lives in its own
  * arena pages (no line shared with another CPU).
- * Invariant: count[], objs[][] and stats[] (but `nested`) are touched only
- * by the holder of the claim: whoever moved busy from AA_CC_FREE to another
- * value with a cmpxchg, until it stores AA_CC_FREE again (with release
- * order). Programs on `cpu` claim it as AA_CC_OWNER; a drain or teardown
- * may claim it from any CPU. A caller that finds it claimed (preempted or
- * interrupted owner, drain) never waits: it uses the transfer cache or the
- * heap (counted in stats[c].nested). Objects in objs[] carry the custody mark in word 0.
+ * Invariant: cls[] (but stats.nested) is touched only by the holder of the
+ * claim: whoever moved busy from AA_CC_FREE to another value with a
+ * cmpxchg, until it stores AA_CC_FREE again (with release order). Programs
+ * on `cpu` claim it as AA_CC_OWNER; a drain or teardown may claim it from
+ * any CPU. A caller that finds it claimed (preempted or interrupted owner,
+ * drain) never waits: it uses the transfer cache or the heap (counted in
+ * stats.nested). Objects in objs[] carry the custody mark in word 0. cap
+ * is written by init only, with every cache claimed or not yet published.
  */
 struct aa_cpu_cache {
 	__u32 busy;
 	__u32 cpu;
-	__u32 count[AA_NR_CLASSES];	/* objs[c][0 .. count[c]) are free */
-	struct aa_cpu_class_stats stats[AA_NR_CLASSES];
-	__u64 objs[AA_NR_CLASSES][AA_CPU_CACHE_MAX];
+	__u32 pad[14];		/* busy alone on its line */
+	struct aa_cpu_class cls[AA_NR_CLASSES];
 };
 #define AA_CPU_CACHE_PAGES	((sizeof(struct aa_cpu_cache) + AA_PAGE_SIZE - 1) / AA_PAGE_SIZE)
 
@@ -187,17 +201,18 @@ struct aa_cpu_cache {
  * global does not link with libbpf 1.4; see the header).
  * Written only by the library's init and teardown (syscall programs):
  * init fills everything once the heap is published, cc[] after the rest
- * and `root` last; teardown clears `root` and cc[] before it unpublishes.
+ * and `arena_size` last; teardown clears `arena_size` and cc[] before it
+ * unpublishes (the inline free takes the slow path for any pointer at or
+ * above arena_base + arena_size: with 0, for every pointer).
  * All zero (no caches, AA_F_NO_CACHES, or not initialised): every inline
  * call takes the global functions, which count the reason.
  */
 struct aa_fast {
-	__u64 root;		/* user address of struct aa_root; 0: slow path */
+	__u64 root;		/* user address of struct aa_root */
 	__u64 arena_base;	/* aa_root.arena_base */
-	__u64 arena_size;	/* aa_root.arena_size */
+	__u64 arena_size;	/* aa_root.arena_size; 0: not published */
 	__u64 key;		/* aa_root.cache_key: custody marks */
-	__u32 cap[AA_NR_CLASSES];	/* aa_root.tun.cpu_cache_cap, <= AA_CPU_CACHE_MAX */
-	__u32 zero;		/* always 0 (address dependencies) */
+	__u64 zero;		/* always 0 (address dependencies) */
 	__u64 cc[AA_MAX_CPUS];	/* user address of CPU i's cache, 0: none */
 };
 

@@ -109,6 +109,14 @@ static const struct aa_class_info aa_classes[AA_NR_CLASSES] = {
 };
 static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
 
+/* What a free needs to know of a class, in one 64-bit word (one load,
+ * one register): the bytes its objects fill in a span (objs * size) << 32
+ * | recip. __aa_object_start() says why that is enough. */
+#define AA_CLASS_HOT(c, sz, pg, ob, ba, ca, rc) [c] = ((__u64)((ob) * (sz)) << 32) | (rc),
+static const __u64 aa_class_hot[AA_NR_CLASSES] = {
+	AA_SIZE_CLASSES(AA_CLASS_HOT)
+};
+
 _Static_assert(AA_SIZE_CLASS_COUNT == AA_NR_CLASSES, "aa_size_classes.h and aa_shared.h disagree");
 _Static_assert(AA_SIZE_CLASS_MAX == AA_MAX_CLASS_SIZE, "aa_size_classes.h and aa_shared.h disagree");
 
@@ -201,6 +209,18 @@ static __always_inline __u64 __aa_load_after(__u64 __arena *p, __u64 dep)
 #endif
 }
 
+/* cmpxchg returning the old value. barrier_var(): compared with the
+ * expected value as it is, clang turns the comparison into the
+ * instruction's success flag, which the BPF backend materialises through
+ * the stack, on the critical path after the locked instruction. */
+static __always_inline __u64 __aa_cmpxchg64(__u64 __arena *p, __u64 old, __u64 new)
+{
+	__u64 was = __sync_val_compare_and_swap(p, old, new);
+
+	barrier_var(was);
+	return was;
+}
+
 /* This CPU's cache, or NULL (not initialised, caches off, CPU >= 256). */
 static __always_inline struct aa_cpu_cache __arena *__aa_this_cache(void)
 {
@@ -215,7 +235,10 @@ static __always_inline struct aa_cpu_cache __arena *__aa_this_cache(void)
  * release is visible to us. */
 static __always_inline bool __aa_cache_claim(struct aa_cpu_cache __arena *cc, __u32 who)
 {
-	return __sync_val_compare_and_swap(&cc->busy, AA_CC_FREE, who) == AA_CC_FREE;
+	__u32 old = __sync_val_compare_and_swap(&cc->busy, AA_CC_FREE, who);
+
+	barrier_var(old);	/* see __aa_cmpxchg64() */
+	return old == AA_CC_FREE;
 }
 
 static __always_inline void __aa_cache_release(struct aa_cpu_cache __arena *cc)
@@ -227,16 +250,16 @@ static __always_inline void __aa_cache_release(struct aa_cpu_cache __arena *cc)
  * REQUIRES: cc claimed; c < AA_NR_CLASSES. */
 static __always_inline __u64 __aa_cache_pop(struct aa_cpu_cache __arena *cc, __u32 c, __u64 size)
 {
-	__u32 n = cc->count[c];
+	struct aa_cpu_class __arena *k = &cc->cls[c];
+	__u32 n = k->count;
 	__u64 p;
 
 	if (n - 1 >= AA_CPU_CACHE_MAX)
 		return 0;
-	p = cc->objs[c][(n - 1) & (AA_CPU_CACHE_MAX - 1)];
-	cc->count[c] = n - 1;
-	cc->stats[c].hits++;
-	cc->stats[c].allocs++;
-	cc->stats[c].req_bytes += size;
+	p = k->objs[(n - 1) & (AA_CPU_CACHE_MAX - 1)];
+	k->count = n - 1;
+	k->stats.allocs++;
+	k->stats.req_bytes += size;
 	return p;
 }
 
@@ -244,13 +267,14 @@ static __always_inline __u64 __aa_cache_pop(struct aa_cpu_cache __arena *cc, __u
  * REQUIRES: cc claimed; c < AA_NR_CLASSES. */
 static __always_inline bool __aa_cache_push(struct aa_cpu_cache __arena *cc, __u32 c, __u64 ptr)
 {
-	__u32 n = cc->count[c];
+	struct aa_cpu_class __arena *k = &cc->cls[c];
+	__u32 n = k->count;
 
-	if (n >= aa_fast.cap[c & 63] || n >= AA_CPU_CACHE_MAX)
+	if (n >= k->cap)	/* cap <= AA_CPU_CACHE_MAX: init */
 		return false;
-	cc->objs[c][n & (AA_CPU_CACHE_MAX - 1)] = ptr;
-	cc->count[c] = n + 1;
-	cc->stats[c].frees++;
+	k->objs[n] = ptr;
+	k->count = n + 1;
+	k->stats.frees++;
 	return true;
 }
 
@@ -282,55 +306,83 @@ static __always_inline bool __aa_hit_free(struct aa_cpu_cache __arena *cc, __u64
 	return ok;
 }
 
-/* Is arena offset off the start of an object of the span whose page-map
- * entry is e? Returns the class, or -AA_ERR_INTERIOR / -AA_ERR_CORRUPT.
- * O(1): a multiplication by the class's reciprocal, no division. */
+/*
+ * Is arena offset off the start of an object of a span whose page-map
+ * entry is e, for the class whose aa_class_hot[] word is hot? From the
+ * span's first page, off is rel bytes in; rel < 2^16 (spans are at most
+ * 16 pages). An object starts there iff rel is below the bytes the
+ * objects fill and a multiple of size: with recip = ceil(2^32 / size),
+ * rel % size == 0 iff (rel * recip) mod 2^32 < recip, exact for 16-bit
+ * rel and 13-bit size since 32 >= 16 + 13 (Lemire, Kaser, Kurz, "Faster
+ * remainder by direct computation", 2019; tests/test_size_classes.c
+ * checks every rel of every class). One multiplication, no division.
+ */
+static __always_inline bool __aa_object_start(__u32 off, __u32 e, __u64 hot)
+{
+	__u32 rel = (off & (AA_PAGE_SIZE - 1)) + (AA_PM_SPAN_INDEX(e) << AA_PAGE_SHIFT);
+
+	return rel < (hot >> 32) && rel * (__u32)hot < (__u32)hot;
+}
+
+/* The class of the span object at arena offset off (page-map entry e), or
+ * -AA_ERR_INTERIOR / -AA_ERR_CORRUPT. */
 static __always_inline int __aa_span_object(__u32 off, __u32 e)
 {
-	__u32 cls = AA_PM_SPAN_CLASS(e), rel, idx;
-	const struct aa_class_info *ci;
+	__u32 cls = AA_PM_SPAN_CLASS(e);
 
 	if (cls >= AA_NR_CLASSES)
 		return -AA_ERR_CORRUPT;
-	ci = aa_class(cls);
-	/* from the span's first page: the page's offset in it, plus ours */
-	rel = (off & (AA_PAGE_SIZE - 1)) + (AA_PM_SPAN_INDEX(e) << AA_PAGE_SHIFT);
-	idx = ((__u64)rel * ci->recip) >> 32;
-	if (idx >= ci->objs || idx * ci->size != rel)
-		return -AA_ERR_INTERIOR;
-	return cls;
+	return __aa_object_start(off, e, aa_class_hot[cls]) ? cls : -AA_ERR_INTERIOR;
 }
 
-/* The class of the span object that starts at ptr, lock-free: >= 0 with
- * *pm = its page-map entry's address and *e = the entry, or < 0 for
- * anything else (not initialised, not a span object: the global
- * aa_free_u64() judges it). One slot load and one page-map load. */
-static __always_inline int __aa_class_of(__u64 ptr, __u32 __arena **pm, __u32 *e)
+/* The span page under ptr, lock-free: its class (>= 0) with *off = ptr's
+ * arena offset, *pm = the page-map entry's address and *e = the entry, or
+ * -1 for anything else (not published, outside the arena, not in a span:
+ * the global aa_free_u64() judges it). Whether ptr starts an object (or
+ * is even 16-byte aligned) is the caller's to check: __aa_object_start().
+ * One slot load, one page-map load. */
+static __always_inline int __aa_span_entry(__u64 ptr, __u32 *off, __u32 __arena **pm, __u32 *e)
 {
 	struct aa_root __arena *root = (struct aa_root __arena *)aa_fast.root;
 	__u64 base = aa_fast.arena_base, rel = ptr - base;
 	struct aa_chunk_meta __arena *meta;
 	struct aa_slot __arena *slot;
+	__u32 cls;
 
-	if (!root || rel >= aa_fast.arena_size || (rel & (AA_MIN_SIZE - 1)))
+	if (rel >= aa_fast.arena_size)	/* 0 until published */
 		return -1;
 	slot = &root->slots[(rel >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)];
 	if (slot->state != AA_SLOT_CHUNK)
 		return -1;
 	meta = (struct aa_chunk_meta __arena *)(base + slot->meta_off);
+	*off = rel;
 	*pm = &meta->pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
 	*e = **pm;
-	if (AA_PM_KIND(*e) != AA_PM_SPAN)
+	/* kind SPAN and class < AA_NR_CLASSES, in one comparison */
+	cls = (*e >> 8) - (AA_PM_SPAN << (AA_PM_KIND_SHIFT - 8));
+	if (cls >= AA_NR_CLASSES)
 		return -1;
-	return __aa_span_object(rel, *e);
+	return cls;
+}
+
+/* __aa_span_entry() for a span object: its class, or < 0. */
+static __always_inline int __aa_class_of(__u64 ptr, __u32 __arena **pm, __u32 *e)
+{
+	__u32 off = 0;
+	int cls = __aa_span_entry(ptr, &off, pm, e);
+
+	if (cls < 0 || !__aa_object_start(off, *e, aa_class_hot[cls]))
+		return -1;
+	return cls;
 }
 
 /*
- * Claim the block at ptr for a free, lock-free, any context: returns 0
- * with word 0 = the FREED mark (the caller owns the block), or -1 with
- * nothing changed. check is the word that says the block is allocated
- * (its page-map entry, or its slot's state), expect its value when the
- * caller looked the block up:
+ * Claim the block at ptr for a free, lock-free, any context, in two steps:
+ * __aa_claim_word() reads word 0 (false: it is a custody mark, the block
+ * is not live), __aa_claim() turns it into the FREED mark: 0 (the caller
+ * owns the block) or -1 with nothing changed. check is the word that says
+ * the block is allocated (its page-map entry, or its slot's state), expect
+ * its value when the caller looked the block up:
  *
  *   v = word0                   user data, or a custody mark: refused
  *   cmpxchg(word0, v, FREED)    lost: another free won (or it is cached)
@@ -345,16 +397,20 @@ static __always_inline int __aa_class_of(__u64 ptr, __u32 __arena **pm, __u32 *e
  * 0 still FREED" is a live allocation that we own; otherwise the stray
  * write is undone and the caller reports a double free.
  */
-static __always_inline int __aa_claim(__u64 ptr, __u64 key, __u32 __arena *check, __u32 expect)
+static __always_inline bool __aa_claim_word(__u64 ptr, __u64 key, __u64 *v)
+{
+	*v = *(volatile __u64 __arena *)ptr;
+	return ((*v ^ key ^ ptr) >> AA_TAG_BITS) != 0;	/* not a custody mark */
+}
+
+static __always_inline int __aa_claim(__u64 ptr, __u64 key, __u64 v, __u32 __arena *check,
+				      __u32 expect)
 {
 	__u64 __arena *w = (__u64 __arena *)ptr;
-	__u64 mine = key ^ ptr ^ AA_TAG_FREED, v;
+	__u64 mine = key ^ ptr ^ AA_TAG_FREED;
 	__u32 now;
 
-	v = *(volatile __u64 __arena *)w;
-	if (((v ^ key ^ ptr) >> AA_TAG_BITS) == 0)	/* a custody mark */
-		return -1;
-	if (__sync_val_compare_and_swap(w, v, mine) != v)
+	if (__aa_cmpxchg64(w, v, mine) != v)
 		return -1;
 	now = *(volatile __u32 __arena *)check;
 	if (now == expect && __aa_load_after(w, now) == mine)
@@ -383,23 +439,40 @@ static __always_inline __u64 aa_malloc_inline(__u64 size)
 	return p ? p : aa_cpu_cache_alloc_slow(c, size);
 }
 
-/* aa_free(): 0 or -errno, as aa_free_u64(). */
+/*
+ * aa_free(): 0 or -errno, as aa_free_u64(). Written for few live values
+ * (a BPF program has 6 scratch registers, and its loop state holds the 4
+ * callee-saved ones): the class is kept as the page-map entry, the key is
+ * read where it is used, this CPU's cache is looked up after the claim.
+ */
 static __always_inline int aa_free_inline(__u64 ptr)
 {
+	__u64 __arena *w = (__u64 __arena *)ptr;
 	struct aa_cpu_cache __arena *cc;
 	__u32 __arena *pm = NULL;
+	__u64 v = 0, mine;
 	__u32 e = 0;
 	int c;
 
 	if (!ptr)
 		return 0;
 	c = __aa_class_of(ptr, &pm, &e);
-	if (c < 0 || __aa_claim(ptr, aa_fast.key, pm, e))
-		return aa_free_u64(ptr);	/* judged there, counted */
+	if (c < 0 || !__aa_claim_word(ptr, aa_fast.key, &v))
+		goto slow;
+	/* __aa_claim(), spelt out with gotos: fewer values live at once */
+	mine = aa_fast.key ^ ptr ^ AA_TAG_FREED;
+	if (__aa_cmpxchg64(w, v, mine) != v)
+		goto slow;
+	if (*(volatile __u32 __arena *)pm != e || __aa_load_after(w, e) != mine)
+		goto undo;
 	cc = __aa_this_cache();
 	if (cc && __aa_hit_free(cc, ptr, c))
 		return 0;
 	return aa_cpu_cache_free_slow(ptr, c);
+undo:
+	__sync_val_compare_and_swap(w, mine, v);	/* the stray write */
+slow:
+	return aa_free_u64(ptr);	/* judged there, counted */
 }
 
 /* aa_calloc(): inline when n * size is a compile-time constant of at most

@@ -205,7 +205,7 @@ Test(cpu_cache, reentrancy_from_hard_irq)
 	bpf_link__destroy(link);
 	close(fd);
 	for (c = 0; c < AA_NR_CLASSES; c++)
-		busy += aa_heap__cpu_cache(h, 0)->stats[c].nested;
+		busy += aa_heap__cpu_cache(h, 0)->cls[c].stats.nested;
 	cr_log_info("reentrancy: %llu outer runs (%llu alloc/free pairs), %llu IRQ runs, "
 		    "%llu nested in the outer loop, %llu found the cache busy (fallback), "
 		    "%llu IRQ allocs ok, %llu NULL",
@@ -424,7 +424,7 @@ Test(cpu_cache, drain_reaches_cpus_outside_the_cpuset)
 	pin(1);
 	for (i = 0; i < 8; i++)
 		cr_assert_eq(t_free(h, t_malloc(h, 64)), 0);
-	cr_assert_gt(aa_heap__cpu_cache(h, 1)->count[C64], 0, "nothing cached on CPU 1");
+	cr_assert_gt(aa_heap__cpu_cache(h, 1)->cls[C64].count, 0, "nothing cached on CPU 1");
 	pin(0);
 	confined = cpuset_only(&cs, 0);
 	if (!confined) {
@@ -446,7 +446,7 @@ Test(cpu_cache, drain_reaches_cpus_outside_the_cpuset)
 	i = aa_heap__drain(h);
 	cpuset_undo(&cs);
 	cr_assert_geq(i, 0, "drain: %s", strerror(-i));
-	cr_assert_eq(aa_heap__cpu_cache(h, 1)->count[C64], 0, "CPU 1's cache was not drained");
+	cr_assert_eq(aa_heap__cpu_cache(h, 1)->cls[C64].count, 0, "CPU 1's cache was not drained");
 	cr_assert_eq(aa_heap__cached_bytes(h, NULL), 0);
 	cr_assert_eq(t_stats(h).bytes_in_use, 0);
 	t_check(h);
@@ -510,7 +510,7 @@ Test(cpu_cache, reinit_changes_flags_and_tunables)
 	cr_assert_eq(t_stats(h).live_allocs, 0, "the old heap's allocation survived");
 	pin(0);
 	cr_assert_neq(t_malloc(h, 32), 0);
-	cr_assert_eq(aa_heap__cpu_cache(h, 0)->count[1], 1, "batch of 2, one handed out");
+	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[1].count, 1, "batch of 2, one handed out");
 	cr_assert_eq(aa_heap__cpu_cache(h, 0)->busy, AA_CC_FREE);
 	t_check(h);
 }
@@ -576,7 +576,7 @@ Test(cpu_cache, cpus_beyond_the_cache_table_use_the_shared_tiers, .init = NULL)
 	cr_assert_neq(p, 0, "a CPU without a cache must still allocate");
 	cr_assert_eq(t_free(h, p), 0);
 	cr_assert_eq(t_stats(h).no_cache, before + 2, "alloc and free on CPU 1 not counted");
-	cr_assert_eq(aa_heap__cpu_cache(h, 0)->count[C64], 0, "CPU 1's free went to CPU 0's cache");
+	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[C64].count, 0, "CPU 1's free went to CPU 0's cache");
 	cr_assert_eq(aa_heap__root(h)->tc[C64].count, 1, "CPU 1's free is not in the transfer cache");
 	pin(0);
 	p = t_malloc(h, 64);
@@ -642,7 +642,7 @@ Test(cpu_cache, tunables_are_validated_and_used, .init = NULL, .fini = NULL)
 	pin(0);
 	h = hh;
 	t_malloc(h, 32);
-	cr_assert_eq(aa_heap__cpu_cache(h, 0)->count[1], 1, "batch of 2, one handed out");
+	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[1].count, 1, "batch of 2, one handed out");
 	cr_assert_eq(aa_heap__root(h)->tun.cpu_cache_cap[1], 4);
 	aa_heap__destroy(hh);
 	h = NULL;

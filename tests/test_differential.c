@@ -138,16 +138,18 @@ static void check_cache_counters(struct diff *d, const char *when)
 		cr_assert(cc->busy == 0 && cc->cpu == cpu, "%s: CPU %u's cache: busy %u, cpu %u",
 			  when, cpu, cc->busy, cc->cpu);
 		for (c = 0; c < AA_NR_CLASSES; c++) {
-			cs = &cc->stats[c];
+			cs = &cc->cls[c].stats;
 			cr_assert_eq(cs->nested, 0, "%s: CPU %u class %u: %llu nested calls with "
 				     "nothing running concurrently", when, cpu, c,
 				     (unsigned long long)cs->nested);
-			cr_assert_eq(cs->hits + cs->misses, cs->allocs + cs->failures,
-				     "%s: CPU %u class %u: hits %llu + misses %llu != allocs "
-				     "%llu + failures %llu", when, cpu, c,
-				     (unsigned long long)cs->hits, (unsigned long long)cs->misses,
-				     (unsigned long long)cs->allocs,
-				     (unsigned long long)cs->failures);
+			/* a failure is a miss whose refill brought nothing; a
+			 * refill follows a miss */
+			cr_assert(cs->failures <= cs->misses && cs->refills <= cs->misses &&
+				  cs->misses <= cs->allocs + cs->failures,
+				  "%s: CPU %u class %u: misses %llu, refills %llu, allocs %llu, "
+				  "failures %llu", when, cpu, c, (unsigned long long)cs->misses,
+				  (unsigned long long)cs->refills, (unsigned long long)cs->allocs,
+				  (unsigned long long)cs->failures);
 			allocs[c] += cs->allocs;
 			frees[c] += cs->frees;
 			fails[c] += cs->failures;
@@ -293,13 +295,13 @@ static void check_all_disjoint(struct diff *d)
 			cc = aa_heap__cpu_cache(d->h, cpu);
 			cr_assert_not_null(cc, "CPU %u of %u has no cache", cpu, root->nr_cpus);
 			for (c = 0; c < AA_NR_CLASSES; c++) {
-				cnt = cc->count[c];
+				cnt = cc->cls[c].count;
 				cr_assert(cnt <= root->tun.cpu_cache_cap[c] &&
 					  cnt <= AA_CPU_CACHE_MAX,
 					  "CPU %u class %u holds %u objects, cap %u", cpu, c,
 					  cnt, root->tun.cpu_cache_cap[c]);
 				for (i = 0; i < cnt; i++)
-					add_cached(d, &n, cc->objs[c][i], EXT_CPU_CACHE, cpu, c);
+					add_cached(d, &n, cc->cls[c].objs[i], EXT_CPU_CACHE, cpu, c);
 			}
 		}
 		for (c = 0; c < AA_NR_CLASSES; c++) {
@@ -535,12 +537,12 @@ static void log_cache_activity(struct diff *d)
 		__u64 a = 0, f = 0;
 
 		for (c = 0; c < AA_NR_CLASSES; c++) {
-			a += cc->stats[c].allocs;
-			f += cc->stats[c].frees;
-			hits += cc->stats[c].hits;
-			misses += cc->stats[c].misses;
-			refills += cc->stats[c].refills;
-			spills += cc->stats[c].spills;
+			a += cc->cls[c].stats.allocs;
+			f += cc->cls[c].stats.frees;
+			hits += cc->cls[c].stats.allocs + cc->cls[c].stats.failures - cc->cls[c].stats.misses;
+			misses += cc->cls[c].stats.misses;
+			refills += cc->cls[c].stats.refills;
+			spills += cc->cls[c].stats.spills;
 		}
 		used += a || f;
 		if (len < sizeof(per_cpu))

@@ -60,13 +60,13 @@ Test(inline, hit_path_and_every_fallback)
 	int ret, c64 = aa_size_class(64);
 
 	/* the inline API found the caches that attach set up */
-	cr_assert_neq(skel->data_aa_fast->aa_fast.root, 0, "aa_fast not published by init");
+	cr_assert_neq(skel->data_aa_fast->aa_fast.arena_size, 0, "aa_fast not published by init");
 	ret = run(skel->progs.inline_ops, &a);
 	cr_assert_eq(ret, 0, "step %d failed with code %d", ret / 100, ret % 100);
 	cc = aa_heap__cpu_cache(heap, a.cpu);
 	cr_assert_not_null(cc);
-	allocs = cc->stats[c64].allocs;
-	frees = cc->stats[c64].frees;
+	allocs = cc->cls[c64].stats.allocs;
+	frees = cc->cls[c64].stats.frees;
 	st1 = t_stats(heap);
 	/* each bad pointer refused once, by the global path, and counted */
 	cr_assert_eq(st1.err[AA_ERR_DOUBLE_FREE] - st0.err[AA_ERR_DOUBLE_FREE], 1);
@@ -88,7 +88,7 @@ Test(inline, refused_before_init_and_after_teardown)
 	struct inline_args a = { .size = 64 };
 
 	cr_assert_geq(aa_heap__teardown(heap), 1);
-	cr_assert_eq(skel->data_aa_fast->aa_fast.root, 0, "teardown left aa_fast published");
+	cr_assert_eq(skel->data_aa_fast->aa_fast.arena_size, 0, "teardown left aa_fast published");
 	cr_assert_eq(run(skel->progs.inline_one, &a), 0, "memory from a torn-down heap");
 	cr_assert_eq(t_stats(heap).err[AA_ERR_UNINIT], 1);
 	cr_assert_eq(aa_heap__init(heap, 2 << 20), 0);
@@ -103,7 +103,7 @@ Test(inline_raw, never_initialised_object_gets_null)
 {
 	struct inline_args a = { .size = 64 };
 
-	cr_assert_eq(skel->data_aa_fast->aa_fast.root, 0);
+	cr_assert_eq(skel->data_aa_fast->aa_fast.arena_size, 0);
 	cr_assert_eq(run(skel->progs.inline_one, &a), 0, "memory before init");
 	a.size = 100000;
 	cr_assert_eq(run(skel->progs.inline_one, &a), 0, "memory before init");
@@ -115,7 +115,7 @@ Test(inline, caches_off_serves_from_the_heap)
 	struct inline_args a = { .size = 64 };
 
 	cr_assert_eq(aa_heap__reinit(heap, &o), 0);
-	cr_assert_eq(skel->data_aa_fast->aa_fast.root, 0, "aa_fast published without caches");
+	cr_assert_eq(skel->data_aa_fast->aa_fast.arena_size, 0, "aa_fast published without caches");
 	cr_assert_eq(run(skel->progs.inline_one, &a), 1);
 	cr_assert_eq(t_stats(heap).nr_allocs, 1, "not served by the heap");
 	cr_assert_eq(t_stats(heap).nr_frees, 1);

@@ -181,7 +181,7 @@ static void run_stress(const struct ps_cfg *cfg, struct ps_result *r)
 	r->after = after = t_stats(h);
 	for (i = 0; i < cfg->ncpu; i++)
 		for (k = 0; k < AA_NR_CLASSES && aa_heap__cpu_cache(h, i); k++)
-			r->nested += aa_heap__cpu_cache(h, i)->stats[k].nested;
+			r->nested += aa_heap__cpu_cache(h, i)->cls[k].stats.nested;
 	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	r->task_ops = r->task.allocs + r->task.frees;
 	cr_log_info("preempt stress%s: %d CPUs x %d threads, %.1f s: task %llu ops (%llu allocs, "

@@ -128,6 +128,27 @@ Test(size_classes, reciprocals_divide_exactly)
 	}
 }
 
+/* A free tells an object's start from an interior pointer with one
+ * multiplication (__aa_object_start() in include/arena_alloc.bpf.h): the
+ * same arithmetic, against a division, at every offset of every span
+ * (past the last object, and every misaligned one, included). */
+Test(size_classes, object_starts_take_one_multiplication)
+{
+	unsigned int i;
+	__u32 rel, fill;
+	bool fast, slow;
+
+	for (i = 0; i < NROWS; i++) {
+		fill = rows[i].objs * rows[i].size;
+		for (rel = 0; rel < rows[i].pages * AA_PAGE_SIZE; rel++) {
+			fast = rel < fill && rel * rows[i].recip < rows[i].recip;
+			slow = rel % rows[i].size == 0 && rel / rows[i].size < rows[i].objs;
+			cr_assert_eq(fast, slow, "class %u (%u B), offset %u: %d, not %d", i,
+				     rows[i].size, rel, fast, slow);
+		}
+	}
+}
+
 /* aligned_alloc: for every alignment up to a page and every size up to the
  * largest class, a class of at least that size whose size is a multiple of
  * the alignment exists (objects of such a class are aligned to it), unless

@@ -661,8 +661,8 @@ AA_API __u64 aa_heap__cached_bytes(const struct aa_heap *h, __u64 *objects)
 		}
 		for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++)
 			for (c = 0; c < AA_NR_CLASSES; c++) {
-				n += cc->count[c];
-				bytes += (__u64)cc->count[c] * class_table[c].size;
+				n += cc->cls[c].count;
+				bytes += (__u64)cc->cls[c].count * class_table[c].size;
 			}
 	}
 	if (objects)

@@ -74,9 +74,9 @@ static int print_classes(const struct aa_heap *h, FILE *out)
 		cached = r->tc[c].count;
 		allocs = req = 0;
 		for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++) {
-			cached += cc->count[c];
-			allocs += cc->stats[c].allocs;
-			req += cc->stats[c].req_bytes;
+			cached += cc->cls[c].count;
+			allocs += cc->cls[c].stats.allocs;
+			req += cc->cls[c].stats.req_bytes;
 		}
 		if (!ce->spans && !ce->objs_out && !ce->span_allocs)
 			continue;
@@ -106,16 +106,17 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 		"failures", "cached");
 	for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++)
 		for (c = 0; c < AA_NR_CLASSES; c++) {
-			const struct aa_cpu_class_stats *s = &cc->stats[c];
+			const struct aa_cpu_class_stats *s = &cc->cls[c].stats;
 
 			if (!s->allocs && !s->frees && !s->nested && !s->failures)
 				continue;
 			fprintf(out, "%-4d %6u %10llu %10llu %10llu %8llu %8llu %8llu %8llu %8llu %6u\n",
 				cpu, r->class_size[c], (unsigned long long)s->allocs,
-				(unsigned long long)s->frees, (unsigned long long)s->hits,
+				(unsigned long long)s->frees,
+				(unsigned long long)(s->allocs + s->failures - s->misses),
 				(unsigned long long)s->misses, (unsigned long long)s->refills,
 				(unsigned long long)s->spills, (unsigned long long)s->nested,
-				(unsigned long long)s->failures, cc->count[c]);
+				(unsigned long long)s->failures, cc->cls[c].count);
 		}
 	fprintf(out, "transfer %6s %10s %10s %10s %10s %10s %6s\n", "class", "batch_in",
 		"batch_out", "lock_fail", "from_buddy", "to_buddy", "cached");
