@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "common.h"
 #include "test_inline.skel.h"
+#include "test_noinline.skel.h"
 
 struct inline_args {
 	__u64 size;
@@ -153,7 +154,22 @@ Test(inline_raw, verifier_cost_per_call_site)
 		"one inline aa_malloc + aa_free %u (+%d), eight of each %u: %.0f per inline site\n",
 		none, call1, inl1, (int)inl1 - (int)call1, inl8, site);
 	cr_assert_gt(call1, none);
+	cr_assert_gt(inl1, call1, "the inline site verified no instructions of its own");
 	cr_assert_leq(site, AA_TEST_SITE_MAX, "%.0f verified insns per inline site", site);
 	cr_assert_leq((int)inl1 - (int)call1, 2 * AA_TEST_SITE_MAX,
 		      "one inline site over the global calls: %d", (int)inl1 - (int)call1);
+}
+
+/* AA_NO_INLINE turns the macros into the global calls: the program is the
+ * same as cost_call_1, instruction for instruction. */
+Test(inline_raw, no_inline_macro_calls_the_global_functions)
+{
+	struct test_noinline *ni = test_noinline__open_and_load();
+	__u32 call1 = verified(skel->progs.cost_call_1), ni1;
+
+	cr_assert_not_null(ni, "test_noinline load failed: %s", strerror(errno));
+	ni1 = verified(ni->progs.cost_noinline_1);
+	test_noinline__destroy(ni);
+	cr_assert_eq(ni1, call1, "AA_NO_INLINE program: %u verified insns, the global calls: %u",
+		     ni1, call1);
 }
