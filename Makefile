@@ -231,7 +231,7 @@ vmtest-preempt: $(TEST_BIN)
 			-- "sh $(VMTEST_PREEMPT_SH) $$n && $$VMTEST_CMD" || exit; \
 	done
 
-# --- bench: build/aa_bench (bench/), issues 5 and 9 -------------------------
+# --- bench: build/aa_bench (bench/), issues 5, 9 and 10 ---------------------
 # `make bench` builds and runs every table (about 7 minutes on two CPUs):
 # the memory of size mixes (bench-mem), the latency and htab tables with
 # the targets, and the fast path at 48 and 96 B (bench-sizes), each next to

@@ -2,13 +2,16 @@
 /*
  * main.c - build/aa_bench: arena-alloc's benchmarks, all in one run.
  *
- *   1. allocator latency (malloc-free, malloc-xfree), caches off ("before")
- *      and on ("after"), with the speedup;
+ *   1. allocator latency (malloc-free, malloc-xfree): caches off
+ *      ("before"), caches on through the global functions ("call") and
+ *      through the inline API ("after", what aa_malloc() gives), with the
+ *      speedup;
  *   2. the same harness with the kernel's allocator (bpf_obj_new/drop);
  *   3. the floor: a per-CPU LIFO of preallocated arena objects;
  *   4. htab-mem style: a hash table in the arena with arena-alloc elements
  *      against BPF_MAP_TYPE_HASH, preallocated and BPF_F_NO_PREALLOC;
- *   5. the speed targets of issue 5, met or missed, with the ratio.
+ *   5. the speed targets of issues 5, 9 and 10, met or missed, with the
+ *      ratio.
  *
  * Producers are threads pinned to CPUs 0 .. P-1, each running a
  * SEC("syscall") program (bench/bpf/bench.bpf.c) again and again; the

@@ -158,6 +158,7 @@ void eval_targets(void)
 		   "after free at allocs=256 / after free at the reference row, malloc-free, "
 		   "worst over producers (refills and spills)",
 		   t_free_256_vs_64, 2, false, true, row_of(256) >= 0);
+	targets[nr_targets - 1].rows[0] = 0;	/* one ratio, not one per row */
 }
 
 /* htab-mem: arena-alloc's ops/s at least the baseline's in every use case
