@@ -447,32 +447,21 @@ static __always_inline __u64 aa_malloc_inline(__u64 size)
  */
 static __always_inline int aa_free_inline(__u64 ptr)
 {
-	__u64 __arena *w = (__u64 __arena *)ptr;
 	struct aa_cpu_cache __arena *cc;
 	__u32 __arena *pm = NULL;
-	__u64 v = 0, mine;
+	__u64 v = 0;
 	__u32 e = 0;
 	int c;
 
 	if (!ptr)
 		return 0;
 	c = __aa_class_of(ptr, &pm, &e);
-	if (c < 0 || !__aa_claim_word(ptr, aa_fast.key, &v))
-		goto slow;
-	/* __aa_claim(), spelt out with gotos: fewer values live at once */
-	mine = aa_fast.key ^ ptr ^ AA_TAG_FREED;
-	if (__aa_cmpxchg64(w, v, mine) != v)
-		goto slow;
-	if (*(volatile __u32 __arena *)pm != e || __aa_load_after(w, e) != mine)
-		goto undo;
+	if (c < 0 || !__aa_claim_word(ptr, aa_fast.key, &v) || __aa_claim(ptr, aa_fast.key, v, pm, e))
+		return aa_free_u64(ptr);	/* judged there, counted */
 	cc = __aa_this_cache();
 	if (cc && __aa_hit_free(cc, ptr, c))
 		return 0;
 	return aa_cpu_cache_free_slow(ptr, c);
-undo:
-	__sync_val_compare_and_swap(w, mine, v);	/* the stray write */
-slow:
-	return aa_free_u64(ptr);	/* judged there, counted */
 }
 
 /* aa_calloc(): inline when n * size is a compile-time constant of at most
