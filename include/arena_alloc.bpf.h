@@ -89,13 +89,13 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls);
 
 /* --- Size classes (include/aa_size_classes.h) ----------------------------
  * Read-only tables (.rodata of every object that includes this header):
- * the class of a request, and per class the object size, span pages and
- * objects per span, and the reciprocal that turns an offset in a span into
- * an object index without a division.
+ * the class of a request, and per class the object size, span pages,
+ * objects per span and cache defaults; aa_class_hot below holds what a
+ * free needs (the reciprocal that tells an object start without a
+ * division).
  */
 struct aa_class_info {
 	__u32 size;		/* object bytes */
-	__u32 recip;		/* ceil(2^32 / size) */
 	__u16 pages;		/* pages per span */
 	__u16 objs;		/* objects per span */
 	__u16 batch;		/* default refill batch (the loader's default) */
@@ -103,7 +103,7 @@ struct aa_class_info {
 };
 
 #define AA_CLASS_INFO(c, sz, pg, ob, ba, ca, rc) \
-	[c] = { .size = sz, .recip = rc, .pages = pg, .objs = ob, .batch = ba, .cap = ca },
+	[c] = { .size = sz, .pages = pg, .objs = ob, .batch = ba, .cap = ca },
 static const struct aa_class_info aa_classes[AA_NR_CLASSES] = {
 	AA_SIZE_CLASSES(AA_CLASS_INFO)
 };
