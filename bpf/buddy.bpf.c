@@ -129,6 +129,31 @@ static __always_inline __u32 aa_ctz64(__u64 x)
 	return aa_debruijn64[((x & -x) * 0x03f79d71b4cb0a89ULL) >> 58];
 }
 
+/* The number of set bits of x, by shifts and adds only (see high_order()). */
+static __always_inline __u32 aa_popcount32(__u32 x)
+{
+	x = x - ((x >> 1) & 0x55555555);
+	x = (x & 0x33333333) + ((x >> 2) & 0x33333333);
+	x = (x + (x >> 4)) & 0x0f0f0f0f;
+	return (x * 0x01010101) >> 24;
+}
+
+/* Smallest order with 1 << order >= pages (1 <= pages <= 256): the bits
+ * below the highest of pages - 1, smeared. No branch: a loop over the
+ * orders would leave the verifier one constant order, and one path below,
+ * each. */
+static __always_inline __u32 pages_to_order(__u32 pages)
+{
+	__u32 p = pages - 1, o;
+
+	p |= p >> 1;
+	p |= p >> 2;
+	p |= p >> 4;
+	p |= p >> 8;
+	o = aa_popcount32(p);
+	return o < AA_MAX_ORDER ? o : AA_MAX_ORDER;
+}
+
 static __always_inline void order_map_set(__u32 order, __u32 slot)
 {
 	__u32 w = (slot >> 6) & (AA_MAX_SLOTS / 64 - 1);
@@ -252,12 +277,13 @@ static __always_inline void account_free(__u64 bytes)
  * REQUIRES: heap lock held. */
 static __always_inline __u32 block_alloc_locked(__u32 order)
 {
-	__u32 j = AA_NR_ORDERS, k, off;
-	int i;
+	__u32 j = AA_NR_ORDERS, off;
+	int i, k;
 
-	/* constant bounds: the verifier unrolls both order loops */
-	for (k = 0; k <= AA_MAX_ORDER; k++) {
-		if (k >= order && aa_root.order_summary[k]) {
+	/* an iterator: j is then a range, not one constant (and one path)
+	 * per order */
+	bpf_for(k, order, AA_NR_ORDERS) {
+		if (aa_root.order_summary[k]) {
 			j = k;
 			break;
 		}
@@ -273,26 +299,6 @@ static __always_inline __u32 block_alloc_locked(__u32 order)
 		free_push(k, off + (AA_PAGE_SIZE << k));
 	}
 	return off;
-}
-
-/* Free the order-k block at arena offset off and coalesce.
- * REQUIRES: heap lock held; the block's page entries are all FREE. */
-static __always_inline void block_free_locked(__u32 off, __u32 order)
-{
-	__u32 chunk_off = off & ~(AA_CHUNK_SIZE - 1);
-	__u32 coff = off - chunk_off;
-	__u32 buddy, merged = order;
-	int k;
-
-	bpf_for(k, order, AA_MAX_ORDER) {
-		buddy = coff ^ (AA_PAGE_SIZE << k);
-		if (!is_free_block(chunk_off + buddy, k))
-			break;
-		free_unlink(k, chunk_off + buddy);
-		coff &= ~(AA_PAGE_SIZE << k);
-		merged = k + 1;
-	}
-	free_push(merged, chunk_off + coff);
 }
 
 /* The pages [pages, 1 << order) of the block at off go back as free blocks,
@@ -319,7 +325,7 @@ static __always_inline void block_trim_locked(__u32 off, __u32 order, __u32 page
  */
 static __u32 run_alloc_locked(__u32 pages)
 {
-	__u32 order = aa_pages_to_order(pages), off;
+	__u32 order = pages_to_order(pages), off;
 
 	if (pages == 0 || pages > AA_CHUNK_PAGES)
 		return AA_NIL;
@@ -329,28 +335,70 @@ static __u32 run_alloc_locked(__u32 pages)
 	return off;
 }
 
-/* Give pages [off, off + pages) back: entries set to FREE, then one
- * coalescing block free per set bit of pages, largest first (off is aligned
- * to the power of two above pages, so every piece is aligned).
- * REQUIRES: heap lock held; the pages are ours (a run or span at off).
- * Call frames: every free path ends here, so the frees below it are
- * inlined (arena_alloc.bpf.h's frame budget). */
-static __noinline void run_free_locked(__u32 off, __u32 pages)
+/* The order of the highest set bit of x (1 <= x <= 256): smear it down,
+ * count the bits below it. No branch and no table: a table load with an
+ * index the verifier knows makes that index precise, and a loop over the
+ * pieces of a run then never converges. */
+static __always_inline __u32 high_order(__u32 x)
 {
-	__u32 pos = off, k;
+	__u32 p = x, o;
+
+	p |= p >> 1;
+	p |= p >> 2;
+	p |= p >> 4;
+	p |= p >> 8;
+	o = aa_popcount32(p >> 1);
+	return o < AA_MAX_ORDER ? o : AA_MAX_ORDER;
+}
+
+/* Give pages [off, off + pages) back: entries set to FREE, then one block
+ * per set bit of pages, largest first (off is aligned to the power of two
+ * above pages, so every piece is aligned), each coalesced with its free
+ * buddies: while the buddy (page ^ (1 << k)) is a free block of order k,
+ * unlink it and merge into the lower address.
+ * REQUIRES: heap lock held; the pages are ours (a run or span at off).
+ * Verifier: one flat loop with one free_unlink() and one free_push() site,
+ * and two call sites in all (free_claimed_locked(), the release of empty
+ * spans): every locked path that frees pages funnels into one of them. */
+static __always_inline void run_free_locked(__u32 off, __u32 pages)
+{
+	__u32 chunk_off = off & ~(AA_CHUNK_SIZE - 1);
+	__u32 pos = off - chunk_off, left = pages, coff = 0, k = 0, buddy;
+	bool piece = false;
 	int i;
 
 	if (pages == 0 || pages > AA_CHUNK_PAGES)
 		return;
 	pm_fill(off, pages, AA_PM_FREE, AA_PM_FREE);
-	/* one call site: block_free_locked() is verified once */
-	bpf_for(i, 0, AA_NR_ORDERS) {
-		k = AA_MAX_ORDER - i;
-		if (!((pages >> k) & 1))
-			continue;
-		block_free_locked(pos, k);
-		pos += AA_PAGE_SIZE << k;
+	/* at most 8 pieces, each merged at most 8 times */
+	bpf_for(i, 0, 2 * AA_NR_ORDERS * AA_NR_ORDERS) {
+		if (!piece) {
+			if (!left)
+				break;
+			/* AA_ZERO: a constant k (pages known on some path)
+			 * would make each merge step a new state */
+			k = high_order(left) + AA_ZERO;
+			coff = pos;
+			pos += AA_PAGE_SIZE << k;
+			/* < 256 pages left: the mask says so to the verifier,
+			 * whose ranges otherwise drift and never converge */
+			left = (left - (1U << k)) & (AA_CHUNK_PAGES - 1);
+			piece = true;
+		}
+		if (k < AA_MAX_ORDER) {
+			buddy = chunk_off + (coff ^ (AA_PAGE_SIZE << k));
+			if (is_free_block(buddy, k)) {
+				free_unlink(k, buddy);
+				coff &= ~(AA_PAGE_SIZE << k);
+				k++;
+				continue;
+			}
+		}
+		free_push(k, chunk_off + coff);
+		piece = false;
 	}
+	if (piece || left)
+		aa_fail(AA_ERR_CORRUPT);
 }
 
 /* --- Allocations above the largest class (locked) --------------------------
@@ -380,10 +428,11 @@ static __u32 page_run_alloc_locked(__u32 pages)
 	return off;
 }
 
-/* REQUIRES: heap lock held; pm entry of off is RUN_HEAD|pages. */
+/* Account the free of the page run at off; the caller gives its pages back
+ * (run_free_locked(off, pages)).
+ * REQUIRES: heap lock held; pm entry of off is RUN_HEAD|pages. */
 static __always_inline void page_run_free_locked(__u32 off, __u32 pages)
 {
-	run_free_locked(off, pages);
 	aa_root.stats.run_pages -= pages;
 	aa_root.large_bytes_in_use -= pages_bytes(pages);
 	account_free(pages_bytes(pages));
@@ -434,8 +483,11 @@ static __u32 large_alloc_locked(__u64 pages)
 	return first << AA_CHUNK_SHIFT;
 }
 
-/* REQUIRES: heap lock held; slot is a LARGE_HEAD. */
-static __always_inline void large_free_locked(__u32 slot)
+/* Free the whole chunks of the large allocation at slot. Returns the pages
+ * of its trailing run, at the start of the chunk after them (*tail), which
+ * the caller gives back (run_free_locked(*tail, pages)); 0 for none.
+ * REQUIRES: heap lock held; slot is a LARGE_HEAD. */
+static __always_inline __u32 large_free_locked(__u32 slot, __u32 *tail)
 {
 	__u32 full = aa_root.slots[slot].nr_chunks, pages = aa_root.slots[slot].large_pages;
 	__u32 rem = pages - (full << AA_MAX_ORDER);
@@ -445,12 +497,12 @@ static __always_inline void large_free_locked(__u32 slot)
 		aa_root.slots[i & (AA_MAX_SLOTS - 1)].state = AA_SLOT_CHUNK;
 		free_push(AA_MAX_ORDER, i << AA_CHUNK_SHIFT);
 	}
-	if (rem && rem < AA_CHUNK_PAGES)
-		run_free_locked((slot + full) << AA_CHUNK_SHIFT, rem);
+	*tail = (slot + full) << AA_CHUNK_SHIFT;
 	aa_root.slots[slot].nr_chunks = 0;
 	aa_root.slots[slot].large_pages = 0;
 	aa_root.stats.large_chunks -= full;
 	aa_root.stats.run_pages -= rem;
 	aa_root.large_bytes_in_use -= pages_bytes(pages);
 	account_free(pages_bytes(pages));
+	return rem < AA_CHUNK_PAGES ? rem : 0;
 }

@@ -104,9 +104,10 @@ static __u32 span_new_locked(__u32 cls)
 	return off;
 }
 
-/* Give the entirely free span at off back to the page heap.
+/* Take the entirely free span at off out of its class. Returns its pages,
+ * which the caller gives back to the page heap (run_free_locked(off, ...)).
  * REQUIRES: heap lock held; sp->used == 0. */
-static __always_inline void span_release_locked(__u32 cls, __u32 off, aa_span_t *sp)
+static __always_inline __u32 span_release_locked(__u32 cls, aa_span_t *sp)
 {
 	struct aa_central __arena *c = central_of(cls);
 	__u32 pages = aa_class(cls)->pages;
@@ -114,10 +115,10 @@ static __always_inline void span_release_locked(__u32 cls, __u32 off, aa_span_t 
 	if (sp->listed)
 		central_unlink(c, sp);
 	sp->free = AA_NIL;
-	run_free_locked(off, pages);
 	aa_root.stats.span_pages -= pages;
 	c->spans--;
 	c->span_frees++;
+	return pages;
 }
 
 /* Take one object of class cls and set its word 0 to the CACHED mark &
@@ -157,10 +158,11 @@ static __always_inline __u32 central_pop_locked(__u32 cls, __u64 mark_mask)
 
 /* Put the claimed object at arena offset o (word 0 a FREED or CACHED mark)
  * back into its span, whose first page is at span_off. An entirely free
- * span goes back to the page heap unless it is its class's only listed
- * span.
+ * span leaves its class unless it is the class's only listed span: then
+ * returns its pages, which the caller gives back to the page heap
+ * (run_free_locked(span_off, pages)); else 0.
  * REQUIRES: heap lock held; o is an object of class cls in that span. */
-static __always_inline void central_push_locked(__u32 o, __u32 cls, __u32 span_off)
+static __always_inline __u32 central_push_locked(__u32 o, __u32 cls, __u32 span_off)
 {
 	struct aa_central __arena *c = central_of(cls);
 	aa_span_t *sp = span_at(span_off);
@@ -175,7 +177,8 @@ static __always_inline void central_push_locked(__u32 o, __u32 cls, __u32 span_o
 	if (!sp->listed)
 		central_link(c, span_off, sp);
 	if (sp->used == 0 && (c->head != span_off || sp->next != AA_NIL))
-		span_release_locked(cls, span_off, sp);
+		return span_release_locked(cls, sp);
+	return 0;
 }
 
 /* Release the empty spans that central_push_locked() kept (at most one
@@ -195,7 +198,7 @@ static __u32 central_release_empty_locked(void)
 			sp = span_at(off);
 			next = sp->next;
 			if (!sp->used) {
-				span_release_locked(cls, off, sp);
+				run_free_locked(off, span_release_locked(cls, sp));
 				n++;
 			}
 			off = next;

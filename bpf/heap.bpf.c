@@ -51,8 +51,9 @@ static __always_inline __u32 span_start(__u32 off, __u32 e)
 
 /* What is ptr? Sets *off and *pmw (its page-map entry); returns its class
  * (a span object), AA_KIND_RUN, AA_KIND_LARGE, or -AA_ERR_*. Under the
- * heap lock, or a snapshot (exact for a live allocation). */
-static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
+ * heap lock, or a snapshot (exact for a live allocation). Inlined into
+ * free_claimed_locked() (frame budget), called as lookup() elsewhere. */
+static __always_inline int lookup_inline(__u64 ptr, __u32 *off, __u32 *pmw)
 {
 	int state = locate(ptr, off);
 	__u32 e;
@@ -80,6 +81,11 @@ static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
 	default:
 		return -AA_ERR_CORRUPT;
 	}
+}
+
+static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
+{
+	return lookup_inline(ptr, off, pmw);
 }
 
 /* --- Claims ----------------------------------------------------------------
@@ -119,13 +125,16 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
 
 /* Free a block that a free claimed (or a cache tier holds): word 0 must be a
  * custody mark. Returns 0 or -AA_ERR_*. REQUIRES: heap lock held.
- * Inlined into unpark_locked() (so aa_heap_unpark(), called by every locked
- * entry point, costs one call frame, not three: arena_alloc.bpf.h's frame
- * budget), called through free_claimed_locked() elsewhere. */
-static __always_inline int free_claimed_locked_inline(__u64 ptr)
+ * Verifier: a static function, not inlined: a loop that calls it
+ * (unpark_locked(), aa_heap_return_bulk()) reaches its head again with
+ * the caller's registers only, and converges in a few passes; inlined, the
+ * loop body was walked ten times over. Everything below it is inlined:
+ * aa_heap_unpark() > free_claimed_locked() is the deepest chain of every
+ * entry point (arena_alloc.bpf.h's frame budget). */
+static int free_claimed_locked(__u64 ptr)
 {
-	__u32 off = 0, pmw = 0;
-	int kind = lookup(ptr, &off, &pmw);
+	__u32 off = 0, pmw = 0, run_off, pages;
+	int kind = lookup_inline(ptr, &off, &pmw);
 	__u64 w;
 
 	if (kind < 0)
@@ -136,18 +145,21 @@ static __always_inline int free_claimed_locked_inline(__u64 ptr)
 	w = *(__u64 __arena *)ptr;
 	if (w != aa_custody(ptr, AA_TAG_FREED) && w != aa_custody(ptr, AA_TAG_CACHED))
 		return -AA_ERR_CORRUPT;
-	if (kind == AA_KIND_LARGE)
-		large_free_locked(off >> AA_CHUNK_SHIFT);
-	else if (kind == AA_KIND_RUN)
-		page_run_free_locked(off, AA_PM_LOW(pmw));
-	else
-		central_push_locked(off, kind, span_start(off, pmw));
+	/* every kind ends in at most one run of pages for the page heap:
+	 * one run_free_locked() site, verified once here, not per kind */
+	if (kind == AA_KIND_LARGE) {
+		pages = large_free_locked(off >> AA_CHUNK_SHIFT, &run_off);
+	} else if (kind == AA_KIND_RUN) {
+		run_off = off;
+		pages = AA_PM_LOW(pmw);
+		page_run_free_locked(off, pages);
+	} else {
+		run_off = span_start(off, pmw);
+		pages = central_push_locked(off, kind, run_off);
+	}
+	if (pages)
+		run_free_locked(run_off, pages);
 	return 0;
-}
-
-static int free_claimed_locked(__u64 ptr)
-{
-	return free_claimed_locked_inline(ptr);
 }
 
 /* Push the chain first .. last (arena offsets, linked through
@@ -188,7 +200,7 @@ static __always_inline __u32 unpark_locked(__u32 max)
 		next = p->next;
 		if (__sync_val_compare_and_swap(&aa_root.parked, head, next) != head)
 			continue;
-		if (free_claimed_locked_inline((__u64)p))
+		if (free_claimed_locked((__u64)p))
 			aa_fail(AA_ERR_CORRUPT);
 		done++;
 	}

@@ -308,17 +308,6 @@ static __always_inline bool aa_heap_ready(void)
 	return READ_ONCE_ARENA(aa_root.magic) == AA_ROOT_MAGIC;
 }
 
-/* Smallest page order (block of 1 << order pages) holding pages pages. */
-static __always_inline __u32 aa_pages_to_order(__u32 pages)
-{
-	__u32 order;
-
-	for (order = 0; order < AA_MAX_ORDER; order++)
-		if ((1U << order) >= pages)
-			return order;
-	return AA_MAX_ORDER;
-}
-
 /* --- Cross-file functions (global BPF functions: verified once each) ---- */
 
 /* cpu_cache.bpf.c: tier 1 (fast paths in arena_alloc.bpf.h and static
