@@ -111,15 +111,18 @@ int aa_buddy_release_slot(__u32 slot)
  */
 static int check_free_lists(void)
 {
-	__u64 cnt[AA_NR_ORDERS] = {};
-	__u32 k, off, prev, nr = aa_root.nr_slots;
+	__u32 off, prev, nr = aa_root.nr_slots;
 	aa_free_hdr_t *hdr;
+	__u64 cnt;
 	bool listed;
-	int s;
+	int s, k;
 
-	bpf_for(s, 0, nr < AA_MAX_SLOTS ? nr : AA_MAX_SLOTS) {
-		listed = aa_root.slots[s].state == AA_SLOT_CHUNK;
-		for (k = 0; k <= AA_MAX_ORDER; k++) {
+	/* iterators, orders outermost: an unrolled order loop verified the
+	 * list walk once per order */
+	bpf_for(k, 0, AA_NR_ORDERS) {
+		cnt = AA_ZERO;
+		bpf_for(s, 0, nr < AA_MAX_SLOTS ? nr : AA_MAX_SLOTS) {
+			listed = aa_root.slots[s].state == AA_SLOT_CHUNK;
 			off = listed ? meta_of(s)->free_head[k] : AA_NIL;
 			if (((aa_root.order_map[k][(s >> 6) & 63] >> (s & 63)) & 1) != (off != AA_NIL))
 				return 18;
@@ -141,17 +144,16 @@ static int check_free_lists(void)
 					return 6;
 				if (off & ((AA_PAGE_SIZE << k) - 1))
 					return 7;
-				cnt[k]++;
+				cnt++;
 				prev = off;
 				off = hdr->next;
 			}
 			if (off != AA_NIL)	/* longer than the loop bound */
 				return 8;
 		}
-	}
-	for (k = 0; k <= AA_MAX_ORDER; k++)
-		if (cnt[k] != aa_root.stats.free_blocks[k])
+		if (cnt != aa_root.stats.free_blocks[k])
 			return 9;
+	}
 	return 0;
 }
 

@@ -510,6 +510,45 @@ Test(heap, split_and_coalesce_a_whole_chunk)
 	t_check(h);
 }
 
+/* The checker is the oracle of most tests: it must see a broken free list
+ * of any order, not only of the first (it once walked them unrolled, one
+ * order at a time; now one loop covers them all). A 5-page run leaves the
+ * first chunk one free block of orders 0, 1 and 3..7. */
+Test(heap, checker_finds_broken_free_lists)
+{
+	struct aa_root *r = (struct aa_root *)aa_heap__root(h);
+	__u64 p = t_malloc(h, 5 * AA_PAGE_SIZE), *word;
+	struct aa_chunk_meta *m;
+	__u32 *link, s = 0;
+
+	cr_assert_neq(p, 0);
+	t_check(h);
+	while (s < r->nr_slots && r->slots[s].state != AA_SLOT_CHUNK)
+		s++;
+	cr_assert_lt(s, r->nr_slots);
+	m = aa_heap__ptr(h, r->arena_base + r->slots[s].meta_off);
+	cr_assert_not_null(m);
+	cr_assert_neq(m->free_head[1], AA_NIL);
+	word = aa_heap__ptr(h, r->arena_base + m->free_head[1]);
+	link = (__u32 *)(word + 1);	/* struct aa_free_hdr: mark, next, prev */
+
+	r->stats.free_blocks[5]++;
+	cr_assert_eq(aa_heap__check(h), 9, "an order-5 count one too high");
+	r->stats.free_blocks[5]--;
+	*word ^= 1;
+	cr_assert_eq(aa_heap__check(h), 4, "a broken order-1 custody mark");
+	*word ^= 1;
+	link[1] = 0x1000;
+	cr_assert_eq(aa_heap__check(h), 5, "a broken order-1 prev link");
+	link[1] = AA_NIL;
+	r->order_summary[7] ^= 1;
+	cr_assert_eq(aa_heap__check(h), 19, "an order-7 summary bit flipped");
+	r->order_summary[7] ^= 1;
+	t_check(h);
+	cr_assert_eq(t_free(h, p), 0);
+	t_check(h);
+}
+
 /* --- bounds ------------------------------------------------------------- */
 
 Test(heap, bulk_calls_refuse_more_than_the_maximum)
