@@ -7,7 +7,9 @@
  * BPF object) or aa_heap__attach() (your loaded object, linked with
  * libarena_alloc.bpf.o). Conventions follow libbpf: int functions return 0
  * or a negative errno, pointer functions return NULL; both set errno and
- * print a message through the aa_set_print() callback. Nothing aborts.
+ * print a message through the aa_set_print() callback. Nothing aborts: a
+ * NULL heap is -EINVAL (NULL, or 0 for the __u64 functions) with errno
+ * EINVAL from every aa_heap__* function; aa_heap__destroy(NULL) is a no-op.
  */
 #ifndef __ARENA_ALLOC_H
 #define __ARENA_ALLOC_H

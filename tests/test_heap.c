@@ -80,6 +80,45 @@ Test(heap, ptr_translation)
 	cr_assert_eq(errno, EFAULT);
 }
 
+/* Every entry point takes a NULL handle as -EINVAL, errno EINVAL: none
+ * dereferences it (they used to crash). */
+#define T_NULL(call, want)						\
+	do {								\
+		errno = 0;						\
+		cr_assert_eq((long)(call), (long)(want), "%s", #call);	\
+		cr_assert_eq(errno, EINVAL, "%s: errno %d", #call, errno); \
+	} while (0)
+
+Test(heap, null_heap_is_einval_everywhere, .init = NULL, .fini = NULL)
+{
+	struct aa_op_args op = { .op = AA_OP_MALLOC, .size = 16 };
+	struct aa_stats st;
+	__u64 n;
+
+	T_NULL(aa_heap__init(NULL, 0), -EINVAL);
+	T_NULL(aa_heap__reinit(NULL, NULL), -EINVAL);
+	T_NULL(aa_heap__grow(NULL, 1 << 20), -EINVAL);
+	T_NULL(aa_heap__trim(NULL, 0), -EINVAL);
+	T_NULL(aa_heap__teardown(NULL), -EINVAL);
+	T_NULL(aa_heap__drain(NULL), -EINVAL);
+	T_NULL(aa_heap__refill(NULL, 0), -EINVAL);
+	T_NULL(aa_heap__check(NULL), -EINVAL);
+	T_NULL(aa_heap__call(NULL, &op), -EINVAL);
+	T_NULL(aa_heap__malloc(NULL, 16), 0);
+	T_NULL(aa_heap__free(NULL, 0), -EINVAL);
+	T_NULL(aa_heap__batch(NULL, 0, 1), -EINVAL);
+	T_NULL(aa_heap__ptr(NULL, 0), NULL);
+	T_NULL(aa_heap__addr(NULL, &n), 0);
+	T_NULL(aa_heap__root(NULL), NULL);
+	T_NULL(aa_heap__stats(NULL, &st), -EINVAL);
+	T_NULL(aa_heap__object(NULL), NULL);
+	T_NULL(aa_heap__arena_size(NULL), 0);
+	T_NULL(aa_heap__cpu_cache(NULL, 0), NULL);
+	T_NULL(aa_heap__cached_bytes(NULL, &n), 0);
+	T_NULL(aa_heap__print_caches(NULL, stderr), -EINVAL);
+	aa_heap__destroy(NULL);
+}
+
 /* --- sizes and alignment ------------------------------------------------ */
 
 Test(heap, sizes_round_up_to_their_class)

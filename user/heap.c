@@ -160,14 +160,15 @@ static int possible_cpus(void)
 
 AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 {
-	struct aa_init_args args = {
-		.arena_base = h->arena_base,
-		.arena_size = h->arena_size,
-		.grow_bytes = init_bytes,
-		.flags = h->flags,
-		.tun = h->tun,
-	};
-	int err, ncpus = possible_cpus();
+	struct aa_init_args args = { .grow_bytes = init_bytes };
+	int err, ncpus;
+
+	AA_CHECK_HEAP(h, -EINVAL);
+	args.arena_base = h->arena_base;
+	args.arena_size = h->arena_size;
+	args.flags = h->flags;
+	args.tun = h->tun;
+	ncpus = possible_cpus();
 
 	if (ncpus <= 0) {
 		pr_warn("cannot read the number of possible CPUs: %s\n", strerror(ncpus ? -ncpus : EINVAL));
@@ -340,7 +341,10 @@ AA_API void aa_heap__destroy(struct aa_heap *h)
 AA_API int aa_heap__grow(struct aa_heap *h, __u64 bytes)
 {
 	struct aa_grow_args args = { .bytes = bytes };
-	int err = run_prog(h->prog_grow, &args, sizeof(args), "aa_grow");
+	int err;
+
+	AA_CHECK_HEAP(h, -EINVAL);
+	err = run_prog(h->prog_grow, &args, sizeof(args), "aa_grow");
 
 	if (err)
 		return aa_err(err < 0 ? err : -EINVAL);
@@ -368,17 +372,22 @@ static int trim_like(struct aa_heap *h, int fd, const char *name, __u64 keep)
 
 AA_API int aa_heap__trim(struct aa_heap *h, __u64 keep_bytes)
 {
+	AA_CHECK_HEAP(h, -EINVAL);
 	return trim_like(h, h->prog_trim, "aa_trim", keep_bytes);
 }
 
 AA_API int aa_heap__teardown(struct aa_heap *h)
 {
+	AA_CHECK_HEAP(h, -EINVAL);
 	return trim_like(h, h->prog_teardown, "aa_teardown", 0);
 }
 
 AA_API int aa_heap__check(struct aa_heap *h)
 {
-	int ret = run_prog(h->prog_check, NULL, 0, "aa_check");
+	int ret;
+
+	AA_CHECK_HEAP(h, -EINVAL);
+	ret = run_prog(h->prog_check, NULL, 0, "aa_check");
 
 	if (ret > 0)
 		pr_warn("heap check failed with code %d\n", ret);
@@ -389,6 +398,7 @@ AA_API int aa_heap__call(struct aa_heap *h, struct aa_op_args *args)
 {
 	int err;
 
+	AA_CHECK_HEAP(h, -EINVAL);
 	if (!args)
 		return aa_err(-EINVAL);
 	err = run_prog(h->prog_call, args, sizeof(*args), "aa_call");
@@ -399,6 +409,7 @@ AA_API __u64 aa_heap__malloc(struct aa_heap *h, __u64 size)
 {
 	struct aa_op_args a = { .op = AA_OP_MALLOC, .size = size };
 
+	AA_CHECK_HEAP(h, 0);
 	if (aa_heap__call(h, &a))
 		return 0;
 	if (!a.ptr)
@@ -409,7 +420,10 @@ AA_API __u64 aa_heap__malloc(struct aa_heap *h, __u64 size)
 AA_API int aa_heap__free(struct aa_heap *h, __u64 addr)
 {
 	struct aa_op_args a = { .op = AA_OP_FREE, .ptr = addr };
-	int err = aa_heap__call(h, &a);
+	int err;
+
+	AA_CHECK_HEAP(h, -EINVAL);
+	err = aa_heap__call(h, &a);
 
 	return err ? err : aa_err((int)a.ret);
 }
@@ -419,6 +433,7 @@ AA_API int aa_heap__batch(struct aa_heap *h, __u64 ops, __u32 n)
 	struct aa_batch_args a = { .ops = ops, .n = n };
 	int err;
 
+	AA_CHECK_HEAP(h, -EINVAL);
 	if (!aa_heap__ptr(h, ops) || !aa_heap__ptr(h, ops + (__u64)n * sizeof(struct aa_batch_op) - 1))
 		return aa_err(-EFAULT);
 	err = run_prog(h->prog_batch, &a, sizeof(a), "aa_batch");
@@ -431,7 +446,8 @@ AA_API int aa_heap__batch(struct aa_heap *h, __u64 ops, __u32 n)
 
 AA_API void *aa_heap__ptr(const struct aa_heap *h, __u64 addr)
 {
-	if (!h || addr < h->arena_base || addr - h->arena_base >= h->arena_size) {
+	AA_CHECK_HEAP(h, NULL);
+	if (addr < h->arena_base || addr - h->arena_base >= h->arena_size) {
 		errno = EFAULT;
 		return NULL;
 	}
@@ -442,7 +458,8 @@ AA_API __u64 aa_heap__addr(const struct aa_heap *h, const void *ptr)
 {
 	const char *p = ptr;
 
-	if (!h || p < h->arena || (__u64)(p - h->arena) >= h->arena_size) {
+	AA_CHECK_HEAP(h, 0);
+	if (p < h->arena || (__u64)(p - h->arena) >= h->arena_size) {
 		errno = EFAULT;
 		return 0;
 	}
@@ -451,12 +468,14 @@ AA_API __u64 aa_heap__addr(const struct aa_heap *h, const void *ptr)
 
 AA_API const struct aa_root *aa_heap__root(const struct aa_heap *h)
 {
-	return h ? h->root : NULL;
+	AA_CHECK_HEAP(h, NULL);
+	return h->root;
 }
 
 AA_API int aa_heap__stats(const struct aa_heap *h, struct aa_stats *out)
 {
-	if (!h || !h->root || !out)
+	AA_CHECK_HEAP(h, -EINVAL);
+	if (!h->root || !out)
 		return aa_err(-EINVAL);
 	memcpy(out, (const void *)&h->root->stats, sizeof(*out));
 	return 0;
@@ -464,12 +483,14 @@ AA_API int aa_heap__stats(const struct aa_heap *h, struct aa_stats *out)
 
 AA_API struct bpf_object *aa_heap__object(const struct aa_heap *h)
 {
-	return h ? h->obj : NULL;
+	AA_CHECK_HEAP(h, NULL);
+	return h->obj;
 }
 
 AA_API __u64 aa_heap__arena_size(const struct aa_heap *h)
 {
-	return h ? h->arena_size : 0;
+	AA_CHECK_HEAP(h, 0);
+	return h->arena_size;
 }
 
 /* --- Size classes and tunables ---------------------------------------------
@@ -600,7 +621,8 @@ AA_API long aa_heap__drain(struct aa_heap *h)
 	char cpus[256];
 	int tries, err, cpu, len;
 
-	if (!h || !h->root)
+	AA_CHECK_HEAP(h, -EINVAL);
+	if (!h->root)
 		return aa_err(-EINVAL);
 	for (tries = 0; tries < DRAIN_TRIES; tries++) {
 		memset(&a, 0, sizeof(a));
@@ -629,6 +651,7 @@ AA_API int aa_heap__refill(struct aa_heap *h, __u64 bytes)
 	volatile __u32 *flag;
 	int n;
 
+	AA_CHECK_HEAP(h, -EINVAL);
 	if (!h->root)
 		return aa_err(-EINVAL);
 	flag = (volatile __u32 *)&h->root->need_refill;
@@ -642,7 +665,8 @@ AA_API int aa_heap__refill(struct aa_heap *h, __u64 bytes)
 
 AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *h, int cpu)
 {
-	if (!h || !h->root || cpu < 0 || cpu >= (int)h->root->nr_cpus ||
+	AA_CHECK_HEAP(h, NULL);
+	if (!h->root || cpu < 0 || cpu >= (int)h->root->nr_cpus ||
 	    !h->root->cpu_cache_off[cpu])
 		return NULL;
 	return (const struct aa_cpu_cache *)(h->arena + h->root->cpu_cache_off[cpu]);
@@ -654,7 +678,8 @@ AA_API __u64 aa_heap__cached_bytes(const struct aa_heap *h, __u64 *objects)
 	__u64 bytes = 0, n = 0;
 	int cpu, c;
 
-	if (h && h->root) {
+	AA_CHECK_HEAP(h, 0);
+	if (h->root) {
 		for (c = 0; c < AA_NR_CLASSES; c++) {
 			n += h->root->tc[c].count;
 			bytes += (__u64)h->root->tc[c].count * class_table[c].size;

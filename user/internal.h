@@ -24,6 +24,17 @@ static inline int aa_err(int ret)
 	return ret;
 }
 
+/* Every aa_heap__* entry point starts with this: a NULL handle is -EINVAL
+ * (errno set, one message naming the function), never a crash. */
+#define AA_CHECK_HEAP(h, ret)						\
+	do {								\
+		if (!(h)) {						\
+			pr_warn("%s: NULL heap\n", __func__);		\
+			errno = EINVAL;					\
+			return (ret);					\
+		}							\
+	} while (0)
+
 static inline void *aa_err_ptr(int err)
 {
 	errno = -err;

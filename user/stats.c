@@ -91,10 +91,12 @@ static int print_classes(const struct aa_heap *h, FILE *out)
 
 AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 {
-	const struct aa_root *r = aa_heap__root(h);
+	const struct aa_root *r;
 	const struct aa_cpu_cache *cc;
 	int cpu, c;
 
+	AA_CHECK_HEAP(h, -EINVAL);
+	r = aa_heap__root(h);
 	if (!r || !out)
 		return aa_err(-EINVAL);
 	if (r->flags & AA_F_NO_CACHES) {
