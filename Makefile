@@ -135,7 +135,7 @@ $(CLI): $(OUTPUT)/cli.o $(LIB_A)
 cli: $(CLI)
 
 # Tests
-$(OUTPUT)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard include/*.h) $(TEST_SKELS) | $(OUTPUT)/tests $(DEPS_STAMP)
+$(OUTPUT)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard include/*.h) $(TEST_SKELS) $(OUTPUT)/arena_alloc.skel.h | $(OUTPUT)/tests $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -I$(OUTPUT)/tests -c $< -o $@
 
