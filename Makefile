@@ -95,7 +95,14 @@ $(LIB_BPF): $(LIB_BPF_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
-$(OUTPUT)/arena_alloc.skel.h: $(LIB_BPF)
+# The library's own loadable object (aa_heap__open()): the embeddable one
+# plus a license section, which the embeddable one leaves to its embedder.
+LIB_OWN_BPF := $(OUTPUT)/arena_alloc.own.bpf.o
+$(LIB_OWN_BPF): $(LIB_BPF) $(OUTPUT)/bpf/license.bpf.o
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/arena_alloc.skel.h: $(LIB_OWN_BPF)
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name arena_alloc > $@
 

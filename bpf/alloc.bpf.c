@@ -82,7 +82,7 @@ __u64 aa_calloc_u64(__u64 n, __u64 size)
 	/* Blocks are 16-byte multiples: clear whole words. */
 	w = (__u64 __arena *)p;
 	words = (bytes + 7) / 8;
-	bpf_for(i, 0, words < AA_MAX_LOOPS ? words : AA_MAX_LOOPS) {
+	aa_for(i, 0, words < AA_MAX_LOOPS ? words : AA_MAX_LOOPS) {
 		w[i] = 0;
 		done++;
 	}
@@ -133,7 +133,7 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 		 * the heap lock only when the caches run dry */
 		__u32 cls = aa_size_class(size);
 
-		bpf_for(i, 0, n) {
+		aa_for(i, 0, n) {
 			__u64 p = aa_cpu_cache_alloc(cls, size);
 
 			if (!p)
@@ -145,7 +145,7 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 	}
 	if (size - 1 < AA_MAX_CLASS_SIZE)
 		return aa_heap_alloc_bulk(arr, n, aa_size_class(size), 0);
-	bpf_for(i, 0, n) {
+	aa_for(i, 0, n) {
 		__u64 p = aa_heap_alloc(size, 0);
 
 		if (!p)
@@ -171,7 +171,7 @@ int aa_free_bulk_u64(__u64 arr, __u32 n)
 		return aa_fail(AA_ERR_UNINIT);
 	/* One by one, each object claimed first: through the CPU cache, or
 	 * with caches off a heap-lock round trip per object */
-	bpf_for(i, 0, n) {
+	aa_for(i, 0, n) {
 		__u64 p = in[i];
 
 		if (!p)

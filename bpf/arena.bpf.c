@@ -5,7 +5,7 @@
  * Role:       own the allocator's root (an arena global), publish it at
  *             init, and move whole chunks between the kernel and the page
  *             heap (buddy.bpf.c); give each CPU its cache pages.
- * From below: pages from bpf_arena_alloc_pages(), at addresses we choose for
+ * From below: pages from bpf_arena_alloc_pages___aa(), at addresses we choose for
  *             chunks (slot s = arena_base + s MiB) and wherever the kernel
  *             puts them for chunk metadata and CPU caches.
  * To above:   aa_buddy_add_chunk() of zeroed chunks; trim/teardown take
@@ -16,7 +16,7 @@
  *             meta_off stays valid and no grower maps the slot until its
  *             pages are back (aa_buddy_release_slot()). Two growers racing
  *             for one slot are arbitrated by the kernel: the second
- *             bpf_arena_alloc_pages() at that address fails and it moves on.
+ *             bpf_arena_alloc_pages___aa() at that address fails and it moves on.
  *
  * SLEEPABLE ONLY: every function here may call a page kfunc. They are only
  * called from SEC("syscall") programs (entry.bpf.c); nothing on the alloc
@@ -51,7 +51,7 @@ static void publish_fast(void)
 	aa_fast.arena_base = aa_root.arena_base;
 	aa_fast.key = aa_root.cache_key;
 	aa_fast.zero = 0;
-	bpf_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
+	aa_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
 		off = aa_root.cpu_cache_off[cpu];
 		aa_fast.cc[cpu] = off ? aa_root.arena_base + off : 0;
 	}
@@ -66,7 +66,7 @@ static void unpublish_fast(void)
 	int cpu;
 
 	__sync_lock_test_and_set(&aa_fast.arena_size, 0);
-	bpf_for(cpu, 0, AA_MAX_CPUS)
+	aa_for(cpu, 0, AA_MAX_CPUS)
 		aa_fast.cc[cpu] = 0;
 }
 
@@ -82,17 +82,17 @@ static int init_caches(__u32 n)
 	__u32 off, cap;
 	int cpu, c;
 
-	bpf_for(cpu, 0, AA_MAX_CPUS) {
+	aa_for(cpu, 0, AA_MAX_CPUS) {
 		off = aa_root.cpu_cache_off[cpu];
 		if (cpu >= n) {
 			if (off) {
 				aa_root.cpu_cache_off[cpu] = 0;
-				bpf_arena_free_pages(&arena, aa_addr(off), AA_CPU_CACHE_PAGES);
+				bpf_arena_free_pages___aa(&arena, aa_addr(off), AA_CPU_CACHE_PAGES);
 			}
 			continue;
 		}
 		if (!off) {
-			cc = bpf_arena_alloc_pages(&arena, NULL, AA_CPU_CACHE_PAGES, NUMA_NO_NODE, 0);
+			cc = bpf_arena_alloc_pages___aa(&arena, NULL, AA_CPU_CACHE_PAGES, NUMA_NO_NODE, 0);
 			if (!cc)
 				return -ENOMEM;
 			cc->cpu = cpu;	/* fresh pages: busy == AA_CC_FREE, counts 0 */
@@ -100,7 +100,7 @@ static int init_caches(__u32 n)
 		} else {
 			cc = aa_addr(off);
 		}
-		bpf_for(c, 0, AA_NR_CLASSES) {
+		aa_for(c, 0, AA_NR_CLASSES) {
 			cap = aa_root.tun.cpu_cache_cap[c];
 			cc->cls[c].count = 0;
 			cc->cls[c].cap = cap < AA_CPU_CACHE_MAX ? cap : AA_CPU_CACHE_MAX;
@@ -119,9 +119,9 @@ static void clear_order_maps(void)
 {
 	int i;
 
-	bpf_for(i, 0, AA_NR_ORDERS * (AA_MAX_SLOTS / 64))
+	aa_for(i, 0, AA_NR_ORDERS * (AA_MAX_SLOTS / 64))
 		aa_root.order_map[i / (AA_MAX_SLOTS / 64)][i % (AA_MAX_SLOTS / 64)] = 0;
-	bpf_for(i, 0, AA_NR_ORDERS)
+	aa_for(i, 0, AA_NR_ORDERS)
 		aa_root.order_summary[i] = 0;
 }
 
@@ -131,7 +131,7 @@ static void init_classes(void)
 {
 	int c;
 
-	bpf_for(c, 0, AA_NR_CLASSES) {
+	aa_for(c, 0, AA_NR_CLASSES) {
 		aa_root.central[c].head = AA_NIL;
 		aa_root.central[c].spans = 0;
 		aa_root.central[c].objs_out = 0;
@@ -199,29 +199,29 @@ int aa_arena_grow_one(__u32 cursor)
 	__u32 nr_slots = aa_root.nr_slots;
 	int s, err;
 
-	meta = bpf_arena_alloc_pages(&arena, NULL, AA_META_PAGES, NUMA_NO_NODE, 0);
+	meta = bpf_arena_alloc_pages___aa(&arena, NULL, AA_META_PAGES, NUMA_NO_NODE, 0);
 	if (!meta)
 		return -ENOMEM;
-	bpf_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+	aa_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
 		if (READ_ONCE_ARENA(aa_root.slots[s].state) != AA_SLOT_UNMAPPED)
 			continue;
-		chunk = bpf_arena_alloc_pages(&arena, aa_addr(s << AA_CHUNK_SHIFT),
+		chunk = bpf_arena_alloc_pages___aa(&arena, aa_addr(s << AA_CHUNK_SHIFT),
 					      AA_CHUNK_PAGES, NUMA_NO_NODE, 0);
 		if (!chunk)
 			continue;	/* something else lives in this slot */
 		err = aa_buddy_add_chunk(s, (__u64)meta - aa_root.arena_base);
 		if (err == -EEXIST) {	/* another grower or a trim took it */
-			bpf_arena_free_pages(&arena, chunk, AA_CHUNK_PAGES);
+			bpf_arena_free_pages___aa(&arena, chunk, AA_CHUNK_PAGES);
 			continue;
 		}
 		if (err) {
-			bpf_arena_free_pages(&arena, chunk, AA_CHUNK_PAGES);
-			bpf_arena_free_pages(&arena, meta, AA_META_PAGES);
+			bpf_arena_free_pages___aa(&arena, chunk, AA_CHUNK_PAGES);
+			bpf_arena_free_pages___aa(&arena, meta, AA_META_PAGES);
 			return err;
 		}
 		return s + 1;
 	}
-	bpf_arena_free_pages(&arena, meta, AA_META_PAGES);
+	bpf_arena_free_pages___aa(&arena, meta, AA_META_PAGES);
 	return -ENOMEM;
 }
 
@@ -239,7 +239,7 @@ int aa_arena_grow(__u64 bytes)
 	if (bytes > aa_root.arena_size)	/* as much as fits */
 		bytes = aa_root.arena_size;
 	want = (bytes + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;
-	bpf_for(i, 0, want < AA_MAX_SLOTS ? want : AA_MAX_SLOTS) {
+	aa_for(i, 0, want < AA_MAX_SLOTS ? want : AA_MAX_SLOTS) {
 		ret = aa_arena_grow_one(cursor);
 		if (ret < 0) {
 			err = ret;
@@ -263,7 +263,7 @@ static void fault_delay(__u64 ns)
 {
 	__u64 t0 = bpf_ktime_get_ns();
 
-	bpf_repeat(AA_MAX_LOOPS)
+	aa_repeat(AA_MAX_LOOPS)
 		if (bpf_ktime_get_ns() - t0 >= ns)
 			break;
 }
@@ -275,10 +275,10 @@ static void return_chunk(__u32 slot)
 {
 	__u32 s = slot & (AA_MAX_SLOTS - 1);
 
-	bpf_arena_free_pages(&arena, aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
+	bpf_arena_free_pages___aa(&arena, aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
 	if (aa_fault_trim_delay_ns)
 		fault_delay(aa_fault_trim_delay_ns);
-	bpf_arena_free_pages(&arena, aa_addr(aa_root.slots[s].meta_off), AA_META_PAGES);
+	bpf_arena_free_pages___aa(&arena, aa_addr(aa_root.slots[s].meta_off), AA_META_PAGES);
 	aa_buddy_release_slot(s);
 }
 
@@ -297,7 +297,7 @@ int aa_arena_trim(__u64 keep_bytes)
 	aa_heap_release_empty();	/* kept empty spans hold chunks */
 	keep = (keep_bytes >> AA_CHUNK_SHIFT) > AA_MAX_SLOTS ? AA_MAX_SLOTS
 							     : keep_bytes >> AA_CHUNK_SHIFT;
-	bpf_repeat(AA_MAX_SLOTS) {
+	aa_repeat(AA_MAX_SLOTS) {
 		slot = aa_buddy_take_free_chunk(keep);
 		if (slot < 0)
 			break;
@@ -317,7 +317,7 @@ static int claim_all_caches(void)
 	__u32 n = aa_root.nr_cpus, off;
 	int cpu, busy = -1;
 
-	bpf_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
+	aa_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
 		off = aa_root.cpu_cache_off[cpu];
 		if (off && __sync_val_compare_and_swap(
 				   &((struct aa_cpu_cache __arena *)aa_addr(off))->busy,
@@ -328,7 +328,7 @@ static int claim_all_caches(void)
 	}
 	if (busy < 0)
 		return 0;
-	bpf_for(cpu, 0, busy) {
+	aa_for(cpu, 0, busy) {
 		off = aa_root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)];
 		if (!off)
 			continue;
@@ -349,10 +349,10 @@ static int teardown_locked(void)
 	int s, c, err = 0;
 
 
-	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS)
+	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS)
 		if (aa_root.slots[s].state == AA_SLOT_RELEASING)
 			return -EBUSY;
-	bpf_for(c, 0, AA_NR_CLASSES) {	/* heap lock first: allowed order */
+	aa_for(c, 0, AA_NR_CLASSES) {	/* heap lock first: allowed order */
 		tc = &aa_root.tc[c];
 		if (aa_lock_acquire(&tc->lock, 0)) {
 			err = -EBUSY;
@@ -378,7 +378,7 @@ static int teardown_locked(void)
 	aa_root.stats.bytes_in_use = 0;
 	aa_root.stats.live_allocs = 0;
 	aa_root.large_bytes_in_use = 0;
-	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
 		if (aa_root.slots[s].state == AA_SLOT_UNMAPPED)
 			continue;
 		aa_root.slots[s].state = AA_SLOT_RELEASING;
@@ -416,7 +416,7 @@ int aa_arena_teardown(void)
 		aa_unlock();
 	}
 	if (n < 0) {
-		bpf_for(cpu, 0, aa_root.nr_cpus < AA_MAX_CPUS ? aa_root.nr_cpus : AA_MAX_CPUS) {
+		aa_for(cpu, 0, aa_root.nr_cpus < AA_MAX_CPUS ? aa_root.nr_cpus : AA_MAX_CPUS) {
 			off = aa_root.cpu_cache_off[cpu];
 			if (off)
 				aa_store_release(&((struct aa_cpu_cache __arena *)aa_addr(off))->busy,
@@ -425,16 +425,16 @@ int aa_arena_teardown(void)
 		return n;
 	}
 	/* unpublished and quiesced: return the pages, no lock held */
-	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
 		if (aa_root.slots[s].state == AA_SLOT_RELEASING)
 			return_chunk(s);
 	}
-	bpf_for(cpu, 0, AA_MAX_CPUS) {
+	aa_for(cpu, 0, AA_MAX_CPUS) {
 		off = aa_root.cpu_cache_off[cpu];
 		if (!off)
 			continue;
 		cc = aa_addr(off);
-		bpf_for(c, 0, AA_NR_CLASSES)
+		aa_for(c, 0, AA_NR_CLASSES)
 			cc->cls[c].count = 0;
 	}
 	aa_root.stats.nr_trims += n;

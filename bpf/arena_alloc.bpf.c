@@ -5,7 +5,7 @@
  * The tiers stay in their own files but are compiled together: bpftool
  * <= 7.5 (libbpf < 1.6) cannot link two objects that both reference the
  * same kfunc ("failed to resolve size of underlying type"), and every tier
- * loops with bpf_for(). Lower tiers come first: each uses the static
+ * loops with aa_for(). Lower tiers come first: each uses the static
  * helpers of the ones below. Embedders: see README, "Linking notes".
  */
 #include "buddy.bpf.c"

@@ -105,7 +105,7 @@ static __always_inline void pm_fill(__u32 off, __u32 pages, __u32 head, __u32 ta
 	__u32 p = (off >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1);
 	int i;
 
-	bpf_for(i, 0, pages)
+	aa_for(i, 0, pages)
 		meta->pm[(p + i) & (AA_CHUNK_PAGES - 1)] = i ? tail : head;
 }
 
@@ -282,7 +282,7 @@ static __always_inline __u32 block_alloc_locked(__u32 order)
 
 	/* an iterator: j is then a range, not one constant (and one path)
 	 * per order */
-	bpf_for(k, order, AA_NR_ORDERS) {
+	aa_for(k, order, AA_NR_ORDERS) {
 		if (aa_root.order_summary[k]) {
 			j = k;
 			break;
@@ -294,7 +294,7 @@ static __always_inline __u32 block_alloc_locked(__u32 order)
 	free_unlink(j, off);
 	/* split: iterators, not unrolled loops, keep the verifier's paths
 	 * few (free_push() branches) */
-	bpf_for(i, order, j) {
+	aa_for(i, order, j) {
 		k = j - 1 - (i - order);	/* j - 1 down to order */
 		free_push(k, off + (AA_PAGE_SIZE << k));
 	}
@@ -311,7 +311,7 @@ static __always_inline void block_trim_locked(__u32 off, __u32 order, __u32 page
 	int k;
 
 	/* an iterator, not an unrolled loop: 2^8 branch paths otherwise */
-	bpf_for(k, 0, order < AA_MAX_ORDER ? order : AA_MAX_ORDER) {
+	aa_for(k, 0, order < AA_MAX_ORDER ? order : AA_MAX_ORDER) {
 		if (!((pos >> k) & 1))
 			continue;
 		free_push(k, off + (pos << AA_PAGE_SHIFT));
@@ -371,7 +371,7 @@ static __always_inline void run_free_locked(__u32 off, __u32 pages)
 		return;
 	pm_fill(off, pages, AA_PM_FREE, AA_PM_FREE);
 	/* at most 8 pieces, each merged at most 8 times */
-	bpf_for(i, 0, 2 * AA_NR_ORDERS * AA_NR_ORDERS) {
+	aa_for(i, 0, 2 * AA_NR_ORDERS * AA_NR_ORDERS) {
 		if (!piece) {
 			if (!left)
 				break;
@@ -452,7 +452,7 @@ static __u32 large_alloc_locked(__u64 pages)
 	__u32 nr_slots = aa_root.nr_slots, run = AA_ZERO, first = AA_ZERO;
 	int s, i;
 
-	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
 		/* reset to AA_ZERO, not 0: a constant run becomes precise at
 		 * "run == need" and 6.12 then walks the loop per value */
 		run = chunk_is_free(s) ? run + 1 : AA_ZERO;
@@ -463,7 +463,7 @@ static __u32 large_alloc_locked(__u64 pages)
 	}
 	if (run < need || first + need > AA_MAX_SLOTS)
 		return AA_NIL;
-	bpf_for(i, first, first + full) {
+	aa_for(i, first, first + full) {
 		free_unlink(AA_MAX_ORDER, i << AA_CHUNK_SHIFT);
 		aa_root.slots[i & (AA_MAX_SLOTS - 1)].state = AA_SLOT_LARGE_TAIL;
 	}
@@ -493,7 +493,7 @@ static __always_inline __u32 large_free_locked(__u32 slot, __u32 *tail)
 	__u32 rem = pages - (full << AA_MAX_ORDER);
 	int i;
 
-	bpf_for(i, slot, slot + full) {
+	aa_for(i, slot, slot + full) {
 		aa_root.slots[i & (AA_MAX_SLOTS - 1)].state = AA_SLOT_CHUNK;
 		free_push(AA_MAX_ORDER, i << AA_CHUNK_SHIFT);
 	}

@@ -64,7 +64,7 @@ int aa_buddy_take_free_chunk(__u32 keep)
 	err = aa_lock();
 	if (err)
 		return aa_errno(-err);
-	bpf_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
 		if (!chunk_is_free(s))
 			continue;
 		if (seen++ < keep)
@@ -119,9 +119,9 @@ static int check_free_lists(void)
 
 	/* iterators, orders outermost: an unrolled order loop verified the
 	 * list walk once per order */
-	bpf_for(k, 0, AA_NR_ORDERS) {
+	aa_for(k, 0, AA_NR_ORDERS) {
 		cnt = AA_ZERO;
-		bpf_for(s, 0, nr < AA_MAX_SLOTS ? nr : AA_MAX_SLOTS) {
+		aa_for(s, 0, nr < AA_MAX_SLOTS ? nr : AA_MAX_SLOTS) {
 			listed = aa_root.slots[s].state == AA_SLOT_CHUNK;
 			off = listed ? meta_of(s)->free_head[k] : AA_NIL;
 			if (((aa_root.order_map[k][(s >> 6) & 63] >> (s & 63)) & 1) != (off != AA_NIL))
@@ -130,7 +130,7 @@ static int check_free_lists(void)
 			    !!aa_root.order_map[k][(s >> 6) & 63])
 				return 19;
 			prev = AA_NIL;
-			bpf_repeat(AA_MAX_LOOPS) {
+			aa_repeat(AA_MAX_LOOPS) {
 				if (off == AA_NIL)
 					break;
 				if ((off >> AA_CHUNK_SHIFT) != s)
@@ -165,11 +165,11 @@ static int check_central(void)
 	aa_span_t *sp;
 	int cls;
 
-	bpf_for(cls, 0, AA_NR_CLASSES) {
+	aa_for(cls, 0, AA_NR_CLASSES) {
 		c = &aa_root.central[cls];
 		off = c->head;
 		prev = AA_NIL;
-		bpf_repeat(AA_MAX_LOOPS) {
+		aa_repeat(AA_MAX_LOOPS) {
 			if (off == AA_NIL)
 				break;
 			if ((off >> AA_CHUNK_SHIFT) >= AA_MAX_SLOTS ||
@@ -182,7 +182,7 @@ static int check_central(void)
 				return 13;
 			nfree = AA_ZERO;
 			o = sp->free;
-			bpf_repeat(AA_MAX_LOOPS) {
+			aa_repeat(AA_MAX_LOOPS) {
 				if (o == AA_NIL || nfree > AA_CHUNK_PAGES)
 					break;
 				obj = aa_addr(o);

@@ -84,7 +84,7 @@ static __u32 span_new_locked(__u32 cls)
 	if (off == AA_NIL)
 		return AA_NIL;
 	/* free list in address order: refills hand out neighbours */
-	bpf_for(i, 0, objs) {
+	aa_for(i, 0, objs) {
 		o = off + i * size;
 		obj = aa_addr(o);
 		obj->mark = aa_custody((__u64)obj, AA_TAG_SPAN);
@@ -95,7 +95,7 @@ static __u32 span_new_locked(__u32 cls)
 	sp->used = 0;
 	sp->cls = cls;
 	aa_store_fence();	/* marks before the entries: see aa_claim() */
-	bpf_for(i, 0, pages)
+	aa_for(i, 0, pages)
 		*pm_at(off + (i << AA_PAGE_SHIFT)) = AA_PM_SPAN_ENTRY(cls, i);
 	central_link(c, off, sp);
 	aa_root.stats.span_pages += pages;
@@ -190,9 +190,9 @@ static __u32 central_release_empty_locked(void)
 	aa_span_t *sp;
 	int cls;
 
-	bpf_for(cls, 0, AA_NR_CLASSES) {
+	aa_for(cls, 0, AA_NR_CLASSES) {
 		off = aa_root.central[cls].head;
-		bpf_repeat(AA_MAX_LOOPS) {
+		aa_repeat(AA_MAX_LOOPS) {
 			if (off == AA_NIL)
 				break;
 			sp = span_at(off);

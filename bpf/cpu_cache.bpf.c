@@ -238,7 +238,7 @@ int aa_cpu_cache_drain(__u32 cpu)
 	cc = aa_addr(off);
 	if (!cache_claim(cc, AA_CC_DRAIN))
 		return -EBUSY;
-	bpf_for(c, 0, AA_NR_CLASSES) {
+	aa_for(c, 0, AA_NR_CLASSES) {
 		n = cc->cls[c].count;
 		if (!n || n > AA_CPU_CACHE_MAX)
 			continue;

@@ -10,7 +10,10 @@
  */
 #include "internal.h"
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+/* No license section here: the embeddable object has none, so that it
+ * links with an embedder's object whatever its license string (libbpf's
+ * linker refuses two that differ); the embedder's must be GPL-compatible
+ * (kfuncs). The library's own loadable object adds license.bpf.c. */
 
 /* Field by field: a struct assignment into the arena is a memcpy, whose
  * BPF lowering loses the arena address cast (verifier: "invalid mem
@@ -94,7 +97,7 @@ int aa_drain(struct aa_drain_args *args)
 		args->err = -ENODEV;
 		return 0;
 	}
-	bpf_for(cpu, 0, nr < AA_MAX_CPUS ? nr : AA_MAX_CPUS) {
+	aa_for(cpu, 0, nr < AA_MAX_CPUS ? nr : AA_MAX_CPUS) {
 		n = aa_cpu_cache_drain(cpu);
 		if (n == -EBUSY) {
 			/* constant ctx offsets only (verifier) */
@@ -118,7 +121,7 @@ int aa_drain(struct aa_drain_args *args)
 	else
 		objects += n;
 	/* complete the parked frees (the transfer caches' objects among them) */
-	bpf_repeat(AA_MAX_LOOPS) {
+	aa_repeat(AA_MAX_LOOPS) {
 		n = aa_heap_unpark();
 		if (n < 0)
 			err = err ? err : n;
@@ -223,7 +226,7 @@ int aa_batch(struct aa_batch_args *a)
 	__u32 n = a->n, done = AA_ZERO;
 	int i;
 
-	bpf_for(i, 0, n) {
+	aa_for(i, 0, n) {
 		struct aa_batch_op __arena *op = &ops[i];
 		__u64 p = op->ptr;
 

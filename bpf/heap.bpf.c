@@ -171,7 +171,7 @@ static void park_chain(__u32 first, __u32 last, __u32 n)
 	aa_parked_t *tail = aa_addr(last);
 	__u32 old;
 
-	bpf_repeat(AA_MAX_LOOPS) {
+	aa_repeat(AA_MAX_LOOPS) {
 		old = READ_ONCE_ARENA(aa_root.parked);
 		tail->next = old;
 		if (__sync_val_compare_and_swap(&aa_root.parked, old, first) == old)
@@ -190,7 +190,7 @@ static __always_inline __u32 unpark_locked(__u32 max)
 	__u32 head, next, done = AA_ZERO;
 	aa_parked_t *p;
 
-	bpf_repeat(AA_MAX_LOOPS) {
+	aa_repeat(AA_MAX_LOOPS) {
 		if (done >= max)
 			break;
 		head = READ_ONCE_ARENA(aa_root.parked);
@@ -245,7 +245,7 @@ static __always_inline int aa_aligned_class(__u64 size, __u64 align)
 	if (align <= AA_MIN_SIZE)
 		return aa_size_class(size);
 	start = aa_size_class(size > align ? size : align);
-	bpf_for(c, start, AA_NR_CLASSES)
+	aa_for(c, start, AA_NR_CLASSES)
 		if (!(aa_class(c)->size & (align - 1)))
 			return c;
 	return -1;
@@ -319,7 +319,7 @@ int aa_heap_return_bulk(__u64 arr, __u32 n)
 		return -E2BIG;
 	if (aa_lock()) {
 		aa_count(lock_misses);
-		bpf_for(i, 0, n) {
+		aa_for(i, 0, n) {
 			e = in[i];
 			if (!e)
 				continue;
@@ -329,7 +329,7 @@ int aa_heap_return_bulk(__u64 arr, __u32 n)
 		}
 		return done;
 	}
-	bpf_for(i, 0, n) {
+	aa_for(i, 0, n) {
 		e = in[i];
 		if (!e)
 			continue;
@@ -414,7 +414,7 @@ int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
 		alloc_lock_failed(err);
 		return aa_errno(-err);
 	}
-	bpf_for(i, 0, n) {
+	aa_for(i, 0, n) {
 		off = central_pop_locked(cls, mask);
 		if (off == AA_NIL)
 			break;

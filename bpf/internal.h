@@ -84,16 +84,46 @@
 
 /* --- Kernel interfaces -------------------------------------------------- */
 
-/* Sleepable-only page kfuncs: reachable from SEC("syscall") programs only. */
-void __arena *bpf_arena_alloc_pages(void *map, void __arena *addr, __u32 page_cnt,
-				    int node_id, __u64 flags) __ksym __weak;
-void bpf_arena_free_pages(void *map, void __arena *ptr, __u32 page_cnt) __ksym __weak;
+/*
+ * Every kfunc here goes by a flavored name, name___aa: libbpf resolves it to
+ * the kernel's name, and an embedder's object that calls the plain name
+ * (its own aa_for(), its own page kfuncs) still links with this one under
+ * bpftool <= 7.5, which cannot link two objects that both reference one
+ * extern kfunc ("failed to resolve size of underlying type: -22").
+ */
 
-/* Linux 6.10+, every program type. Flavored names (libbpf resolves
- * name___suffix to the kernel's name) so that an object using the plain
- * names still links with this one under bpftool <= 7.5. */
+/* Sleepable-only page kfuncs: reachable from SEC("syscall") programs only. */
+void __arena *bpf_arena_alloc_pages___aa(void *map, void __arena *addr, __u32 page_cnt,
+					 int node_id, __u64 flags) __ksym __weak;
+void bpf_arena_free_pages___aa(void *map, void __arena *ptr, __u32 page_cnt) __ksym __weak;
+
+/* Linux 6.10+, every program type. */
 void bpf_preempt_disable___aa(void) __ksym;
 void bpf_preempt_enable___aa(void) __ksym;
+
+/* Open-coded number iterators (6.4+): aa_for() and aa_repeat() are
+ * aa_for() and aa_repeat() of <bpf/bpf_helpers.h> on the flavored names,
+ * with the same bounds check that lets the verifier trust i. */
+extern int bpf_iter_num_new___aa(struct bpf_iter_num *it, int start, int end) __ksym __weak;
+extern int *bpf_iter_num_next___aa(struct bpf_iter_num *it) __ksym __weak;
+extern void bpf_iter_num_destroy___aa(struct bpf_iter_num *it) __ksym __weak;
+
+#define aa_for(i, start, end)						\
+	for (struct bpf_iter_num ___it __attribute__((aligned(8),	\
+			cleanup(bpf_iter_num_destroy___aa))),		\
+	     *___p __attribute__((unused)) =				\
+		(bpf_iter_num_new___aa(&___it, (start), (end)),		\
+		 (void)bpf_iter_num_destroy___aa, (void *)0);		\
+	     ({ int *___t = bpf_iter_num_next___aa(&___it);		\
+		(___t && ((i) = *___t, (i) >= (start) && (i) < (end))); }); )
+
+#define aa_repeat(n)							\
+	for (struct bpf_iter_num ___it __attribute__((aligned(8),	\
+			cleanup(bpf_iter_num_destroy___aa))),		\
+	     *___p __attribute__((unused)) =				\
+		(bpf_iter_num_new___aa(&___it, 0, (n)),			\
+		 (void)bpf_iter_num_destroy___aa, (void *)0);		\
+	     bpf_iter_num_next___aa(&___it); )
 
 /* The root (arena.bpf.c). */
 extern struct aa_root __arena aa_root;
@@ -119,8 +149,8 @@ static __always_inline void aa_store_fence(void)
  * Loops. Two kinds only, so that both 6.12 and 6.18 verify them cheaply:
  *  - loops over orders (at most 17 trips) have constant bounds and are
  *    simply unrolled by the verifier;
- *  - every other loop (slots, lists, batches, spins) is bpf_for()/
- *    bpf_repeat(): an open-coded iterator the verifier checks once, whose
+ *  - every other loop (slots, lists, batches, spins) is aa_for()/
+ *    aa_repeat(): an open-coded iterator the verifier checks once, whose
  *    trip count the kernel bounds (BPF_MAX_LOOPS, 2^23).
  *
  * Verifier: clang-19 turns store loops into memset(), whose BPF lowering
@@ -229,7 +259,7 @@ static int aa_lock_wait(__u32 __arena *lock, __u32 me, __u64 budget)
 	__u64 start = bpf_ktime_get_ns();
 	__u32 v, spins = AA_ZERO;
 
-	bpf_repeat(AA_MAX_LOOPS) {
+	aa_repeat(AA_MAX_LOOPS) {
 		v = *(volatile __u32 __arena *)lock;
 		if (v == 0 && __sync_val_compare_and_swap(lock, 0, me) == 0) {
 			aa_count(lock_waits);

@@ -49,7 +49,7 @@ static __always_inline void copy_objs(__u64 __arena *dst, __u64 __arena *src, __
 {
 	int i;
 
-	bpf_for(i, 0, n)
+	aa_for(i, 0, n)
 		dst[i] = src[i];
 }
 
@@ -163,7 +163,7 @@ int aa_transfer_cache_drain(void)
 	int total = AA_ZERO, err = 0, i, c;
 	__u32 n, off, prev;
 
-	bpf_for(c, 0, AA_NR_CLASSES) {
+	aa_for(c, 0, AA_NR_CLASSES) {
 		tc = tc_of(c);
 		if (aa_lock_acquire(&tc->lock, 0)) {
 			err = -EBUSY;
@@ -172,7 +172,7 @@ int aa_transfer_cache_drain(void)
 		n = tc->count;
 		if (n && n <= AA_TRANSFER_MAX) {
 			prev = AA_NIL;
-			bpf_for(i, 0, n) {
+			aa_for(i, 0, n) {
 				off = tc->objs[i & (AA_TRANSFER_MAX - 1)] - aa_root.arena_base;
 				if (prev != AA_NIL)
 					((aa_parked_t *)aa_addr(prev))->next = off;

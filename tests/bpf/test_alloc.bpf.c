@@ -8,8 +8,7 @@
  * Each subtest returns 0 or its own non-zero code; the entry returns the
  * first failure as subtest * 100 + code.
  *
- * Loops: constant small bounds only (bpftool <= 7.5 cannot link two objects
- * that both use bpf_for's kfuncs).
+ * Loops: constant small bounds only.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -4,7 +4,7 @@
  *  - df_free: two threads on two CPUs free the same array of objects in
  *    lockstep (each waits until the other reached the same index), so
  *    every object gets two simultaneous frees.
- * Loops use bpf_loop() (bpftool <= 7.5 cannot link bpf_for's kfuncs twice).
+ * Loops use bpf_loop() (test_embed.bpf.c is the object that uses bpf_for()).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -6,7 +6,7 @@
  *  - reent_outer + reent_irq: a syscall program's hot alloc/free loop and
  *    a perf_event program (hard-IRQ context) allocating on the same CPU;
  *  - tc_alloc: a non-sleepable program, for the empty-heap case.
- * Loops use bpf_loop() (bpftool <= 7.5 cannot link bpf_for's kfuncs twice).
+ * Loops use bpf_loop() (test_embed.bpf.c is the object that uses bpf_for()).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

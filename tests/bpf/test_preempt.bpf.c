@@ -11,7 +11,7 @@
  *    (and the other way round);
  *  - ps_flush: empties the slots at the end.
  * Slot and stamp format: ../test_preempt.h.
- * Loops use bpf_loop() (bpftool <= 7.5 cannot link bpf_for's kfuncs twice).
+ * Loops use bpf_loop() (test_embed.bpf.c is the object that uses bpf_for()).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
