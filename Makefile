@@ -96,9 +96,9 @@ $(LIB_BPF): $(LIB_BPF_OBJS)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
 # The library's own loadable object (aa_heap__open()): the embeddable one
-# plus a license section, which the embeddable one leaves to its embedder.
+# plus a license section and the arena map, which it leaves to its embedder.
 LIB_OWN_BPF := $(OUTPUT)/arena_alloc.own.bpf.o
-$(LIB_OWN_BPF): $(LIB_BPF) $(OUTPUT)/bpf/license.bpf.o
+$(LIB_OWN_BPF): $(LIB_BPF) $(OUTPUT)/bpf/own.bpf.o
 	$(call msg,LINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 

@@ -5,8 +5,8 @@
  * Role:       own the allocator's root (an arena global), publish it at
  *             init, and move whole chunks between the kernel and the page
  *             heap (buddy.bpf.c); give each CPU its cache pages.
- * From below: pages from bpf_arena_alloc_pages___aa(), at addresses we choose for
- *             chunks (slot s = arena_base + s MiB) and wherever the kernel
+ * From below: pages from the embedder's AA_ARENA_FUNCS() (aa_pages_alloc()),
+ *             at addresses we choose for chunks (slot s = arena_base + s MiB) and wherever the kernel
  *             puts them for chunk metadata and CPU caches.
  * To above:   aa_buddy_add_chunk() of zeroed chunks; trim/teardown take
  *             entirely free chunks back (aa_buddy_take_free_chunk()).
@@ -16,7 +16,7 @@
  *             meta_off stays valid and no grower maps the slot until its
  *             pages are back (aa_buddy_release_slot()). Two growers racing
  *             for one slot are arbitrated by the kernel: the second
- *             bpf_arena_alloc_pages___aa() at that address fails and it moves on.
+ *             one's page allocation at that address fails and it moves on.
  *
  * SLEEPABLE ONLY: every function here may call a page kfunc. They are only
  * called from SEC("syscall") programs (entry.bpf.c); nothing on the alloc
@@ -87,12 +87,12 @@ static int init_caches(__u32 n)
 		if (cpu >= n) {
 			if (off) {
 				aa_root.cpu_cache_off[cpu] = 0;
-				bpf_arena_free_pages___aa(&arena, aa_addr(off), AA_CPU_CACHE_PAGES);
+				aa_pages_free(aa_addr(off), AA_CPU_CACHE_PAGES);
 			}
 			continue;
 		}
 		if (!off) {
-			cc = bpf_arena_alloc_pages___aa(&arena, NULL, AA_CPU_CACHE_PAGES, NUMA_NO_NODE, 0);
+			cc = aa_pages_alloc(NULL, AA_CPU_CACHE_PAGES);
 			if (!cc)
 				return -ENOMEM;
 			cc->cpu = cpu;	/* fresh pages: busy == AA_CC_FREE, counts 0 */
@@ -199,29 +199,28 @@ int aa_arena_grow_one(__u32 cursor)
 	__u32 nr_slots = aa_root.nr_slots;
 	int s, err;
 
-	meta = bpf_arena_alloc_pages___aa(&arena, NULL, AA_META_PAGES, NUMA_NO_NODE, 0);
+	meta = aa_pages_alloc(NULL, AA_META_PAGES);
 	if (!meta)
 		return -ENOMEM;
 	aa_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
 		if (READ_ONCE_ARENA(aa_root.slots[s].state) != AA_SLOT_UNMAPPED)
 			continue;
-		chunk = bpf_arena_alloc_pages___aa(&arena, aa_addr(s << AA_CHUNK_SHIFT),
-					      AA_CHUNK_PAGES, NUMA_NO_NODE, 0);
+		chunk = aa_pages_alloc(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
 		if (!chunk)
 			continue;	/* something else lives in this slot */
 		err = aa_buddy_add_chunk(s, (__u64)meta - aa_root.arena_base);
 		if (err == -EEXIST) {	/* another grower or a trim took it */
-			bpf_arena_free_pages___aa(&arena, chunk, AA_CHUNK_PAGES);
+			aa_pages_free(chunk, AA_CHUNK_PAGES);
 			continue;
 		}
 		if (err) {
-			bpf_arena_free_pages___aa(&arena, chunk, AA_CHUNK_PAGES);
-			bpf_arena_free_pages___aa(&arena, meta, AA_META_PAGES);
+			aa_pages_free(chunk, AA_CHUNK_PAGES);
+			aa_pages_free(meta, AA_META_PAGES);
 			return err;
 		}
 		return s + 1;
 	}
-	bpf_arena_free_pages___aa(&arena, meta, AA_META_PAGES);
+	aa_pages_free(meta, AA_META_PAGES);
 	return -ENOMEM;
 }
 
@@ -275,10 +274,10 @@ static void return_chunk(__u32 slot)
 {
 	__u32 s = slot & (AA_MAX_SLOTS - 1);
 
-	bpf_arena_free_pages___aa(&arena, aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
+	aa_pages_free(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
 	if (aa_fault_trim_delay_ns)
 		fault_delay(aa_fault_trim_delay_ns);
-	bpf_arena_free_pages___aa(&arena, aa_addr(aa_root.slots[s].meta_off), AA_META_PAGES);
+	aa_pages_free(aa_addr(aa_root.slots[s].meta_off), AA_META_PAGES);
 	aa_buddy_release_slot(s);
 }
 

@@ -13,7 +13,7 @@
 /* No license section here: the embeddable object has none, so that it
  * links with an embedder's object whatever its license string (libbpf's
  * linker refuses two that differ); the embedder's must be GPL-compatible
- * (kfuncs). The library's own loadable object adds license.bpf.c. */
+ * (kfuncs). The library's own loadable object adds own.bpf.c. */
 
 /* Field by field: a struct assignment into the arena is a memcpy, whose
  * BPF lowering loses the arena address cast (verifier: "invalid mem

@@ -92,10 +92,17 @@
  * extern kfunc ("failed to resolve size of underlying type: -22").
  */
 
-/* Sleepable-only page kfuncs: reachable from SEC("syscall") programs only. */
-void __arena *bpf_arena_alloc_pages___aa(void *map, void __arena *addr, __u32 page_cnt,
-					 int node_id, __u64 flags) __ksym __weak;
-void bpf_arena_free_pages___aa(void *map, void __arena *ptr, __u32 page_cnt) __ksym __weak;
+/* Pages, sleepable programs only (SEC("syscall")): through the embedder's
+ * AA_ARENA_FUNCS() (arena_alloc.bpf.h), the only code naming the map. */
+static __always_inline void __arena *aa_pages_alloc(void __arena *addr, __u32 pages)
+{
+	return (void __arena *)aa_arena_pages_alloc((__u64)addr, pages);
+}
+
+static __always_inline void aa_pages_free(void __arena *addr, __u32 pages)
+{
+	aa_arena_pages_free((__u64)addr, pages);
+}
 
 /* Linux 6.10+, every program type. */
 void bpf_preempt_disable___aa(void) __ksym;

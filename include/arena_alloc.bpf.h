@@ -44,17 +44,56 @@
 #define __arena __attribute__((address_space(1)))
 #endif
 
-/* The arena map, __weak: every object that includes this header gets the
- * same definition and the linker merges them into one arena. Userspace
- * sets the real size with bpf_map__set_max_entries() before load. */
-#ifndef AA_ARENA_PAGES
-#define AA_ARENA_PAGES	(1U << 16)	/* 256 MiB of address space */
+/*
+ * The arena map is yours. Exactly one of the BPF files you link with the
+ * library says
+ *     AA_ARENA(pages);          a map named `arena` of that many pages, or
+ *     AA_ARENA_FUNCS(my_map);   for a map you define yourself (any name,
+ *                               size and attributes; BPF_MAP_TYPE_ARENA,
+ *                               BPF_F_MMAPABLE),
+ * which also defines the two global functions through which the library's
+ * sleepable programs get and give back pages: the only code that names the
+ * map, so libarena_alloc.bpf.o never does and your definition is free
+ * (libbpf's linker needs every declaration of a map to match exactly). The
+ * size can change before load: bpf_map__set_max_entries(). A program may
+ * use one arena only: yours and the heap's are the same map.
+ */
+#define AA_ARENA_PAGES_DEFAULT	(1U << 16)	/* 256 MiB of address space */
+#ifdef AA_ARENA_PAGES
+#error "AA_ARENA_PAGES is gone: say AA_ARENA(pages) in one of your BPF files"
 #endif
-struct {
-	__uint(type, BPF_MAP_TYPE_ARENA);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, AA_ARENA_PAGES);
-} arena __weak SEC(".maps");
+
+/* The page kfuncs (sleepable programs only) by their ___aa flavor: libbpf
+ * resolves it to the kernel's name, and your own calls under the plain
+ * names still link (bpftool <= 7.5 cannot link two objects that reference
+ * one kfunc name). */
+void __arena *bpf_arena_alloc_pages___aa(void *map, void __arena *addr, __u32 page_cnt,
+					 int node_id, __u64 flags) __ksym __weak;
+void bpf_arena_free_pages___aa(void *map, void __arena *ptr, __u32 page_cnt) __ksym __weak;
+
+/* Defined by AA_ARENA_FUNCS(): pages at addr (0: anywhere), or 0. */
+__u64 aa_arena_pages_alloc(__u64 addr, __u32 pages);
+int aa_arena_pages_free(__u64 addr, __u32 pages);
+
+#define AA_ARENA_FUNCS(map)						\
+__u64 aa_arena_pages_alloc(__u64 addr, __u32 pages)			\
+{									\
+	return (__u64)bpf_arena_alloc_pages___aa(&(map),		\
+			(void __arena *)addr, pages, -1, 0);		\
+}									\
+int aa_arena_pages_free(__u64 addr, __u32 pages)			\
+{									\
+	bpf_arena_free_pages___aa(&(map), (void __arena *)addr, pages);	\
+	return 0;							\
+}
+
+#define AA_ARENA(pages)							\
+struct {								\
+	__uint(type, BPF_MAP_TYPE_ARENA);				\
+	__uint(map_flags, BPF_F_MMAPABLE);				\
+	__uint(max_entries, pages);					\
+} arena SEC(".maps");							\
+AA_ARENA_FUNCS(arena)
 
 /* --- Global functions ---------------------------------------------------- */
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * test_embed.c - runs tests/bpf/test_embed.bpf.c: an embedder's object with
- * a "GPL" license, its own bpf_for() loops and page kfunc calls, linked
+ * a "GPL" license, its own bpf_for() loops and page kfunc calls and its own
+ * arena map (another name, another size), linked
  * with the library (Makefile: tests/%.linked.o) and set up by
  * aa_heap__attach().
  */
@@ -15,7 +16,7 @@ struct embed_args {
 	__s32 pad;
 };
 
-Test(embed, gpl_object_with_its_own_kfuncs_links_and_runs)
+Test(embed, gpl_object_with_its_own_kfuncs_and_arena_links_and_runs)
 {
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20);
 	struct test_embed *skel;
@@ -28,6 +29,8 @@ Test(embed, gpl_object_with_its_own_kfuncs_links_and_runs)
 	cr_assert_not_null(skel, "test_embed load failed: %s", strerror(errno));
 	heap = aa_heap__attach(skel->obj, &o);
 	cr_assert_not_null(heap, "aa_heap__attach: %s", strerror(errno));
+	cr_assert_eq(bpf_map__max_entries(skel->maps.flows_arena), 4096);
+	cr_assert_eq(aa_heap__arena_size(heap), 16 << 20, "the heap is not in flows_arena");
 	cr_assert_eq(t_run(skel->progs.embed_ops, &a, sizeof(a)), 0);
 	cr_assert_eq(a.sum, 16 * 17 / 2, "objects held %llu", (unsigned long long)a.sum);
 	cr_assert_eq(a.freed, 16);

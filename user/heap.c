@@ -98,11 +98,16 @@ static bool arena_supported(void)
 
 static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 {
-	struct bpf_map *map = bpf_object__find_map_by_name(obj, "arena");
+	struct bpf_map *map = NULL, *m;
 	size_t sz = 0;
 
-	if (!map || bpf_map__type(map) != BPF_MAP_TYPE_ARENA) {
-		pr_warn("BPF object has no arena map named 'arena'\n");
+	/* the object's arena, whatever its name (AA_ARENA_FUNCS()): the
+	 * kernel allows a program one */
+	bpf_object__for_each_map(m, obj)
+		if (bpf_map__type(m) == BPF_MAP_TYPE_ARENA)
+			map = m;
+	if (!map) {
+		pr_warn("BPF object has no arena map (AA_ARENA() in one of its files)\n");
 		return -ENOENT;
 	}
 	h->obj = obj;

@@ -34,6 +34,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+AA_ARENA(AA_ARENA_PAGES_DEFAULT);
+
 #define ENOENT	2
 #define E2BIG	7
 #define ENOMEM	12

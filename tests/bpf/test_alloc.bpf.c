@@ -16,6 +16,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+AA_ARENA(AA_ARENA_PAGES_DEFAULT);
+
 #define EINVAL		22
 #define EALREADY	114
 

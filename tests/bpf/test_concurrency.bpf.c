@@ -13,6 +13,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+AA_ARENA(AA_ARENA_PAGES_DEFAULT);
+
 /* Index each df_free thread has reached. */
 __u32 __arena df_progress[2];
 

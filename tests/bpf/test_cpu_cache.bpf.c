@@ -15,6 +15,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+AA_ARENA(AA_ARENA_PAGES_DEFAULT);
+
 #define NSLOTS	1024
 #define MAXCPU	256
 

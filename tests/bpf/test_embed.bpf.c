@@ -4,9 +4,11 @@
  * linked with libarena_alloc.bpf.o (tests/test_embed.c):
  *  - its license is "GPL", not the library's "Dual BSD/GPL";
  *  - it loops with bpf_for() (the plain bpf_iter_num_* kfuncs) and calls
- *    the arena page kfuncs itself, under their plain names.
- * Both used to break the link (bpftool 7.5: "non-identical contents of
- * section 'license'", "failed to resolve size of underlying type: -22");
+ *    the arena page kfuncs itself, under their plain names;
+ *  - it brings its own arena map, named flows_arena, of 16 MiB.
+ * All three used to break the link (bpftool 7.5: "non-identical contents
+ * of section 'license'", "failed to resolve size of underlying type: -22",
+ * "map max_entries mismatch" or "only single ARENA map is supported"):
  * that this file links at all is half the test, embed_ops running is the
  * rest.
  */
@@ -16,6 +18,16 @@
 #include "arena_alloc.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+#define EMBED_ARENA_PAGES	4096
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARENA);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, EMBED_ARENA_PAGES);
+} flows_arena SEC(".maps");
+
+AA_ARENA_FUNCS(flows_arena);
 
 void __arena *bpf_arena_alloc_pages(void *map, void __arena *addr, __u32 page_cnt,
 				    int node_id, __u64 flags) __ksym __weak;
@@ -50,11 +62,11 @@ int embed_ops(struct embed_args *a)
 		if (!aa_free(obj[i & (EMBED_N - 1)]))
 			a->freed++;
 	}
-	page = bpf_arena_alloc_pages(&arena, NULL, 1, -1, 0);
+	page = bpf_arena_alloc_pages(&flows_arena, NULL, 1, -1, 0);
 	if (!page)
 		return 2;
 	*page = 0x5eed;
 	a->page_word = *page;
-	bpf_arena_free_pages(&arena, page, 1);
+	bpf_arena_free_pages(&flows_arena, page, 1);
 	return 0;
 }

@@ -14,6 +14,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+AA_ARENA(AA_ARENA_PAGES_DEFAULT);
+
 #define EINVAL		22
 #define ENOENT		2
 #define EFAULT		14

@@ -12,6 +12,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+AA_ARENA(AA_ARENA_PAGES_DEFAULT);
+
 SEC("tc")
 int cost_noinline_1(struct __sk_buff *skb)
 {

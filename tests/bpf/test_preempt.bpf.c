@@ -21,6 +21,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+AA_ARENA(AA_ARENA_PAGES_DEFAULT);
+
 __u64 __arena ps_slots[PS_SLOTS];
 __u64 __arena ps_bulk[PS_THREADS][PS_BULK];	/* one bulk array per task thread */
 
