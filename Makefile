@@ -60,7 +60,7 @@ TEST_BIN := $(OUTPUT)/aa_tests
 
 DEPS_STAMP := $(OUTPUT)/.deps-ok
 
-.PHONY: all deps lib cli test run clean install
+.PHONY: all deps lib cli test run clean install header-check
 all: lib cli $(TEST_BIN)
 
 # Install missing tools (scripts/install-deps.sh is idempotent and quick
@@ -72,7 +72,7 @@ $(DEPS_STAMP): scripts/install-deps.sh
 	$(Q)bash scripts/install-deps.sh
 	$(Q)touch $@
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/headers:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/vmlinux.h: | $(DEPS_STAMP) $(OUTPUT)
@@ -151,9 +151,27 @@ $(TEST_BIN): $(TEST_OBJS) $(LIB_A) | $(CLI)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -lcriterion -o $@
 
+# The headers compile on their own: arena_alloc.h in C and C++ and in any
+# order with libbpf's, arena_alloc.bpf.h after just vmlinux.h and
+# <bpf/bpf_helpers.h>; all with -Wall -Wextra -Werror.
+HDR_CHECK_FLAGS := -Wall -Wextra -Werror -Iinclude $(LIBBPF_CFLAGS)
+HDR_CHECKS := $(OUTPUT)/headers/user_alone.c.o $(OUTPUT)/headers/user_alone.cpp.o \
+	$(OUTPUT)/headers/user_after_libbpf.c.o $(OUTPUT)/headers/bpf_alone.bpf.o
+$(OUTPUT)/headers/%.c.o: tests/headers/%.c $(wildcard include/*.h) | $(OUTPUT)/headers $(DEPS_STAMP)
+	$(call msg,HDR-C,$<)
+	$(Q)$(CC) -std=c11 $(HDR_CHECK_FLAGS) -c $< -o $@
+$(OUTPUT)/headers/%.cpp.o: tests/headers/%.c $(wildcard include/*.h) | $(OUTPUT)/headers $(DEPS_STAMP)
+	$(call msg,HDR-C++,$<)
+	$(Q)$(CXX) -std=c++17 -x c++ $(HDR_CHECK_FLAGS) -c $< -o $@
+$(OUTPUT)/headers/%.bpf.o: tests/headers/%.bpf.c $(wildcard include/*.h) $(OUTPUT)/vmlinux.h | $(OUTPUT)/headers
+	$(call msg,HDR-BPF,$<)
+	$(Q)$(CLANG) -g -O2 -fno-builtin -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
+		$(HDR_CHECK_FLAGS) -I$(OUTPUT) $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
+header-check: $(HDR_CHECKS)
+
 # Criterion runs each test in its own process; -j2 matches this machine.
 TEST_ARGS ?= -j2
-test: $(TEST_BIN)
+test: $(TEST_BIN) $(HDR_CHECKS)
 	$(call msg,TEST,$(TEST_BIN))
 	$(Q)$(TEST_BIN) $(TEST_ARGS)
 

@@ -40,6 +40,13 @@
 
 #ifdef __BPF__
 
+#if !defined(__clang__) || __clang_major__ < 18
+#error "arena_alloc.bpf.h needs clang 18 or later (BPF arena address spaces)"
+#endif
+#if defined(__BPF_CPU_VERSION__) && __BPF_CPU_VERSION__ < 3
+#error "arena_alloc.bpf.h needs clang -mcpu=v3 or later (32-bit atomics)"
+#endif
+
 #ifndef __arena
 #define __arena __attribute__((address_space(1)))
 #endif
@@ -242,6 +249,7 @@ static __always_inline void __aa_store_release(__u32 __arena *p, __u32 v)
 static __always_inline __u64 __aa_load_after(__u64 __arena *p, __u64 dep)
 {
 #if defined(__TARGET_ARCH_x86)
+	(void)dep;
 	return *(volatile __u64 __arena *)p;
 #else
 	return *(volatile __u64 __arena *)((__u64)p + (dep & aa_fast.zero));
@@ -521,7 +529,7 @@ static __always_inline __u64 aa_calloc_inline(__u64 n, __u64 size)
 	if (!p)
 		return 0;
 #pragma clang loop unroll(full)
-	for (i = 0; i < (n * size + 7) / 8; i++)
+	for (i = 0; i < (int)((n * size + 7) / 8); i++)
 		((volatile __u64 __arena *)p)[i] = 0;
 	return p;
 }

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>		/* memset(), for AA_OPTS() */
 #include <linux/types.h>
 #include "aa_shared.h"
 
@@ -32,11 +33,18 @@ extern "C" {
 struct aa_heap;
 struct bpf_object;
 
-/* Options structs start with sz and grow at the end (libbpf style). */
+/* Options structs start with sz and grow at the end (libbpf style). The
+ * fields not named are zero; in C++ (designated initializers are a GNU
+ * extension before C++20) -Wextra would say so for each. */
 #define AA_OPTS(TYPE, NAME, ...)					\
 	struct TYPE NAME = ({						\
-		memset(&NAME, 0, sizeof(struct TYPE));			\
-		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
+		struct TYPE ___aa_o;					\
+		memset(&___aa_o, 0, sizeof(___aa_o));			\
+		_Pragma("GCC diagnostic push")				\
+		_Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"") \
+		___aa_o = (struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
+		_Pragma("GCC diagnostic pop")				\
+		___aa_o;						\
 	})
 
 struct aa_heap_opts {

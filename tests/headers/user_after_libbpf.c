@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* arena_alloc.h after libbpf's headers, then again (include guards). */
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include "arena_alloc.h"
+#include "arena_alloc.h"
+
+int main(void)
+{
+	AA_OPTS(aa_heap_opts, o, .arena_pages = 1 << 12);
+
+	return aa_heap__object(NULL) == NULL && o.arena_pages == 1 << 12 ? 0 : 1;
+}

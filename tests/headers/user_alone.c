@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* arena_alloc.h alone, first: it must compile in C (-std=c11) and C++
+ * (-std=c++17), -Wall -Wextra -Werror (Makefile: header-check). */
+#include "arena_alloc.h"
+
+int main(void)
+{
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 1 << 20);
+	struct aa_stats st;
+
+	return aa_heap__stats(NULL, &st) == -22 && o.sz == sizeof(o) ? 0 : 1;
+}
