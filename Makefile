@@ -8,7 +8,14 @@ CC ?= gcc
 ARCH := $(shell uname -m | sed 's/x86_64/x86/' | sed 's/aarch64/arm64/' \
 	| sed 's/ppc64le/powerpc/' | sed 's/mips.*/mips/' | sed 's/riscv64/riscv/')
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+# Install layout (make install / uninstall; DESTDIR for staging): Debian's
+# multiarch libdir, one include directory, the BPF object beside the libs.
 PREFIX ?= /usr/local
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+LIBDIR ?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
 
 LIBBPF_CFLAGS := $(shell pkg-config --cflags libbpf 2>/dev/null)
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf)
@@ -49,6 +56,10 @@ BPF_HDRS := $(wildcard bpf/*.h) $(wildcard bpf/*.bpf.c) $(wildcard include/*.h) 
 USER_SRCS := user/heap.c user/stats.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 LIB_A := $(OUTPUT)/libarena_alloc.a
+# The shared library: the real file, its soname link, the development link.
+VERSION := 0.1.0
+SONAME := libarena_alloc.so.0
+LIB_SO_REAL := $(OUTPUT)/libarena_alloc.so.$(VERSION)
 LIB_SO := $(OUTPUT)/libarena_alloc.so
 CLI := $(OUTPUT)/arena-alloc
 
@@ -60,7 +71,8 @@ TEST_BIN := $(OUTPUT)/aa_tests
 
 DEPS_STAMP := $(OUTPUT)/.deps-ok
 
-.PHONY: all deps lib cli test run clean install header-check
+.PHONY: all deps lib cli test run clean install uninstall header-check examples examples-build \
+	examples-uninstall
 all: lib cli $(TEST_BIN)
 
 # Install missing tools (scripts/install-deps.sh is idempotent and quick
@@ -124,10 +136,14 @@ $(LIB_A): $(USER_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
-$(LIB_SO): $(USER_OBJS) user/libarena_alloc.map
+$(LIB_SO_REAL): $(USER_OBJS) user/libarena_alloc.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) -shared -Wl,--version-script=user/libarena_alloc.map \
-		-Wl,-soname,libarena_alloc.so.0 -o $@ $(USER_OBJS) $(LIBBPF_LIBS) -lelf -lz
+		-Wl,-soname,$(SONAME) -o $@ $(USER_OBJS) $(LIBBPF_LIBS) -lelf -lz
+
+$(LIB_SO): $(LIB_SO_REAL)
+	$(Q)ln -sf $(notdir $<) $(OUTPUT)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $@
 
 lib: $(LIB_BPF) $(LIB_A) $(LIB_SO)
 
@@ -167,6 +183,15 @@ $(OUTPUT)/headers/%.bpf.o: tests/headers/%.bpf.c $(wildcard include/*.h) $(OUTPU
 	$(call msg,HDR-BPF,$<)
 	$(Q)$(CLANG) -g -O2 -fno-builtin -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 		$(HDR_CHECK_FLAGS) -I$(OUTPUT) $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
+# A program linked with the shared library starts: the dynamic loader
+# finds the soname (the check runs user_alone.c's main: a NULL heap is
+# -EINVAL).
+$(OUTPUT)/headers/so_check: tests/headers/user_alone.c $(LIB_SO) | $(OUTPUT)/headers
+	$(call msg,SO-CHECK,$@)
+	$(Q)$(CC) $(HDR_CHECK_FLAGS) $< -L$(OUTPUT) -larena_alloc $(LIBBPF_LIBS) -o $@
+	$(Q)LD_LIBRARY_PATH=$(OUTPUT) $@ 2>/dev/null || \
+		{ echo "so-check: $@ did not run against $(SONAME)" >&2; exit 1; }
+HDR_CHECKS += $(OUTPUT)/headers/so_check
 header-check: $(HDR_CHECKS)
 
 # Criterion runs each test in its own process; -j2 matches this machine.
@@ -174,6 +199,95 @@ TEST_ARGS ?= -j2
 test: $(TEST_BIN) $(HDR_CHECKS)
 	$(call msg,TEST,$(TEST_BIN))
 	$(Q)$(TEST_BIN) $(TEST_ARGS)
+
+# --- install ---------------------------------------------------------------
+# Headers in $(INCLUDEDIR)/arena-alloc (C and BPF alike), the embeddable BPF
+# object in $(LIBDIR)/bpf, the .a and the versioned .so with its soname and
+# development links, arena-alloc.pc, the CLI and its man page (from its
+# help text). INSTALLED lists every file: uninstall removes exactly those,
+# then the two directories of ours if they are empty.
+PC := $(OUTPUT)/arena-alloc.pc
+MAN := $(OUTPUT)/arena-alloc.1
+HDR_DIR := $(INCLUDEDIR)/arena-alloc
+BPF_DIR := $(LIBDIR)/bpf
+PUBLIC_HDRS := arena_alloc.h arena_alloc.bpf.h aa_shared.h aa_size_classes.h
+INSTALLED := $(addprefix $(HDR_DIR)/,$(PUBLIC_HDRS)) $(BPF_DIR)/libarena_alloc.bpf.o \
+	$(LIBDIR)/libarena_alloc.a $(LIBDIR)/libarena_alloc.so.$(VERSION) \
+	$(LIBDIR)/$(SONAME) $(LIBDIR)/libarena_alloc.so $(LIBDIR)/pkgconfig/arena-alloc.pc \
+	$(BINDIR)/arena-alloc $(MANDIR)/man1/arena-alloc.1
+
+# Regenerated when the install paths change: $(OUTPUT)/.install-paths
+# holds the last ones (rewritten at parse time only when they differ).
+INSTALL_PATHS := $(PREFIX) $(LIBDIR) $(INCLUDEDIR)
+$(shell mkdir -p $(OUTPUT); [ "$$(cat $(OUTPUT)/.install-paths 2>/dev/null)" = '$(INSTALL_PATHS)' ] \
+	|| echo '$(INSTALL_PATHS)' > $(OUTPUT)/.install-paths)
+$(PC): $(OUTPUT)/.install-paths Makefile
+	$(call msg,GEN,$@)
+	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' \
+		'bpfincludedir=$${includedir}/arena-alloc' \
+		'bpfobject=$${libdir}/bpf/libarena_alloc.bpf.o' '' \
+		'Name: arena-alloc' \
+		'Description: memory allocator in a BPF arena (BPF object + loader library)' \
+		'Version: $(VERSION)' 'Requires: libbpf >= 1.4' \
+		'Cflags: -I$${includedir}/arena-alloc' \
+		'Libs: -L$${libdir} -larena_alloc' 'Libs.private: -lelf -lz' > $@
+
+$(MAN): $(CLI)
+	$(call msg,GEN,$@)
+	$(Q){ echo '.TH ARENA-ALLOC 1 "" "arena-alloc $(VERSION)" "User Commands"'; \
+	      echo '.SH NAME'; echo 'arena-alloc \- load and inspect an arena-alloc heap'; \
+	      echo '.SH DESCRIPTION'; echo '.nf'; $(CLI) help | sed 's/\\/\\\\/g; s/^\./\\\&./'; \
+	      echo '.fi'; echo '.SH SEE ALSO'; echo 'docs/EMBEDDING.md in the source tree'; } > $@
+
+install: lib $(CLI) $(PC) $(MAN)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(HDR_DIR) $(DESTDIR)$(BPF_DIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	$(Q)install -m 644 $(addprefix include/,$(PUBLIC_HDRS)) $(DESTDIR)$(HDR_DIR)
+	$(Q)install -m 644 $(LIB_BPF) $(DESTDIR)$(BPF_DIR)
+	$(Q)install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)
+	$(Q)install -m 755 $(LIB_SO_REAL) $(DESTDIR)$(LIBDIR)
+	$(Q)ln -sf libarena_alloc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libarena_alloc.so
+	$(Q)install -m 644 $(PC) $(DESTDIR)$(LIBDIR)/pkgconfig
+	$(Q)install -m 755 $(CLI) $(DESTDIR)$(BINDIR)
+	$(Q)install -m 644 $(MAN) $(DESTDIR)$(MANDIR)/man1
+
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	$(Q)rmdir $(DESTDIR)$(HDR_DIR) $(DESTDIR)$(BPF_DIR) 2>/dev/null || true
+
+# --- examples: install -> build the examples -> run them -> uninstall -------
+# The examples (examples/*/) are projects of their own that find the library
+# through pkg-config only: here, the one `make install` staged in
+# $(EX_STAGE) (DESTDIR, PREFIX=/usr). `make examples` does the round trip
+# on this machine; .ci/run also runs $(EX_OUT)/run.sh in the 6.12 guest
+# between examples-build and examples-uninstall.
+EXAMPLES := flowtab tracelist
+EX_STAGE := $(abspath $(OUTPUT))/stage
+EX_OUT := $(abspath $(OUTPUT))/examples
+EX_LIBDIR := /usr/lib$(if $(MULTIARCH),/$(MULTIARCH))
+EX_ENV := PKG_CONFIG_SYSROOT_DIR=$(EX_STAGE) PKG_CONFIG_PATH=$(EX_STAGE)$(EX_LIBDIR)/pkgconfig
+
+examples-build: lib $(CLI)
+	$(Q)rm -rf $(EX_STAGE) $(EX_OUT)
+	$(Q)$(MAKE) install DESTDIR=$(EX_STAGE) PREFIX=/usr
+	$(Q)for e in $(EXAMPLES); do \
+		$(EX_ENV) $(MAKE) -s -C examples/$$e OUT=$(EX_OUT)/$$e || exit 1; done
+	$(Q){ echo 'set -e'; echo 'export LD_LIBRARY_PATH=$(EX_STAGE)$(EX_LIBDIR)'; \
+	      for e in $(EXAMPLES); do echo "echo '== $$e'; $(EX_OUT)/$$e/$$e"; done; \
+	      echo 'echo "examples: all passed"'; } > $(EX_OUT)/run.sh
+
+examples-uninstall:
+	$(Q)$(MAKE) uninstall DESTDIR=$(EX_STAGE) PREFIX=/usr
+	$(Q)left=$$(find $(EX_STAGE) -type f -o -type l); [ -z "$$left" ] || \
+		{ echo "examples: uninstall left $$left" >&2; exit 1; }
+	$(Q)echo "examples: uninstall removed everything install put in $(EX_STAGE)"
+
+examples: examples-build
+	$(Q)sh $(EX_OUT)/run.sh
+	$(Q)$(MAKE) examples-uninstall
 
 run: $(CLI)
 	$(Q)$(CLI) demo

@@ -548,5 +548,55 @@ static __always_inline __u64 aa_calloc_inline(__u64 n, __u64 size)
 #define aa_malloc_bulk(arr, n, size) aa_malloc_bulk_u64((__u64)(arr), (n), (size))
 #define aa_free_bulk(arr, n)	aa_free_bulk_u64((__u64)(arr), (n))
 
+/* --- Structs in and out of the arena ----------------------------------------
+ * `*rec = local;` with rec in the arena is a memcpy whose BPF lowering
+ * loses the arena address cast, even with -fno-builtin (the verifier: "R0
+ * invalid mem access 'scalar'"). These copy a struct word by word instead,
+ * in the widest unit both sides' alignment allow (the verifier refuses
+ * misaligned stack access), with volatile stores that clang cannot merge
+ * back into a memcpy:
+ *     aa_store_struct(rec, &local);    rec: a __arena pointer
+ *     aa_load_struct(&local, rec);
+ * Both sides must have the same size (checked at compile time).
+ */
+#define __AA_ALIGN2(a, b)	(__alignof__(a) < __alignof__(b) ? __alignof__(a) : __alignof__(b))
+
+/* n bytes as n / sizeof(T) words: to_arena says which side is the arena. */
+#define __AA_COPY_WORDS(T, to_arena, dst, src, n)				\
+	do {								\
+		_Pragma("clang loop unroll(full)")			\
+		for (__u32 ___i = 0; ___i < (n) / sizeof(T); ___i++) {	\
+			if (to_arena)					\
+				((volatile T __arena *)(dst))[___i] = ((const T *)(src))[___i]; \
+			else						\
+				((volatile T *)(dst))[___i] = ((const T __arena *)(src))[___i]; \
+		}							\
+	} while (0)
+
+/* Copy n bytes between arena memory and the stack (or a map value);
+ * to_arena: dst is the arena side, else src is. */
+static __always_inline void __aa_copy_struct(__u64 dst, __u64 src, __u32 n, __u32 align,
+					     bool to_arena)
+{
+	if (align >= 8 && !(n & 7))
+		__AA_COPY_WORDS(__u64, to_arena, dst, src, n);
+	else if (align >= 4 && !(n & 3))
+		__AA_COPY_WORDS(__u32, to_arena, dst, src, n);
+	else if (align >= 2 && !(n & 1))
+		__AA_COPY_WORDS(__u16, to_arena, dst, src, n);
+	else
+		__AA_COPY_WORDS(__u8, to_arena, dst, src, n);
+}
+
+#define aa_store_struct(dst, src)						\
+	({ _Static_assert(sizeof(*(dst)) == sizeof(*(src)), "aa_store_struct: sizes differ"); \
+	   __aa_copy_struct((__u64)(dst), (__u64)(src), sizeof(*(src)),		\
+			    __AA_ALIGN2(*(dst), *(src)), true); })
+
+#define aa_load_struct(dst, src)						\
+	({ _Static_assert(sizeof(*(dst)) == sizeof(*(src)), "aa_load_struct: sizes differ"); \
+	   __aa_copy_struct((__u64)(dst), (__u64)(src), sizeof(*(src)),		\
+			    __AA_ALIGN2(*(dst), *(src)), false); })
+
 #endif /* __BPF__ */
 #endif /* __ARENA_ALLOC_BPF_H */

@@ -70,3 +70,45 @@ int embed_ops(struct embed_args *a)
 	bpf_arena_free_pages(&flows_arena, page, 1);
 	return 0;
 }
+
+/* Structs in and out of the arena (aa_store_struct/aa_load_struct): a
+ * plain `*rec = local` is refused by the verifier. Three shapes, one per
+ * copy unit: 8-byte, 4-byte and byte-aligned. The arena copies stay
+ * allocated for userspace to read (their addresses come back in
+ * struct_args). */
+struct rec8 { __u64 a; __u32 b; __u16 c; __u8 d[2]; __u64 e; };
+struct rec4 { __u32 a, b, c; };
+struct rec1 { __u8 a[7]; };
+
+struct struct_args {
+	__u64 r8, r4, r1;	/* out: arena addresses of the copies */
+};
+
+SEC("syscall")
+int embed_structs(struct struct_args *a)
+{
+	struct rec8 l8 = { .a = 0x1122334455667788ULL, .b = 0xaabbccdd, .c = 0x1234,
+			   .d = { 7, 9 }, .e = 42 }, c8 = {};
+	struct rec4 l4 = { 1, 2, 3 }, c4 = {};
+	struct rec1 l1 = { { 1, 2, 3, 4, 5, 6, 7 } }, c1 = {};
+	struct rec8 __arena *r8 = aa_malloc(sizeof(*r8));
+	struct rec4 __arena *r4 = aa_malloc(sizeof(*r4));
+	struct rec1 __arena *r1 = aa_malloc(sizeof(*r1));
+
+	if (!r8 || !r4 || !r1)
+		return 1;
+	aa_store_struct(r8, &l8);
+	aa_store_struct(r4, &l4);
+	aa_store_struct(r1, &l1);
+	aa_load_struct(&c8, r8);
+	aa_load_struct(&c4, r4);
+	aa_load_struct(&c1, r1);
+	if (c8.a != l8.a || c8.b != l8.b || c8.c != l8.c || c8.d[1] != 9 || c8.e != 42)
+		return 2;
+	if (c4.a != 1 || c4.c != 3 || c1.a[0] != 1 || c1.a[6] != 7)
+		return 3;
+	a->r8 = (__u64)r8;
+	a->r4 = (__u64)r4;
+	a->r1 = (__u64)r1;
+	return 0;
+}
