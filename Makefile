@@ -53,7 +53,7 @@ LIB_BPF_OBJS := $(OUTPUT)/bpf/arena_alloc.bpf.o
 LIB_BPF := $(OUTPUT)/libarena_alloc.bpf.o
 BPF_HDRS := $(wildcard bpf/*.h) $(wildcard bpf/*.bpf.c) $(wildcard include/*.h) $(wildcard tests/*.h)
 
-USER_SRCS := user/heap.c user/stats.c
+USER_SRCS := user/heap.c user/stats.c user/pin.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 LIB_A := $(OUTPUT)/libarena_alloc.a
 # The shared library: the real file, its soname link, the development link.
@@ -84,7 +84,7 @@ $(DEPS_STAMP): scripts/install-deps.sh
 	$(Q)bash scripts/install-deps.sh
 	$(Q)touch $@
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/headers:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/headers $(OUTPUT)/cli:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/vmlinux.h: | $(DEPS_STAMP) $(OUTPUT)
@@ -147,11 +147,14 @@ $(LIB_SO): $(LIB_SO_REAL)
 
 lib: $(LIB_BPF) $(LIB_A) $(LIB_SO)
 
-$(OUTPUT)/cli.o: user/cli.c $(wildcard include/*.h) | $(OUTPUT) $(DEPS_STAMP)
+# The CLI: user/cli/, one file per command group, the table in main.c.
+CLI_SRCS := $(wildcard user/cli/*.c)
+CLI_OBJS := $(patsubst user/cli/%.c,$(OUTPUT)/cli/%.o,$(CLI_SRCS))
+$(OUTPUT)/cli/%.o: user/cli/%.c user/cli/cli.h $(wildcard include/*.h) | $(OUTPUT)/cli $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
-$(CLI): $(OUTPUT)/cli.o $(LIB_A)
+$(CLI): $(CLI_OBJS) $(LIB_A)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -o $@
 
@@ -165,7 +168,7 @@ $(OUTPUT)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard include/*.h) $(T
 # The CLI is built next to it: tests/test_cli.c runs its demo.
 $(TEST_BIN): $(TEST_OBJS) $(LIB_A) | $(CLI)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -lcriterion -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -lcriterion -ljansson -o $@
 
 # The headers compile on their own: arena_alloc.h in C and C++ and in any
 # order with libbpf's, arena_alloc.bpf.h after just vmlinux.h and

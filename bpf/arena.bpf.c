@@ -37,18 +37,19 @@ struct aa_fast aa_fast SEC(".data.aa_fast");
 /* Copy the hot fields, then the CPU caches' addresses, then the arena
  * size (the inline free's gate), each step visible before the next
  * (exchange: full barrier).
- * Without caches nothing is copied: the inline API then always calls the
- * global functions, which serve everything from the heap.
+ * Without caches only root and arena_base are set (where tools find the
+ * heap and map the arena: they never change), and the inline API always
+ * calls the global functions, which serve everything from the heap.
  * REQUIRES: heap published, caches released. */
 static void publish_fast(void)
 {
 	__u32 n = aa_root.nr_cpus, off;
 	int cpu;
 
-	if (aa_root.flags & AA_F_NO_CACHES)
-		return;
 	aa_fast.root = (__u64)&aa_root;
 	aa_fast.arena_base = aa_root.arena_base;
+	if (aa_root.flags & AA_F_NO_CACHES)
+		return;
 	aa_fast.key = aa_root.cache_key;
 	aa_fast.zero = 0;
 	aa_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {

@@ -208,8 +208,11 @@ struct aa_cpu_cache {
  * call takes the global functions, which count the reason.
  */
 struct aa_fast {
-	__u64 root;		/* user address of struct aa_root */
-	__u64 arena_base;	/* aa_root.arena_base */
+	__u64 root;		/* user address of struct aa_root: set by
+				 * the first init, never cleared (tools find
+				 * the heap here: aa_heap__open_pinned) */
+	__u64 arena_base;	/* aa_root.arena_base (set with root: the
+				 * address every mmap of the arena must use) */
 	__u64 arena_size;	/* aa_root.arena_size; 0: not published */
 	__u64 key;		/* aa_root.cache_key: custody marks */
 	__u64 zero;		/* always 0 (address dependencies) */

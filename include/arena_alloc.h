@@ -112,6 +112,24 @@ AA_API __u32 aa_class_size(__u32 cls);
  * @return pages, or 0 for cls >= AA_NR_CLASSES */
 AA_API __u32 aa_class_span_pages(__u32 cls);
 
+/** @brief **aa_heap__pin()** pins the heap's arena map, its aa_fast map and
+ * the library's programs under dir (a bpffs directory, created if needed),
+ * so that the heap outlives this process.
+ * @return 0; -EEXIST if a heap is pinned there; negative error otherwise */
+AA_API int aa_heap__pin(struct aa_heap *heap, const char *dir);
+
+/** @brief **aa_heap__open_pinned()** opens a heap that aa_heap__pin() left
+ * in dir: maps its arena, finds its root (magic and layout version
+ * checked) and the programs that are there.
+ * @return a heap handle (aa_heap__destroy() closes it, the pins stay), or
+ * NULL with errno set */
+AA_API struct aa_heap *aa_heap__open_pinned(const char *dir);
+
+/** @brief **aa_heap__unpin()** removes what aa_heap__pin() put in dir, and
+ * dir. The heap lives on while a program or process holds it.
+ * @return 0; -ENOENT if no heap is pinned there */
+AA_API int aa_heap__unpin(const char *dir);
+
 /** @brief **aa_heap__destroy()** frees the handle (and, for
  * aa_heap__open(), the BPF object). Does not tear the heap down. */
 AA_API void aa_heap__destroy(struct aa_heap *heap);

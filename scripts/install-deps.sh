@@ -12,7 +12,7 @@
 # .github/workflows/ci.yml).
 set -euo pipefail
 
-BOOKWORM_PKGS=(clang-19 llvm-19 libelf-dev zlib1g-dev libcriterion-dev pkg-config make gcc g++)
+BOOKWORM_PKGS=(clang-19 llvm-19 libelf-dev zlib1g-dev libcriterion-dev libjansson-dev pkg-config make gcc g++)
 BACKPORTS_PKGS=(libbpf-dev bpftool)
 # Only needed for `make vmtest`; installed with --vmtest. The 6.12 kernel that
 # scripts/get-kernel.sh fetches also comes from bookworm-backports.

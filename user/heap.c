@@ -16,20 +16,6 @@
 #include "internal.h"
 #include "arena_alloc.skel.h"
 
-struct aa_heap {
-	struct bpf_object *obj;
-	struct arena_alloc *skel;	/* set when we own the object */
-	char *arena;			/* our mapping of the arena */
-	__u64 arena_size;
-	__u64 arena_base;		/* == (__u64)arena: arenas map at their
-					 * user_vm_start in every process */
-	const struct aa_root *root;
-	int prog_init, prog_grow, prog_trim, prog_teardown, prog_check;
-	int prog_call, prog_batch, prog_drain;
-	__u32 flags;
-	struct aa_tunables tun;
-};
-
 /* --- Messages ------------------------------------------------------------ */
 
 static int default_print(enum aa_print_level level, const char *fmt, va_list ap)
@@ -64,7 +50,7 @@ void aa_pr(enum aa_print_level level, const char *fmt, ...)
 
 /* --- Running syscall programs -------------------------------------------- */
 
-static int run_prog(int fd, void *ctx, size_t ctx_sz, const char *name)
+int run_prog(int fd, void *ctx, size_t ctx_sz, const char *name)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, topts, .ctx_in = ctx, .ctx_size_in = ctx_sz);
 	int err;
@@ -111,6 +97,14 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 		return -ENOENT;
 	}
 	h->obj = obj;
+	h->arena_map = map;
+	bpf_object__for_each_map(m, obj) {	/* the library's .data.aa_fast */
+		const char *n = bpf_map__name(m);
+		size_t len = strlen(n);
+
+		if (len >= 7 && !strcmp(n + len - 7, "aa_fast"))
+			h->fast_map = m;
+	}
 	h->arena = bpf_map__initial_value(map, &sz);
 	if (!h->arena || bpf_map__fd(map) < 0) {
 		pr_warn("arena map is not loaded or not mapped\n");
@@ -191,14 +185,26 @@ AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 		pr_warn("heap init failed: %s\n", strerror(-args.err));
 		return aa_err(args.err);
 	}
-	h->root = aa_heap__ptr(h, args.root_addr);
-	if (!h->root || h->root->magic != AA_ROOT_MAGIC ||
-	    h->root->version != AA_LAYOUT_VERSION ||
-	    h->root->root_size != sizeof(struct aa_root)) {
-		pr_warn("heap root at 0x%llx is not valid (layout mismatch?)\n",
-			(unsigned long long)args.root_addr);
-		return aa_err(-EPROTO);
+	return aa_err(heap_set_root(h, args.root_addr));
+}
+
+/* Point h at the root at arena address addr, if it is one this library can
+ * read: magic, layout version, size. 0 or -EPROTO / -ENOENT (said why). */
+int heap_set_root(struct aa_heap *h, __u64 addr)
+{
+	const struct aa_root *r = aa_heap__ptr(h, addr);
+
+	if (!r || r->magic != AA_ROOT_MAGIC) {
+		pr_warn("no arena-alloc heap root at 0x%llx (never initialised, or torn down)\n",
+			(unsigned long long)addr);
+		return -ENOENT;
 	}
+	if (r->version != AA_LAYOUT_VERSION || r->root_size != sizeof(struct aa_root)) {
+		pr_warn("layout v%u found (root %u bytes), this arena-alloc reads v%u (%zu bytes)\n",
+			r->version, r->root_size, AA_LAYOUT_VERSION, sizeof(struct aa_root));
+		return -EPROTO;
+	}
+	h->root = r;
 	return 0;
 }
 
@@ -338,6 +344,7 @@ AA_API void aa_heap__destroy(struct aa_heap *h)
 		return;
 	if (h->skel)
 		arena_alloc__destroy(h->skel);
+	heap_close_pinned(h);
 	free(h);
 }
 

@@ -8,6 +8,37 @@
 #include "arena_alloc.h"
 #include "aa_size_classes.h"
 
+struct bpf_object;
+struct bpf_map;
+struct arena_alloc;
+
+/* A heap handle: from aa_heap__open() (skel set: we own the object),
+ * aa_heap__attach() (obj set: the caller's) or aa_heap__open_pinned()
+ * (neither: fds of pinned maps and programs, our own arena mmap). */
+struct aa_heap {
+	struct bpf_object *obj;
+	struct arena_alloc *skel;	/* set when we own the object */
+	struct bpf_map *arena_map, *fast_map;	/* in obj, for aa_heap__pin() */
+	char *arena;			/* our mapping of the arena */
+	__u64 arena_size;
+	__u64 arena_base;		/* == (__u64)arena: arenas map at their
+					 * user_vm_start in every process */
+	const struct aa_root *root;
+	int prog_init, prog_grow, prog_trim, prog_teardown, prog_check;
+	int prog_call, prog_batch, prog_drain;
+	int pinned_fds[12];		/* aa_heap__open_pinned(): to close */
+	int nr_pinned_fds;
+	bool own_mmap;			/* aa_heap__open_pinned(): to munmap */
+	__u32 flags;
+	struct aa_tunables tun;
+};
+
+/* heap.c */
+int run_prog(int fd, void *ctx, size_t ctx_sz, const char *name);
+int heap_set_root(struct aa_heap *h, __u64 addr);
+/* pin.c */
+void heap_close_pinned(struct aa_heap *h);
+
 #define AA_DEFAULT_ARENA_PAGES	(1U << 16)
 #define AA_MAX_ARENA_PAGES	(1U << 20)
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * cli.c - the `arena-alloc` command.
+ * demo.c - `arena-alloc demo` (what `make run` runs):
  *
  *   arena-alloc demo [--arena-mb N] [--objects N]
  *       load the allocator, initialise it, run a small workload (allocate
@@ -13,21 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "arena_alloc.h"
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: arena-alloc COMMAND [OPTIONS]\n"
-		"\n"
-		"Commands:\n"
-		"  demo     load, initialise, run a small workload, print stats\n"
-		"  help     this text\n"
-		"\n"
-		"demo options:\n"
-		"  --arena-mb N   arena size in MiB (default 256)\n"
-		"  --objects N    objects in the workload (default 1000, max 100000)\n");
-}
+#include "cli.h"
 
 static __u64 demo_size(unsigned int i)
 {
@@ -66,7 +52,7 @@ static int check_stats(struct aa_heap *h, const char *when, __u64 want_bytes, __
 	return 0;
 }
 
-static int cmd_demo(int argc, char **argv)
+int cmd_demo(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "arena-mb", required_argument, NULL, 'a' },
@@ -81,6 +67,7 @@ static int cmd_demo(int argc, char **argv)
 	unsigned int i;
 	int c, n, err = 0;
 
+	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		char *end;
 
@@ -95,11 +82,12 @@ static int cmd_demo(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			usage(stdout);
+			printf("Usage: arena-alloc demo [--arena-mb N] [--objects N]\n"
+			       "  load the allocator, run a small workload, check the stats\n");
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			cli_err("demo: unknown option (arena-alloc demo --help)");
+			return EXIT_USAGE;
 		}
 	}
 	if (nobj == 0 || nobj > 100000 || arena_mb < 8 || arena_mb > 4096) {
@@ -199,21 +187,4 @@ static int cmd_demo(int argc, char **argv)
 out:
 	aa_heap__destroy(h);
 	return err;
-}
-
-int main(int argc, char **argv)
-{
-	if (argc < 2) {
-		usage(stderr);
-		return 2;
-	}
-	if (!strcmp(argv[1], "demo"))
-		return cmd_demo(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(stdout);
-		return 0;
-	}
-	fprintf(stderr, "arena-alloc: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return 2;
 }

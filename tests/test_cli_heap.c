@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_cli_heap.c - the arena-alloc CLI's heap commands, run as the real
+ * binary on a heap pinned in a test directory: load -> grow -> a workload
+ * (the pinned aa_call program, through aa_heap__open_pinned) -> stats
+ * --json, parsed with jansson and checked against the workload -> check ->
+ * drain -> trim -> unload; and bad input, each with its message and exit
+ * status.
+ */
+#include <bpf/bpf.h>
+#include <jansson.h>
+#include <limits.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "common.h"
+
+static char pin[64], cli[PATH_MAX + 32];
+
+static void setup(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (!t_have_arena())
+		cr_skip_test(AA_SKIP_REASON);
+	cr_assert_gt(n, 0);
+	self[n] = 0;
+	snprintf(cli, sizeof(cli), "%s/arena-alloc", dirname(self));
+	cr_assert_eq(access(cli, X_OK), 0, "%s: not built", cli);
+	snprintf(pin, sizeof(pin), "/sys/fs/bpf/aa-cli-test-%d", getpid());
+}
+
+static void teardown(void)
+{
+	char cmd[PATH_MAX + 128];
+
+	snprintf(cmd, sizeof(cmd), "%s --pin %s unload >/dev/null 2>&1", cli, pin);
+	if (system(cmd)) {
+		/* nothing was pinned: fine */
+	}
+	rmdir(pin);	/* a test that failed half-way */
+}
+
+TestSuite(cli_heap, .init = setup, .fini = teardown);
+
+/* Run `arena-alloc --pin <pin> ARGS`; its stdout (and stderr if `both`)
+ * into out. Returns its exit status. */
+__attribute__((format(printf, 4, 5)))
+static int run(char *out, size_t sz, bool both, const char *fmt, ...)
+{
+	char args[512], cmd[PATH_MAX + 640];
+	size_t len = 0;
+	va_list ap;
+	FILE *p;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "%s --pin %s %s %s", cli, pin, args,
+		 both ? "2>&1" : "2>/dev/null");
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	if (out) {
+		len = fread(out, 1, sz - 1, p);
+		out[len] = 0;
+	}
+	while (fgetc(p) != EOF)
+		;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static json_t *run_json(const char *what)
+{
+	static char out[1 << 16];
+	json_error_t e;
+	json_t *j;
+
+	cr_assert_eq(run(out, sizeof(out), false, "-j %s", what), 0, "%s failed", what);
+	j = json_loads(out, 0, &e);
+	cr_assert_not_null(j, "%s: not JSON (%s at line %d): %.200s", what, e.text, e.line, out);
+	return j;
+}
+
+static json_int_t jint(json_t *obj, const char *path)
+{
+	json_t *v = json_object_get(obj, path);
+
+	cr_assert(json_is_integer(v), "no integer '%s'", path);
+	return json_integer_value(v);
+}
+
+#define N_OBJS	100
+
+Test(cli_heap, load_grow_work_stats_check_drain_trim_unload)
+{
+	char out[4096], path[128];
+	__u64 objs[N_OBJS];
+	json_t *j, *heap, *rows, *row;
+	json_int_t allocs = 0;
+	struct aa_heap *h;
+	struct stat st;
+	size_t i;
+
+	cr_assert_eq(run(out, sizeof(out), true, "load --arena-mb 64 --init 2M"), 0, "%s", out);
+	snprintf(path, sizeof(path), "%s/arena", pin);
+	cr_assert_eq(stat(path, &st), 0, "load pinned no arena at %s", path);
+
+	j = run_json("grow --bytes 8M");
+	cr_assert_eq(jint(j, "chunks_added"), 8);
+	cr_assert_eq(jint(j, "chunks"), 10);
+	json_decref(j);
+
+	/* the workload: N_OBJS allocations of 64 B by the pinned aa_call */
+	h = aa_heap__open_pinned(pin);
+	cr_assert_not_null(h, "aa_heap__open_pinned: %s", strerror(errno));
+	for (i = 0; i < N_OBJS; i++)
+		cr_assert_neq(objs[i] = aa_heap__malloc(h, 64), 0);
+
+	j = run_json("stats");
+	heap = json_object_get(j, "heap");
+	cr_assert_eq(jint(j, "layout"), AA_LAYOUT_VERSION);
+	cr_assert_eq(jint(j, "arena_bytes"), 64 << 20);
+	cr_assert_eq(jint(heap, "live_allocs") - jint(heap, "cached_objects"), N_OBJS,
+		     "the allocations the workload holds");
+	cr_assert_eq(jint(heap, "allocs"), jint(heap, "live_allocs") + jint(heap, "frees"));
+	cr_assert_eq(jint(json_object_get(j, "errors"), "nomem"), 0);
+	rows = json_object_get(j, "cpu_caches");
+	cr_assert(json_is_array(rows));
+	json_array_foreach(rows, i, row)
+		if (jint(row, "size") == 64)
+			allocs += jint(row, "allocs");
+	cr_assert_eq(allocs, N_OBJS, "CPU caches served %lld of the 64-B allocations",
+		     (long long)allocs);
+	json_decref(j);
+
+	cr_assert_eq(run(out, sizeof(out), true, "check"), 0, "%s", out);
+	cr_assert(strstr(out, "check: ok"), "%s", out);
+	for (i = 0; i < N_OBJS; i++)
+		cr_assert_eq(aa_heap__free(h, objs[i]), 0);
+	aa_heap__destroy(h);
+
+	j = run_json("drain");
+	cr_assert_geq(jint(j, "objects_flushed"), 1, "the frees sat in a CPU cache");
+	cr_assert_eq(jint(j, "bytes_in_use"), 0);
+	json_decref(j);
+	j = run_json("trim --keep 1M");
+	cr_assert_eq(jint(j, "chunks_returned"), 9, "10 chunks, 1 kept");
+	json_decref(j);
+
+	cr_assert_eq(run(out, sizeof(out), true, "unload"), 0, "%s", out);
+	cr_assert_neq(stat(pin, &st), 0, "unload left %s", pin);
+}
+
+/* Bad input: the exit status (2 usage, 1 failure) and a message naming the
+ * cause. */
+static void bad(int want, const char *msg, const char *args)
+{
+	char out[4096];
+	int rc = run(out, sizeof(out), true, "%s", args);
+
+	cr_assert_eq(rc, want, "'%s' exited %d, not %d: %s", args, rc, want, out);
+	cr_assert(strstr(out, msg), "'%s' said '%s', not '%s'", args, out, msg);
+}
+
+Test(cli_heap, bad_input_is_refused_clearly)
+{
+	char path[128];
+	int fd;
+
+	bad(2, "unknown command 'frobnicate'", "frobnicate");
+	bad(2, "unknown option '--frob'", "stats --frob");
+	bad(1, "no heap pinned at", "stats");
+	bad(1, "nothing pinned", "unload");
+	cr_assert_eq(run(NULL, 0, false, "load --arena-mb 16"), 0);
+	bad(2, "'banana' is not a size", "grow --bytes banana");
+	bad(2, "more than the whole arena", "grow --bytes 99999G");
+	bad(2, "--bytes N[K|M|G] is required", "grow");
+	bad(2, "does not fit in 64 bits", "grow --bytes 99999999999999G");
+	bad(1, "unload it first", "load");
+	cr_assert_eq(run(NULL, 0, false, "unload"), 0);
+	/* a pin directory whose "arena" is an array map */
+	cr_assert_eq(mkdir(pin, 0700), 0);
+	snprintf(path, sizeof(path), "%s/arena", pin);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "not_arena", 4, 8, 1, NULL);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bpf_obj_pin(fd, path), 0);
+	close(fd);
+	bad(1, "is not an arena map", "stats");
+	unlink(path);
+	rmdir(pin);
+}

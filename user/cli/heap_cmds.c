@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * heap_cmds.c - the commands that change a heap: load, unload, grow, trim,
+ * drain, and check. Each runs the library's SEC("syscall") program through
+ * libarena_alloc on the heap pinned at --pin (load creates it).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+/* "cmd: what n; heap now ..." (text) or {"command": cmd, what: n, ...}
+ * (JSON) for a command's result. */
+static void report(const char *cmd, const char *what, long long n, const struct aa_heap *h)
+{
+	struct aa_stats st = {};
+
+	aa_heap__stats(h, &st);
+	if (cli.json) {
+		struct jw *w = jw_new(stdout, cli.pretty);
+
+		jw_start_object(w);
+		jw_kv_string(w, "command", cmd);
+		jw_name(w, what);
+		jw_int(w, n);
+		jw_kv_uint(w, "chunks", st.nr_chunks);
+		jw_kv_uint(w, "pages_mapped", st.pages_mapped);
+		jw_kv_uint(w, "bytes_in_use", st.bytes_in_use);
+		jw_end_object(w);
+		jw_destroy(w);
+		return;
+	}
+	printf("%s: %s %lld; heap now %llu chunks, %llu pages mapped, %llu B in use\n", cmd,
+	       what, n, (unsigned long long)st.nr_chunks, (unsigned long long)st.pages_mapped,
+	       (unsigned long long)st.bytes_in_use);
+}
+
+static unsigned long load_arena_mb = 256;
+static __u64 load_init = 4 << 20;
+static bool load_no_caches;
+
+static int load_opt(int c, const char *arg)
+{
+	char *end;
+
+	switch (c) {
+	case 'a':
+		errno = 0;
+		load_arena_mb = strtoul(arg, &end, 10);
+		if (errno || *end || !*arg || load_arena_mb < 8 || load_arena_mb > 4096) {
+			cli_err("load: --arena-mb '%s': give 8 .. 4096", arg);
+			return -1;
+		}
+		return 0;
+	case 'i':
+		return cli_parse_size("--init", arg, &load_init);
+	case 'n':
+		load_no_caches = true;
+		return 0;
+	}
+	return -1;
+}
+
+int cmd_load(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "arena-mb", required_argument, NULL, 'a' },
+		{ "init", required_argument, NULL, 'i' },
+		{ "no-caches", no_argument, NULL, 'n' },
+		{},
+	};
+	struct aa_heap *h;
+	int r = cli_parse(argc, argv, opts, cli_cmd("load"), load_opt), err;
+
+	if (r)
+		return r > 0 ? 0 : EXIT_USAGE;
+	if (load_init > (__u64)load_arena_mb << 20) {
+		cli_err("load: --init %llu is more than the arena (%lu MiB)",
+			(unsigned long long)load_init, load_arena_mb);
+		return EXIT_USAGE;
+	}
+	if (cli_ensure_bpffs())
+		return 1;
+	AA_OPTS(aa_heap_opts, o, .arena_pages = load_arena_mb * 256,
+		.init_bytes = load_init ? load_init : 1,
+		.flags = load_no_caches ? AA_F_NO_CACHES : 0);
+	h = aa_heap__open(&o);
+	if (!h) {
+		cli_err("load: the allocator did not load: %s%s", strerror(errno),
+			errno == EPERM ? " (run as root)" : "");
+		return 1;
+	}
+	err = aa_heap__pin(h, cli.pin);
+	if (err) {
+		cli_err("load: cannot pin the heap at %s: %s", cli.pin, strerror(-err));
+		aa_heap__destroy(h);
+		return 1;
+	}
+	report("load", "arena_mb", load_arena_mb, h);
+	aa_heap__destroy(h);	/* the pins keep it */
+	return 0;
+}
+
+int cmd_unload(int argc, char **argv)
+{
+	int r = cli_parse(argc, argv, NULL, cli_cmd("unload"), NULL);
+
+	if (r)
+		return r > 0 ? 0 : EXIT_USAGE;
+	if (aa_heap__unpin(cli.pin)) {
+		cli_err("unload: nothing pinned at %s", cli.pin);
+		return 1;
+	}
+	if (!cli.json)
+		printf("unload: removed the pins at %s\n", cli.pin);
+	return 0;
+}
+
+static __u64 size_arg;
+static bool size_set;
+
+static int size_opt(int c, const char *arg)
+{
+	size_set = true;
+	return c == 'b' ? cli_parse_size("--bytes", arg, &size_arg) :
+	       c == 'k' ? cli_parse_size("--keep", arg, &size_arg) : -1;
+}
+
+#define OP_USAGE	(-1000)	/* an op's "bad input, said": exit 2 */
+
+/* The shape of grow, trim and drain: options, the pinned heap, one library
+ * call (op: a count or -errno, said by the library or by op), the report. */
+static int heap_op(int argc, char **argv, const char *name, const struct option *opts,
+		   long (*op)(struct aa_heap *h), const char *what)
+{
+	int r = cli_parse(argc, argv, opts, cli_cmd(name), size_opt);
+	struct aa_heap *h;
+	long n;
+
+	if (r)
+		return r > 0 ? 0 : EXIT_USAGE;
+	h = cli_open_heap();
+	if (!h)
+		return 1;
+	n = op(h);
+	if (n >= 0)
+		report(name, what, n, h);
+	else if (n != OP_USAGE)
+		cli_err("%s: %s%s", name, strerror(-n), n == -ENOMEM ? " (the arena is full)" : "");
+	aa_heap__destroy(h);
+	return n >= 0 ? 0 : n == OP_USAGE ? EXIT_USAGE : 1;
+}
+
+static long grow_op(struct aa_heap *h)
+{
+	if (!size_set || !size_arg) {
+		cli_err("grow: --bytes N[K|M|G] is required (and more than 0)");
+		return OP_USAGE;
+	}
+	if (size_arg > aa_heap__arena_size(h)) {
+		cli_err("grow: --bytes %llu is more than the whole arena (%llu MiB)",
+			(unsigned long long)size_arg,
+			(unsigned long long)(aa_heap__arena_size(h) >> 20));
+		return OP_USAGE;
+	}
+	return aa_heap__grow(h, size_arg);
+}
+
+static long trim_op(struct aa_heap *h)
+{
+	return aa_heap__trim(h, size_arg);
+}
+
+static long drain_op(struct aa_heap *h)
+{
+	return aa_heap__drain(h);	/* names the CPUs it could not reach */
+}
+
+int cmd_grow(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "bytes", required_argument, NULL, 'b' },
+		{},
+	};
+
+	return heap_op(argc, argv, "grow", opts, grow_op, "chunks_added");
+}
+
+int cmd_trim(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "keep", required_argument, NULL, 'k' },
+		{},
+	};
+
+	return heap_op(argc, argv, "trim", opts, trim_op, "chunks_returned");
+}
+
+int cmd_drain(int argc, char **argv)
+{
+	return heap_op(argc, argv, "drain", NULL, drain_op, "objects_flushed");
+}
+
+int cmd_check(int argc, char **argv)
+{
+	int r = cli_parse(argc, argv, NULL, cli_cmd("check"), NULL), code;
+	struct aa_heap *h;
+
+	if (r)
+		return r > 0 ? 0 : EXIT_USAGE;
+	h = cli_open_heap();
+	if (!h)
+		return 1;
+	code = aa_heap__check(h);
+	if (cli.json) {
+		struct jw *w = jw_new(stdout, cli.pretty);
+
+		jw_start_object(w);
+		jw_kv_string(w, "command", "check");
+		jw_name(w, "ok");
+		jw_bool(w, code == 0);
+		jw_name(w, "code");
+		jw_int(w, code);
+		jw_end_object(w);
+		jw_destroy(w);
+	} else if (code >= 0) {
+		printf(code ? "check: FAILED (checker code %d)\n" : "check: ok\n", code);
+	}
+	aa_heap__destroy(h);
+	return code != 0;
+}

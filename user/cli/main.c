@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * main.c - arena-alloc: the command table, global options, help, and the
+ * helpers every command shares (bpftool's main.c is the model).
+ *
+ *   arena-alloc [-j|--json] [-p|--pretty] [--pin DIR] COMMAND [OPTIONS]
+ *
+ * A heap loaded by `load` lives pinned under DIR (default
+ * /sys/fs/bpf/arena-alloc); the other commands open it from there.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/statfs.h>
+#include "cli.h"
+
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC	0xcafe4a11
+#endif
+
+struct cli_opts cli = { .pin = AA_DEFAULT_PIN };
+
+static const struct cmd cmds[] = {
+	{ "load", cmd_load, "[--arena-mb N] [--init BYTES] [--no-caches]",
+	  "load the allocator, initialise it, pin it under --pin" },
+	{ "unload", cmd_unload, "", "remove the pins (the heap goes with its last user)" },
+	{ "grow", cmd_grow, "--bytes N[K|M|G]", "map more chunks into the heap" },
+	{ "stats", cmd_stats, "", "counters per CPU and size class, totals (from the mmap)" },
+	{ "trim", cmd_trim, "[--keep BYTES]", "return free chunks beyond --keep to the kernel" },
+	{ "drain", cmd_drain, "", "flush every CPU and transfer cache into the heap" },
+	{ "check", cmd_check, "", "run the validity checker" },
+	{ "demo", cmd_demo, "[--arena-mb N] [--objects N]",
+	  "load, run a small workload, check the stats (make run)" },
+};
+#define NR_CMDS	(sizeof(cmds) / sizeof(cmds[0]))
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "Usage: arena-alloc [-j|--json] [-p|--pretty] [--pin DIR] COMMAND [OPTIONS]\n"
+		   "       arena-alloc COMMAND --help\n\nCommands:\n");
+	for (i = 0; i < NR_CMDS; i++)
+		fprintf(f, "  %-7s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "  help    this text\n\n"
+		   "Global options:\n"
+		   "  -j, --json     JSON output (stats, and what each command did)\n"
+		   "  -p, --pretty   indented JSON (implies --json)\n"
+		   "  --pin DIR      bpffs directory of the heap (default %s)\n"
+		   "Sizes: N, NK, NM or NG (powers of 1024).\n"
+		   "Exit status: 0 done, 1 the operation failed, 2 bad usage.\n", AA_DEFAULT_PIN);
+}
+
+void cli_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("arena-alloc: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+const struct cmd *cli_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NR_CMDS; i++)
+		if (!strcmp(cmds[i].name, name))
+			return &cmds[i];
+	return NULL;
+}
+
+static void cmd_usage(const struct cmd *c, FILE *f)
+{
+	fprintf(f, "Usage: arena-alloc [-j] [-p] [--pin DIR] %s %s\n  %s\n", c->name, c->args,
+		c->summary);
+}
+
+#define OPT_PIN		1000
+
+int cli_parse(int argc, char **argv, const struct option *own, const struct cmd *self,
+	      int (*on)(int c, const char *arg))
+{
+	static const struct option global[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "pin", required_argument, NULL, OPT_PIN },
+		{ "help", no_argument, NULL, 'h' },
+	};
+	struct option all[32];
+	size_t n = 0, i;
+	int c;
+
+	for (i = 0; own && own[i].name && n < 27; i++)
+		all[n++] = own[i];
+	for (i = 0; i < sizeof(global) / sizeof(global[0]); i++)
+		all[n++] = global[i];
+	memset(&all[n], 0, sizeof(all[n]));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+jph", all, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			cli.json = true;
+			break;
+		case 'p':
+			cli.json = cli.pretty = true;
+			break;
+		case OPT_PIN:
+			cli.pin = optarg;
+			break;
+		case 'h':
+			if (self)
+				cmd_usage(self, stdout);
+			else
+				usage(stdout);
+			return 1;
+		case '?':
+			cli_err("%s: unknown option '%s'", self ? self->name : "arena-alloc",
+				argv[optind - 1]);
+			if (self)
+				cmd_usage(self, stderr);
+			return -1;
+		case ':':
+			cli_err("%s: option '%s' needs a value", self ? self->name : "arena-alloc",
+				argv[optind - 1]);
+			return -1;
+		default:
+			if (!on || on(c, optarg))
+				return -1;
+		}
+	}
+	if (self && optind < argc) {
+		cli_err("%s: unexpected argument '%s'", self->name, argv[optind]);
+		cmd_usage(self, stderr);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_parse_size(const char *opt, const char *s, __u64 *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-') {
+		cli_err("%s: '%s' is not a size (N, NK, NM or NG)", opt, s);
+		return -1;
+	}
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	}
+	if (*end) {
+		cli_err("%s: '%s' is not a size (N, NK, NM or NG)", opt, s);
+		return -1;
+	}
+	if (shift && v > (~0ULL >> shift)) {
+		cli_err("%s: '%s' does not fit in 64 bits", opt, s);
+		return -1;
+	}
+	*out = v << shift;
+	return 0;
+}
+
+int cli_ensure_bpffs(void)
+{
+	struct statfs st;
+
+	if (!statfs("/sys/fs/bpf", &st) && st.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		cli_err("/sys/fs/bpf is not a bpffs and mounting one failed: %s%s", strerror(errno),
+			errno == EPERM ? " (run as root)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+struct aa_heap *cli_open_heap(void)
+{
+	struct aa_heap *h = aa_heap__open_pinned(cli.pin);
+
+	if (!h)
+		cli_err("no heap at %s (%s): `arena-alloc load` pins one, or give --pin DIR",
+			cli.pin, strerror(errno));
+	return h;
+}
+
+/* Messages of the library: warnings to stderr (its "arena-alloc:" prefix). */
+static int print_warnings(enum aa_print_level level, const char *fmt, va_list ap)
+{
+	return level > AA_WARN ? 0 : vfprintf(stderr, fmt, ap);
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *c;
+	int r;
+
+	aa_set_print(print_warnings);
+	r = cli_parse(argc, argv, NULL, NULL, NULL);	/* global options first */
+	if (r)
+		return r > 0 ? 0 : EXIT_USAGE;
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	argc -= optind;
+	argv += optind;
+	if (!strcmp(argv[0], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	c = cli_cmd(argv[0]);
+	if (!c) {
+		cli_err("unknown command '%s' (arena-alloc help lists them)", argv[0]);
+		return EXIT_USAGE;
+	}
+	return c->fn(argc, argv);
+}

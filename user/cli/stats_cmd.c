@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * stats_cmd.c - `arena-alloc stats`: the heap's counters, read from the
+ * mmapped arena only (no allocator program runs): totals, every error and
+ * contention counter, and a per-CPU x size-class table of the CPU caches.
+ */
+#include <string.h>
+#include "cli.h"
+
+/* A CPU cache's class, as the table shows it; hits are derived (layout 5
+ * keeps no hit counter: hits = allocs + failures - misses). */
+struct row {
+	int cpu, cls;
+	__u32 size, cached;
+	const struct aa_cpu_class_stats *s;
+};
+
+static bool row_active(const struct row *r)
+{
+	return r->cached || r->s->allocs || r->s->frees || r->s->failures || r->s->nested;
+}
+
+static __u64 row_hits(const struct row *r)
+{
+	return r->s->allocs + r->s->failures - r->s->misses;
+}
+
+/* Calls fn for every active (cpu, class) of the heap. */
+static void for_each_row(const struct aa_heap *h, void (*fn)(const struct row *, void *), void *ctx)
+{
+	const struct aa_cpu_cache *cc;
+	struct row r;
+
+	for (r.cpu = 0; (cc = aa_heap__cpu_cache(h, r.cpu)); r.cpu++)
+		for (r.cls = 0; r.cls < AA_NR_CLASSES; r.cls++) {
+			r.size = aa_class_size(r.cls);
+			r.cached = cc->cls[r.cls].count;
+			r.s = &cc->cls[r.cls].stats;
+			if (row_active(&r))
+				fn(&r, ctx);
+		}
+}
+
+static void print_row(const struct row *r, void *ctx)
+{
+	(void)ctx;
+	printf("%4d %6u %10llu %10llu %10llu %8llu %8llu %8llu %7llu %8llu %7u\n", r->cpu, r->size,
+	       (unsigned long long)r->s->allocs, (unsigned long long)r->s->frees,
+	       (unsigned long long)row_hits(r), (unsigned long long)r->s->misses,
+	       (unsigned long long)r->s->refills, (unsigned long long)r->s->spills,
+	       (unsigned long long)r->s->nested, (unsigned long long)r->s->failures, r->cached);
+}
+
+static void json_row(const struct row *r, void *ctx)
+{
+	struct jw *w = ctx;
+
+	jw_start_object(w);
+	jw_kv_uint(w, "cpu", r->cpu);
+	jw_kv_uint(w, "class", r->cls);
+	jw_kv_uint(w, "size", r->size);
+	jw_kv_uint(w, "allocs", r->s->allocs);
+	jw_kv_uint(w, "frees", r->s->frees);
+	jw_kv_uint(w, "hits", row_hits(r));
+	jw_kv_uint(w, "misses", r->s->misses);
+	jw_kv_uint(w, "refills", r->s->refills);
+	jw_kv_uint(w, "spills", r->s->spills);
+	jw_kv_uint(w, "nested", r->s->nested);
+	jw_kv_uint(w, "failures", r->s->failures);
+	jw_kv_uint(w, "cached", r->cached);
+	jw_end_object(w);
+}
+
+static void json_stats(const struct aa_heap *h, const struct aa_stats *st, __u64 cached_bytes,
+		       __u64 cached_objs)
+{
+	const struct aa_root *r = aa_heap__root(h);
+	struct jw *w = jw_new(stdout, cli.pretty);
+	int k;
+
+	jw_start_object(w);
+	jw_kv_string(w, "pin", cli.pin);
+	jw_kv_uint(w, "layout", r->version);
+	jw_kv_uint(w, "arena_bytes", aa_heap__arena_size(h));
+	jw_kv_uint(w, "nr_cpus", r->nr_cpus);
+	jw_name(w, "caches");
+	jw_bool(w, !(r->flags & AA_F_NO_CACHES));
+	jw_name(w, "heap");
+	jw_start_object(w);
+	jw_kv_uint(w, "bytes_in_use", st->bytes_in_use);
+	jw_kv_uint(w, "peak_bytes_in_use", st->peak_bytes_in_use);
+	jw_kv_uint(w, "live_allocs", st->live_allocs);
+	jw_kv_uint(w, "allocs", st->nr_allocs);
+	jw_kv_uint(w, "frees", st->nr_frees);
+	jw_kv_uint(w, "cached_bytes", cached_bytes);
+	jw_kv_uint(w, "cached_objects", cached_objs);
+	jw_kv_uint(w, "pages_mapped", st->pages_mapped);
+	jw_kv_uint(w, "peak_pages_mapped", st->peak_pages_mapped);
+	jw_kv_uint(w, "chunks", st->nr_chunks);
+	jw_kv_uint(w, "large_chunks", st->large_chunks);
+	jw_kv_uint(w, "span_pages", st->span_pages);
+	jw_kv_uint(w, "run_pages", st->run_pages);
+	jw_kv_uint(w, "grows", st->nr_grows);
+	jw_kv_uint(w, "trims", st->nr_trims);
+	jw_kv_uint(w, "refill_signals", r->refill_signals);
+	jw_name(w, "need_refill");
+	jw_bool(w, r->need_refill);
+	jw_name(w, "free_blocks");
+	jw_start_array(w);
+	for (k = 0; k < AA_NR_ORDERS; k++)
+		jw_uint(w, st->free_blocks[k]);
+	jw_end_array(w);
+	jw_end_object(w);
+	jw_name(w, "errors");
+	jw_start_object(w);
+	for (k = 0; k < AA_NR_ERRORS; k++)
+		jw_kv_uint(w, aa_error_str(k), st->err[k]);
+	jw_end_object(w);
+	jw_name(w, "contention");
+	jw_start_object(w);
+	jw_kv_uint(w, "lock_waits", st->lock_waits);
+	jw_kv_uint(w, "lock_misses", st->lock_misses);
+	jw_kv_uint(w, "frees_parked", st->frees_parked);
+	jw_kv_uint(w, "frees_unparked", st->frees_unparked);
+	jw_kv_uint(w, "no_cache", st->no_cache);
+	jw_end_object(w);
+	jw_name(w, "cpu_caches");
+	jw_start_array(w);
+	for_each_row(h, json_row, w);
+	jw_end_array(w);
+	jw_end_object(w);
+	jw_destroy(w);
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	int r = cli_parse(argc, argv, NULL, cli_cmd("stats"), NULL);
+	__u64 cached_objs = 0, cached;
+	struct aa_stats st;
+	struct aa_heap *h;
+
+	if (r)
+		return r > 0 ? 0 : EXIT_USAGE;
+	h = cli_open_heap();
+	if (!h)
+		return 1;
+	aa_heap__stats(h, &st);
+	cached = aa_heap__cached_bytes(h, &cached_objs);
+	if (cli.json) {
+		json_stats(h, &st, cached, cached_objs);
+	} else {
+		printf("heap at %s: arena %llu MiB, layout v%u\n", cli.pin,
+		       (unsigned long long)(aa_heap__arena_size(h) >> 20),
+		       aa_heap__root(h)->version);
+		aa_stats__print(&st, stdout);
+		printf("cached: %llu B in %llu objects (counted in use above)\n",
+		       (unsigned long long)cached, (unsigned long long)cached_objs);
+		printf("refill signals %llu%s\n\n",
+		       (unsigned long long)aa_heap__root(h)->refill_signals,
+		       aa_heap__root(h)->need_refill ? " (raised now)" : "");
+		printf("%4s %6s %10s %10s %10s %8s %8s %8s %7s %8s %7s\n", "cpu", "class", "allocs",
+		       "frees", "hits", "misses", "refills", "spills", "nested", "failures",
+		       "cached");
+		for_each_row(h, print_row, NULL);
+	}
+	aa_heap__destroy(h);
+	return 0;
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * pin.c - heaps that outlive their loader: pin a loaded heap under a bpffs
+ * directory, open it again from there in another process, unpin it.
+ *
+ * A pinned heap is a directory of:
+ *   arena     the arena map (mmapped again at its user_vm_start)
+ *   aa_fast   the library's .data.aa_fast map, whose root field holds the
+ *             arena address of struct aa_root (set by the first init,
+ *             never cleared): how a heap is found in any arena
+ *   aa_init, aa_grow, ... the library's SEC("syscall") programs present
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "internal.h"
+
+static const char *const pin_progs[] = {
+	"aa_init", "aa_grow", "aa_trim", "aa_teardown",
+	"aa_check", "aa_call", "aa_batch", "aa_drain",
+};
+#define NR_PIN_PROGS	(sizeof(pin_progs) / sizeof(pin_progs[0]))
+
+static int pin_path(char *buf, const char *dir, const char *name)
+{
+	int n = snprintf(buf, PATH_MAX, "%s/%s", dir, name);
+
+	if (n < 0 || n >= PATH_MAX) {
+		pr_warn("pin path %s/%s is too long\n", dir, name);
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+AA_API int aa_heap__unpin(const char *dir)
+{
+	char path[PATH_MAX];
+	bool found = false;
+	size_t i;
+	int err;
+
+	if (!dir)
+		return aa_err(-EINVAL);
+	if ((err = pin_path(path, dir, "arena")))
+		return aa_err(err);
+	found = !unlink(path);
+	if (!pin_path(path, dir, "aa_fast"))
+		unlink(path);
+	for (i = 0; i < NR_PIN_PROGS; i++)
+		if (!pin_path(path, dir, pin_progs[i]))
+			unlink(path);
+	if (!found) {
+		pr_warn("no heap pinned at %s\n", dir);
+		return aa_err(-ENOENT);
+	}
+	if (rmdir(dir) && errno != ENOENT) {
+		err = -errno;
+		pr_warn("%s: unpinned, but the directory stays: %s\n", dir, strerror(-err));
+		return aa_err(err);
+	}
+	return 0;
+}
+
+AA_API int aa_heap__pin(struct aa_heap *h, const char *dir)
+{
+	char path[PATH_MAX];
+	struct bpf_program *p;
+	size_t i;
+	int err;
+
+	AA_CHECK_HEAP(h, -EINVAL);
+	if (!dir || !h->obj || !h->arena_map || !h->fast_map) {
+		pr_warn("aa_heap__pin: needs a heap from aa_heap__open() or aa_heap__attach()\n");
+		return aa_err(-EINVAL);
+	}
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		pr_warn("cannot create %s: %s\n", dir, strerror(-err));
+		return aa_err(err);
+	}
+	if ((err = pin_path(path, dir, "arena")))
+		return aa_err(err);
+	if (!access(path, F_OK)) {
+		pr_warn("a heap is pinned at %s already (unload it first)\n", dir);
+		return aa_err(-EEXIST);
+	}
+	err = bpf_map__pin(h->arena_map, path);
+	if (!err && !(err = pin_path(path, dir, "aa_fast")))
+		err = bpf_map__pin(h->fast_map, path);
+	for (i = 0; !err && i < NR_PIN_PROGS; i++) {
+		p = bpf_object__find_program_by_name(h->obj, pin_progs[i]);
+		if (p && !(err = pin_path(path, dir, pin_progs[i])))
+			err = bpf_program__pin(p, path);
+	}
+	if (err) {
+		pr_warn("pinning the heap under %s failed: %s\n", dir, strerror(-err));
+		aa_heap__unpin(dir);
+		return aa_err(err);
+	}
+	return 0;
+}
+
+/* Open the pin `name` of dir; -errno when it is not there. */
+static int pin_get(struct aa_heap *h, const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	int fd, err;
+
+	if ((err = pin_path(path, dir, name)))
+		return err;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	h->pinned_fds[h->nr_pinned_fds++] = fd;
+	return fd;
+}
+
+AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), key = 0;
+	struct aa_fast *fast = NULL;
+	struct aa_heap *h;
+	int fd, err;
+	size_t i;
+
+	if (!dir)
+		return aa_err_ptr(-EINVAL);
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return aa_err_ptr(-ENOMEM);
+	fd = pin_get(h, dir, "arena");
+	if (fd < 0) {
+		err = fd;
+		pr_warn("no heap pinned at %s: %s%s\n", dir, strerror(-err),
+			err == -ENOENT ? " (arena-alloc load pins one)" : "");
+		goto fail;
+	}
+	err = bpf_map_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	if (!err && info.type != BPF_MAP_TYPE_ARENA) {
+		pr_warn("%s/arena is not an arena map (map type %u)\n", dir, info.type);
+		err = -EINVAL;
+	}
+	if (err)
+		goto fail;
+	h->arena_size = (__u64)info.max_entries * getpagesize();
+
+	/* aa_fast first: it says where the arena lives (the kernel maps an
+	 * arena only at its user_vm_start) and where the root is */
+	fd = pin_get(h, dir, "aa_fast");
+	if (fd < 0) {
+		err = fd;
+		pr_warn("%s/aa_fast: %s (not an arena-alloc heap?)\n", dir, strerror(-err));
+		goto fail;
+	}
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	if (bpf_map_get_info_by_fd(fd, &info, &len) || info.value_size < sizeof(*fast) ||
+	    !(fast = calloc(1, info.value_size)) || bpf_map_lookup_elem(fd, &key, fast)) {
+		err = -EINVAL;
+		pr_warn("%s/aa_fast is not the library's aa_fast map\n", dir);
+		goto fail;
+	}
+	if (!fast->root || !fast->arena_base) {
+		err = -ENOENT;
+		pr_warn("the heap at %s was never initialised (aa_fast is empty)\n", dir);
+		goto fail;
+	}
+	h->arena = mmap((void *)(unsigned long)fast->arena_base, h->arena_size,
+			PROT_READ | PROT_WRITE, MAP_SHARED, h->pinned_fds[0], 0);
+	if (h->arena == MAP_FAILED) {
+		h->arena = NULL;
+		err = -errno;
+		pr_warn("cannot map the arena of %s at 0x%llx: %s\n", dir,
+			(unsigned long long)fast->arena_base, strerror(-err));
+		goto fail;
+	}
+	h->own_mmap = true;
+	h->arena_base = (__u64)(unsigned long)h->arena;
+	if (h->arena_base != fast->arena_base) {
+		err = -EADDRNOTAVAIL;
+		pr_warn("the arena of %s mapped at %p, not at its 0x%llx\n", dir, h->arena,
+			(unsigned long long)fast->arena_base);
+		goto fail;
+	}
+	err = heap_set_root(h, fast->root);
+	free(fast);
+	fast = NULL;
+	if (err)
+		goto fail;
+	h->flags = h->root->flags;
+	{
+		int *fds[] = { &h->prog_init, &h->prog_grow, &h->prog_trim, &h->prog_teardown,
+			       &h->prog_check, &h->prog_call, &h->prog_batch, &h->prog_drain };
+
+		for (i = 0; i < NR_PIN_PROGS; i++) {
+			fd = pin_get(h, dir, pin_progs[i]);
+			*fds[i] = fd < 0 ? -1 : fd;	/* missing: said when used */
+		}
+	}
+	return h;
+fail:
+	free(fast);
+	aa_heap__destroy(h);
+	return aa_err_ptr(err);
+}
+
+void heap_close_pinned(struct aa_heap *h)
+{
+	int i;
+
+	for (i = 0; i < h->nr_pinned_fds; i++)
+		close(h->pinned_fds[i]);
+	h->nr_pinned_fds = 0;
+	if (h->own_mmap && h->arena)
+		munmap(h->arena, h->arena_size);
+	h->own_mmap = false;
+}
