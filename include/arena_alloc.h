@@ -130,6 +130,23 @@ AA_API struct aa_heap *aa_heap__open_pinned(const char *dir);
  * @return 0; -ENOENT if no heap is pinned there */
 AA_API int aa_heap__unpin(const char *dir);
 
+/* One chunk as aa_heap__chunk() reads it from the mmap (a snapshot: the
+ * heap keeps running). */
+struct aa_chunk_info {
+	__u32 slot;			/* 1-MiB slot of the arena */
+	__u32 state;			/* enum aa_slot_state */
+	__u32 free_pages, span_pages, run_pages;
+	__u32 free_blocks[AA_NR_ORDERS];	/* free blocks per order (2^k pages) */
+	__u32 largest_free;		/* pages of the largest free block */
+	char map[AA_CHUNK_PAGES];	/* per page: '.' free, 's' span, 'r' run */
+};
+
+/** @brief **aa_heap__chunk()** describes slot's chunk.
+ * @return 0; -ENOENT for a slot past the heap's; -EINVAL for bad args. A
+ * slot that holds no page-heap chunk comes back with its state and no
+ * pages (a chunk of a multi-chunk allocation: state AA_SLOT_LARGE_*). */
+AA_API int aa_heap__chunk(const struct aa_heap *heap, __u32 slot, struct aa_chunk_info *out);
+
 /** @brief **aa_heap__destroy()** frees the handle (and, for
  * aa_heap__open(), the BPF object). Does not tear the heap down. */
 AA_API void aa_heap__destroy(struct aa_heap *heap);

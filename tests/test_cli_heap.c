@@ -3,7 +3,8 @@
  * test_cli_heap.c - the arena-alloc CLI's heap commands, run as the real
  * binary on a heap pinned in a test directory: load -> grow -> a workload
  * (the pinned aa_call program, through aa_heap__open_pinned) -> stats
- * --json, parsed with jansson and checked against the workload -> check ->
+ * --json, parsed with jansson and checked against the workload -> dump
+ * --json, checked against stats -> check ->
  * drain -> trim -> unload; and bad input, each with its message and exit
  * status.
  */
@@ -97,6 +98,36 @@ static json_int_t jint(json_t *obj, const char *path)
 
 #define N_OBJS	100
 
+/* dump --json, read while nothing runs, must add up to what stats said. */
+static void dump_agrees_with_stats(json_t *heap)
+{
+	json_t *d = run_json("dump"), *chunks = json_object_get(d, "chunks"), *c, *fb;
+	json_int_t free_pages = 0, span = 0, from_stats = 0, n = 0;
+	size_t i, k;
+
+	cr_assert(json_is_array(chunks));
+	json_array_foreach(chunks, i, c) {
+		if (strcmp(json_string_value(json_object_get(c, "state")), "chunk"))
+			continue;
+		n++;
+		free_pages += jint(c, "free_pages");
+		span += jint(c, "span_pages");
+		cr_assert_eq(jint(c, "free_pages") + jint(c, "span_pages") + jint(c, "run_pages"),
+			     AA_CHUNK_PAGES);
+		cr_assert_eq(strlen(json_string_value(json_object_get(c, "map"))), AA_CHUNK_PAGES);
+	}
+	fb = json_object_get(heap, "free_blocks");
+	json_array_foreach(fb, k, c)
+		from_stats += json_integer_value(c) << k;
+	cr_assert_eq(n, jint(heap, "chunks") - jint(heap, "large_chunks"));
+	cr_assert_eq(free_pages, from_stats, "dump: %lld free pages, stats: %lld",
+		     (long long)free_pages, (long long)from_stats);
+	cr_assert_eq(free_pages, jint(d, "free_pages"));
+	cr_assert_eq(span, jint(heap, "span_pages"));
+	cr_assert_gt(span, 0, "the workload's objects live in spans");
+	json_decref(d);
+}
+
 Test(cli_heap, load_grow_work_stats_check_drain_trim_unload)
 {
 	char out[4096], path[128];
@@ -137,6 +168,7 @@ Test(cli_heap, load_grow_work_stats_check_drain_trim_unload)
 			allocs += jint(row, "allocs");
 	cr_assert_eq(allocs, N_OBJS, "CPU caches served %lld of the 64-B allocations",
 		     (long long)allocs);
+	dump_agrees_with_stats(heap);
 	json_decref(j);
 
 	cr_assert_eq(run(out, sizeof(out), true, "check"), 0, "%s", out);

@@ -64,6 +64,7 @@ void jw_uint(struct jw *w, unsigned long long v);
 void jw_int(struct jw *w, long long v);
 void jw_string(struct jw *w, const char *s);
 void jw_bool(struct jw *w, bool v);
+void jw_double(struct jw *w, double v);
 void jw_kv_uint(struct jw *w, const char *name, unsigned long long v);
 void jw_kv_string(struct jw *w, const char *name, const char *s);
 
@@ -75,6 +76,7 @@ int cmd_trim(int argc, char **argv);
 int cmd_drain(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 
 #endif

@@ -119,6 +119,7 @@ void jw_name(struct jw *w, const char *name)
 void jw_uint(struct jw *w, unsigned long long v) { element(w); fprintf(w->f, "%llu", v); }
 void jw_int(struct jw *w, long long v) { element(w); fprintf(w->f, "%lld", v); }
 void jw_string(struct jw *w, const char *s) { element(w); quoted(w, s); }
+void jw_double(struct jw *w, double v) { element(w); fprintf(w->f, "%.4f", v); }
 void jw_bool(struct jw *w, bool v) { element(w); fputs(v ? "true" : "false", w->f); }
 
 void jw_kv_uint(struct jw *w, const char *name, unsigned long long v)

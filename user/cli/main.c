@@ -29,6 +29,7 @@ static const struct cmd cmds[] = {
 	{ "unload", cmd_unload, "", "remove the pins (the heap goes with its last user)" },
 	{ "grow", cmd_grow, "--bytes N[K|M|G]", "map more chunks into the heap" },
 	{ "stats", cmd_stats, "", "counters per CPU and size class, totals (from the mmap)" },
+	{ "dump", cmd_dump, "", "the chunk map: occupancy, free blocks, fragmentation" },
 	{ "trim", cmd_trim, "[--keep BYTES]", "return free chunks beyond --keep to the kernel" },
 	{ "drain", cmd_drain, "", "flush every CPU and transfer cache into the heap" },
 	{ "check", cmd_check, "", "run the validity checker" },
