@@ -125,6 +125,21 @@ AA_API int aa_heap__pin(struct aa_heap *heap, const char *dir);
  * NULL with errno set */
 AA_API struct aa_heap *aa_heap__open_pinned(const char *dir);
 
+/** @brief **aa_heap__open_map_id()**, **aa_heap__open_map_pin()**,
+ * **aa_heap__open_prog_id()**, **aa_heap__open_pid()** open the heap of a
+ * program someone else loaded (any object linking libarena_alloc.bpf.o):
+ * by its arena map (id, or a pinned path), by one of its programs, or by
+ * a process holding its arena map. The heap's root is found through the
+ * library's .data.aa_fast map, next to the arena in the object's programs;
+ * magic and layout version are checked. Operations use the library's
+ * programs of that object (a missing one is named when needed). Needs
+ * CAP_SYS_ADMIN.
+ * @return a heap handle, or NULL with errno set */
+AA_API struct aa_heap *aa_heap__open_map_id(__u32 arena_map_id);
+AA_API struct aa_heap *aa_heap__open_map_pin(const char *path);
+AA_API struct aa_heap *aa_heap__open_prog_id(__u32 prog_id);
+AA_API struct aa_heap *aa_heap__open_pid(int pid);
+
 /** @brief **aa_heap__unpin()** removes what aa_heap__pin() put in dir, and
  * dir. The heap lives on while a program or process holds it.
  * @return 0; -ENOENT if no heap is pinned there */

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "common.h"
@@ -43,6 +44,8 @@ static void teardown(void)
 	if (system(cmd)) {
 		/* nothing was pinned: fine */
 	}
+	snprintf(cmd, sizeof(cmd), "%s/flows_arena", pin);
+	unlink(cmd);	/* finds_an_embedders_heap...'s pin */
 	rmdir(pin);	/* a test that failed half-way */
 }
 
@@ -223,7 +226,76 @@ Test(cli_heap, bad_input_is_refused_clearly)
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(bpf_obj_pin(fd, path), 0);
 	close(fd);
-	bad(1, "is not an arena map", "stats");
+	bad(1, "not an arena map", "stats");
 	unlink(path);
 	rmdir(pin);
+}
+
+/* Another program's heap: this test process loads test_embed (an object
+ * that links the library), allocates, and the CLI finds that heap by its
+ * pinned arena map, by a program id and by this pid. */
+#include "test_embed.skel.h"
+
+struct embed_args {
+	__u64 sum, page_word;
+	__s32 freed, pad;
+};
+
+Test(cli_heap, finds_an_embedders_heap_by_map_prog_id_and_pid)
+{
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	char path[128], how[3][160];
+	struct test_embed *skel;
+	struct aa_heap *h;
+	__u64 objs[7];
+	json_t *j;
+	int i;
+
+	skel = test_embed__open_and_load();
+	cr_assert_not_null(skel);
+	h = aa_heap__attach(skel->obj, &o);
+	cr_assert_not_null(h);
+	for (i = 0; i < 7; i++)
+		cr_assert_neq(objs[i] = aa_heap__malloc(h, 200), 0);
+	cr_assert_eq(mkdir(pin, 0700), 0);
+	snprintf(path, sizeof(path), "%s/flows_arena", pin);
+	cr_assert_eq(bpf_map__pin(skel->maps.flows_arena, path), 0);
+	cr_assert_eq(bpf_prog_get_info_by_fd(bpf_program__fd(skel->progs.embed_ops), &info, &len), 0);
+	snprintf(how[0], sizeof(how[0]), "--map %s", path);
+	snprintf(how[1], sizeof(how[1]), "--prog-id %u", info.id);
+	snprintf(how[2], sizeof(how[2]), "--pid %d", getpid());
+	for (i = 0; i < 3; i++) {
+		char what[512], out[4096];
+		json_t *heap;
+
+		snprintf(what, sizeof(what), "%s stats", how[i]);
+		j = run_json(what);
+		heap = json_object_get(j, "heap");
+		cr_assert_eq(jint(j, "arena_bytes"), 16 << 20, "%s: not flows_arena", how[i]);
+		cr_assert_eq(jint(heap, "live_allocs") - jint(heap, "cached_objects"), 7,
+			     "%s: the embedder's 7 allocations", how[i]);
+		json_decref(j);
+		cr_assert_eq(run(out, sizeof(out), true, "%s check", how[i]), 0, "%s: %s", how[i], out);
+		cr_assert(strstr(out, "check: ok"), "%s: %s", how[i], out);
+	}
+	{	/* a process without an arena, and none at all */
+		char args[64];
+		pid_t child = fork();
+
+		if (!child) {	/* exec: libbpf's fds are close-on-exec */
+			execlp("sleep", "sleep", "30", (char *)NULL);
+			_exit(127);
+		}
+		snprintf(args, sizeof(args), "--pid %d stats", child);
+		bad(1, "holds no arena map", args);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		bad(1, "No such file", "--pid 2147483647 stats");
+	}
+	unlink(path);
+	rmdir(pin);
+	aa_heap__destroy(h);
+	test_embed__destroy(skel);
 }

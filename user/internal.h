@@ -26,7 +26,7 @@ struct aa_heap {
 	const struct aa_root *root;
 	int prog_init, prog_grow, prog_trim, prog_teardown, prog_check;
 	int prog_call, prog_batch, prog_drain;
-	int pinned_fds[12];		/* aa_heap__open_pinned(): to close */
+	int pinned_fds[16];		/* opened by pin.c / find.c: to close */
 	int nr_pinned_fds;
 	bool own_mmap;			/* aa_heap__open_pinned(): to munmap */
 	__u32 flags;
@@ -36,8 +36,14 @@ struct aa_heap {
 /* heap.c */
 int run_prog(int fd, void *ctx, size_t ctx_sz, const char *name);
 int heap_set_root(struct aa_heap *h, __u64 addr);
-/* pin.c */
+/* pin.c: handles on heaps other processes loaded (pinned or found) */
 void heap_close_pinned(struct aa_heap *h);
+struct aa_heap *heap_new_foreign(void);
+int heap_keep_fd(struct aa_heap *h, int fd);
+int heap_set_prog(struct aa_heap *h, const char *name, int fd);
+/* Map the arena and find the root through aa_fast; where names the source
+ * in messages. */
+int heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where);
 
 #define AA_DEFAULT_ARENA_PAGES	(1U << 16)
 #define AA_MAX_ARENA_PAGES	(1U << 20)

@@ -107,6 +107,14 @@ AA_API int aa_heap__pin(struct aa_heap *h, const char *dir)
 	return 0;
 }
 
+/* Keep fd in h (closed by aa_heap__destroy()); returns it. */
+int heap_keep_fd(struct aa_heap *h, int fd)
+{
+	if (fd >= 0 && h->nr_pinned_fds < (int)(sizeof(h->pinned_fds) / sizeof(h->pinned_fds[0])))
+		h->pinned_fds[h->nr_pinned_fds++] = fd;
+	return fd;
+}
+
 /* Open the pin `name` of dir; -errno when it is not there. */
 static int pin_get(struct aa_heap *h, const char *dir, const char *name)
 {
@@ -116,100 +124,122 @@ static int pin_get(struct aa_heap *h, const char *dir, const char *name)
 	if ((err = pin_path(path, dir, name)))
 		return err;
 	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return -errno;
-	h->pinned_fds[h->nr_pinned_fds++] = fd;
-	return fd;
+	return fd < 0 ? -errno : heap_keep_fd(h, fd);
 }
 
-AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
+int heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), key = 0;
 	struct aa_fast *fast = NULL;
-	struct aa_heap *h;
-	int fd, err;
-	size_t i;
+	int err;
 
-	if (!dir)
-		return aa_err_ptr(-EINVAL);
-	h = calloc(1, sizeof(*h));
-	if (!h)
-		return aa_err_ptr(-ENOMEM);
-	fd = pin_get(h, dir, "arena");
-	if (fd < 0) {
-		err = fd;
-		pr_warn("no heap pinned at %s: %s%s\n", dir, strerror(-err),
-			err == -ENOENT ? " (arena-alloc load pins one)" : "");
-		goto fail;
+	if (bpf_map_get_info_by_fd(arena_fd, &info, &len))
+		return -errno;
+	if (info.type != BPF_MAP_TYPE_ARENA) {
+		pr_warn("%s: not an arena map (map type %u)\n", where, info.type);
+		return -EINVAL;
 	}
-	err = bpf_map_get_info_by_fd(fd, &info, &len) ? -errno : 0;
-	if (!err && info.type != BPF_MAP_TYPE_ARENA) {
-		pr_warn("%s/arena is not an arena map (map type %u)\n", dir, info.type);
-		err = -EINVAL;
-	}
-	if (err)
-		goto fail;
 	h->arena_size = (__u64)info.max_entries * getpagesize();
-
 	/* aa_fast first: it says where the arena lives (the kernel maps an
 	 * arena only at its user_vm_start) and where the root is */
-	fd = pin_get(h, dir, "aa_fast");
-	if (fd < 0) {
-		err = fd;
-		pr_warn("%s/aa_fast: %s (not an arena-alloc heap?)\n", dir, strerror(-err));
-		goto fail;
-	}
 	memset(&info, 0, sizeof(info));
 	len = sizeof(info);
-	if (bpf_map_get_info_by_fd(fd, &info, &len) || info.value_size < sizeof(*fast) ||
-	    !(fast = calloc(1, info.value_size)) || bpf_map_lookup_elem(fd, &key, fast)) {
-		err = -EINVAL;
-		pr_warn("%s/aa_fast is not the library's aa_fast map\n", dir);
-		goto fail;
+	if (fast_fd < 0 || bpf_map_get_info_by_fd(fast_fd, &info, &len) ||
+	    info.value_size < sizeof(*fast) || !(fast = calloc(1, info.value_size)) ||
+	    bpf_map_lookup_elem(fast_fd, &key, fast)) {
+		pr_warn("%s: no arena-alloc aa_fast map next to the arena (no heap in it?)\n",
+			where);
+		free(fast);
+		return -ENOENT;
 	}
 	if (!fast->root || !fast->arena_base) {
-		err = -ENOENT;
-		pr_warn("the heap at %s was never initialised (aa_fast is empty)\n", dir);
-		goto fail;
+		pr_warn("%s: the heap was never initialised (aa_fast is empty)\n", where);
+		free(fast);
+		return -ENOENT;
 	}
 	h->arena = mmap((void *)(unsigned long)fast->arena_base, h->arena_size,
-			PROT_READ | PROT_WRITE, MAP_SHARED, h->pinned_fds[0], 0);
+			PROT_READ | PROT_WRITE, MAP_SHARED, arena_fd, 0);
 	if (h->arena == MAP_FAILED) {
 		h->arena = NULL;
 		err = -errno;
-		pr_warn("cannot map the arena of %s at 0x%llx: %s\n", dir,
+		pr_warn("%s: cannot map the arena at 0x%llx: %s\n", where,
 			(unsigned long long)fast->arena_base, strerror(-err));
-		goto fail;
+		free(fast);
+		return err;
 	}
 	h->own_mmap = true;
 	h->arena_base = (__u64)(unsigned long)h->arena;
 	if (h->arena_base != fast->arena_base) {
-		err = -EADDRNOTAVAIL;
-		pr_warn("the arena of %s mapped at %p, not at its 0x%llx\n", dir, h->arena,
+		pr_warn("%s: the arena mapped at %p, not at its 0x%llx\n", where, h->arena,
 			(unsigned long long)fast->arena_base);
-		goto fail;
+		free(fast);
+		return -EADDRNOTAVAIL;
 	}
 	err = heap_set_root(h, fast->root);
 	free(fast);
-	fast = NULL;
+	if (!err)
+		h->flags = h->root->flags;
+	return err;
+}
+
+AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
+{
+	int arena_fd, fast_fd, err, fd;
+	struct aa_heap *h;
+	size_t i;
+
+	if (!dir)
+		return aa_err_ptr(-EINVAL);
+	h = heap_new_foreign();
+	if (!h)
+		return aa_err_ptr(-ENOMEM);
+	arena_fd = pin_get(h, dir, "arena");
+	if (arena_fd < 0) {
+		err = arena_fd;
+		pr_warn("no heap pinned at %s: %s%s\n", dir, strerror(-err),
+			err == -ENOENT ? " (arena-alloc load pins one)" : "");
+		goto fail;
+	}
+	fast_fd = pin_get(h, dir, "aa_fast");
+	err = heap_map_fds(h, arena_fd, fast_fd, dir);
 	if (err)
 		goto fail;
-	h->flags = h->root->flags;
-	{
-		int *fds[] = { &h->prog_init, &h->prog_grow, &h->prog_trim, &h->prog_teardown,
-			       &h->prog_check, &h->prog_call, &h->prog_batch, &h->prog_drain };
-
-		for (i = 0; i < NR_PIN_PROGS; i++) {
-			fd = pin_get(h, dir, pin_progs[i]);
-			*fds[i] = fd < 0 ? -1 : fd;	/* missing: said when used */
-		}
+	for (i = 0; i < NR_PIN_PROGS; i++) {
+		fd = pin_get(h, dir, pin_progs[i]);
+		heap_set_prog(h, pin_progs[i], fd < 0 ? -1 : fd);	/* missing: said when used */
 	}
 	return h;
 fail:
-	free(fast);
 	aa_heap__destroy(h);
 	return aa_err_ptr(err);
+}
+
+/* A handle with no program yet (all fds -1). */
+struct aa_heap *heap_new_foreign(void)
+{
+	struct aa_heap *h = calloc(1, sizeof(*h));
+	size_t i;
+
+	for (i = 0; h && i < NR_PIN_PROGS; i++)
+		heap_set_prog(h, pin_progs[i], -1);
+	return h;
+}
+
+/* Set the fd of the library program `name` (one of pin_progs); 0 or
+ * -ENOENT for another name. */
+int heap_set_prog(struct aa_heap *h, const char *name, int fd)
+{
+	int *fds[] = { &h->prog_init, &h->prog_grow, &h->prog_trim, &h->prog_teardown,
+		       &h->prog_check, &h->prog_call, &h->prog_batch, &h->prog_drain };
+	size_t i;
+
+	for (i = 0; i < NR_PIN_PROGS; i++)
+		if (!strcmp(name, pin_progs[i])) {
+			*fds[i] = fd;
+			return 0;
+		}
+	return -ENOENT;
 }
 
 void heap_close_pinned(struct aa_heap *h)

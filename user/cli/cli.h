@@ -18,6 +18,10 @@
 struct cli_opts {
 	bool json, pretty;
 	const char *pin;	/* bpffs directory of the heap */
+	/* or another program's heap (stats, dump, trim, drain, check, grow) */
+	const char *map;	/* --map PATH: its pinned arena map */
+	unsigned int prog_id;	/* --prog-id ID */
+	int pid;		/* --pid PID */
 };
 extern struct cli_opts cli;
 

@@ -51,6 +51,9 @@ static void usage(FILE *f)
 		   "  -j, --json     JSON output (stats, and what each command did)\n"
 		   "  -p, --pretty   indented JSON (implies --json)\n"
 		   "  --pin DIR      bpffs directory of the heap (default %s)\n"
+		   "  --map PATH     another program's heap, by its pinned arena map\n"
+		   "  --prog-id ID   ... by one of its programs\n"
+		   "  --pid PID      ... by a process that holds its arena\n"
 		   "Sizes: N, NK, NM or NG (powers of 1024).\n"
 		   "Exit status: 0 done, 1 the operation failed, 2 bad usage.\n", AA_DEFAULT_PIN);
 }
@@ -83,6 +86,24 @@ static void cmd_usage(const struct cmd *c, FILE *f)
 }
 
 #define OPT_PIN		1000
+#define OPT_MAP		1001
+#define OPT_PROG_ID	1002
+#define OPT_PID		1003
+
+static int parse_id(const char *opt, const char *s, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || !*s || *s == '-' || v == 0 || v > 0x7fffffff) {
+		cli_err("%s: '%s' is not a positive number", opt, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
 
 int cli_parse(int argc, char **argv, const struct option *own, const struct cmd *self,
 	      int (*on)(int c, const char *arg))
@@ -91,6 +112,9 @@ int cli_parse(int argc, char **argv, const struct option *own, const struct cmd 
 		{ "json", no_argument, NULL, 'j' },
 		{ "pretty", no_argument, NULL, 'p' },
 		{ "pin", required_argument, NULL, OPT_PIN },
+		{ "map", required_argument, NULL, OPT_MAP },
+		{ "prog-id", required_argument, NULL, OPT_PROG_ID },
+		{ "pid", required_argument, NULL, OPT_PID },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option all[32];
@@ -114,6 +138,17 @@ int cli_parse(int argc, char **argv, const struct option *own, const struct cmd 
 			break;
 		case OPT_PIN:
 			cli.pin = optarg;
+			break;
+		case OPT_MAP:
+			cli.map = optarg;
+			break;
+		case OPT_PROG_ID:
+			if (parse_id("--prog-id", optarg, &cli.prog_id))
+				return -1;
+			break;
+		case OPT_PID:
+			if (parse_id("--pid", optarg, (unsigned int *)&cli.pid))
+				return -1;
 			break;
 		case 'h':
 			if (self)
@@ -189,11 +224,24 @@ int cli_ensure_bpffs(void)
 
 struct aa_heap *cli_open_heap(void)
 {
-	struct aa_heap *h = aa_heap__open_pinned(cli.pin);
+	struct aa_heap *h;
 
-	if (!h)
-		cli_err("no heap at %s (%s): `arena-alloc load` pins one, or give --pin DIR",
-			cli.pin, strerror(errno));
+	if (cli.map)
+		h = aa_heap__open_map_pin(cli.map);
+	else if (cli.prog_id)
+		h = aa_heap__open_prog_id(cli.prog_id);
+	else if (cli.pid)
+		h = aa_heap__open_pid(cli.pid);
+	else
+		h = aa_heap__open_pinned(cli.pin);
+	if (h)
+		return h;
+	if (cli.map || cli.prog_id || cli.pid)
+		cli_err("no arena-alloc heap there (%s)%s", strerror(errno),
+			errno == EPERM ? ": run as root" : "");
+	else
+		cli_err("no heap at %s (%s): `arena-alloc load` pins one, or give --pin DIR, "
+			"--map PATH, --prog-id ID or --pid PID", cli.pin, strerror(errno));
 	return h;
 }
 

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * find.c - open the heap of a program someone else loaded: any BPF object
+ * that links libarena_alloc.bpf.o, found by its arena map (id or pin), by
+ * one of its programs (id), or by a process that holds its arena (pid).
+ *
+ * How a heap is found in a foreign arena: the programs that use the arena
+ * map are the object's; among their maps, the one named ".data.aa_fast" is
+ * the library's aa_fast, whose root field holds the arena address of the
+ * root and arena_base the arena's user_vm_start (set by init, never
+ * cleared). Wherever the linker put the arena globals, those two say where
+ * they are; heap_set_root() then checks magic and layout version. The
+ * library's syscall programs among them (aa_grow, aa_trim, ...) give the
+ * operations; a missing one is named when an operation needs it.
+ * Needs CAP_SYS_ADMIN (walking program ids).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "internal.h"
+
+#define MAX_PROG_MAPS	64
+
+/* The maps of prog_fd, into ids (at most MAX_PROG_MAPS); their number. */
+static __u32 prog_maps(int prog_fd, __u32 *ids, char *name)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), n;
+
+	if (bpf_prog_get_info_by_fd(prog_fd, &info, &len))
+		return 0;
+	n = info.nr_map_ids < MAX_PROG_MAPS ? info.nr_map_ids : MAX_PROG_MAPS;
+	memcpy(name, info.name, sizeof(info.name));
+	memset(&info, 0, sizeof(info));
+	info.nr_map_ids = n;
+	info.map_ids = (__u64)(unsigned long)ids;
+	len = sizeof(info);
+	return bpf_prog_get_info_by_fd(prog_fd, &info, &len) ? 0 : n;
+}
+
+AA_API struct aa_heap *aa_heap__open_map_id(__u32 arena_id)
+{
+	__u32 id = 0, ids[MAX_PROG_MAPS], n, i, fast_id = 0;
+	char where[48], name[BPF_OBJ_NAME_LEN];
+	int arena_fd, fast_fd = -1, fd, err;
+	struct bpf_map_info mi;
+	struct aa_heap *h;
+	bool ours;
+	__u32 len;
+
+	snprintf(where, sizeof(where), "arena map %u", arena_id);
+	h = heap_new_foreign();
+	if (!h)
+		return aa_err_ptr(-ENOMEM);
+	arena_fd = heap_keep_fd(h, bpf_map_get_fd_by_id(arena_id));
+	if (arena_fd < 0) {
+		err = -errno;
+		pr_warn("%s: %s%s\n", where, strerror(-err), err == -EPERM ? " (run as root)" : "");
+		goto fail;
+	}
+	while (!bpf_prog_get_next_id(id, &id)) {
+		int pfd = bpf_prog_get_fd_by_id(id);
+
+		if (pfd < 0)
+			continue;
+		n = prog_maps(pfd, ids, name);
+		for (i = 0, ours = false; i < n; i++)
+			ours |= ids[i] == arena_id;
+		for (i = 0; ours && i < n && !fast_id; i++) {
+			len = sizeof(mi);
+			memset(&mi, 0, sizeof(mi));
+			fd = bpf_map_get_fd_by_id(ids[i]);
+			if (fd < 0)
+				continue;
+			if (!bpf_map_get_info_by_fd(fd, &mi, &len) && !strcmp(mi.name, ".data.aa_fast")) {
+				fast_id = ids[i];
+				fast_fd = heap_keep_fd(h, fd);
+			} else {
+				close(fd);
+			}
+		}
+		/* keep it if it is one of the library's programs of this heap */
+		if (!ours || heap_set_prog(h, name, pfd))
+			close(pfd);
+		else
+			heap_keep_fd(h, pfd);
+	}
+	err = heap_map_fds(h, arena_fd, fast_fd, where);
+	if (err)
+		goto fail;
+	return h;
+fail:
+	aa_heap__destroy(h);
+	return aa_err_ptr(err);
+}
+
+/* The first arena map among a program's maps, or 0. */
+static __u32 arena_of_prog(int prog_fd)
+{
+	__u32 ids[MAX_PROG_MAPS], n, i, len;
+	char name[BPF_OBJ_NAME_LEN];
+	struct bpf_map_info mi;
+	int fd;
+
+	n = prog_maps(prog_fd, ids, name);
+	for (i = 0; i < n; i++) {
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		if (fd < 0)
+			continue;
+		memset(&mi, 0, sizeof(mi));
+		len = sizeof(mi);
+		if (!bpf_map_get_info_by_fd(fd, &mi, &len) && mi.type == BPF_MAP_TYPE_ARENA) {
+			close(fd);
+			return ids[i];
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+AA_API struct aa_heap *aa_heap__open_prog_id(__u32 prog_id)
+{
+	int fd = bpf_prog_get_fd_by_id(prog_id);
+	__u32 arena;
+
+	if (fd < 0) {
+		pr_warn("program %u: %s\n", prog_id, strerror(errno));
+		return aa_err_ptr(-errno);
+	}
+	arena = arena_of_prog(fd);
+	close(fd);
+	if (!arena) {
+		pr_warn("program %u uses no arena map\n", prog_id);
+		return aa_err_ptr(-ENOENT);
+	}
+	return aa_heap__open_map_id(arena);
+}
+
+AA_API struct aa_heap *aa_heap__open_map_pin(const char *path)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+	int fd;
+
+	if (!path)
+		return aa_err_ptr(-EINVAL);
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		pr_warn("%s: %s\n", path, strerror(errno));
+		return aa_err_ptr(-errno);
+	}
+	if (bpf_map_get_info_by_fd(fd, &mi, &len) || mi.type != BPF_MAP_TYPE_ARENA) {
+		pr_warn("%s is not a pinned arena map\n", path);
+		close(fd);
+		return aa_err_ptr(-EINVAL);
+	}
+	close(fd);
+	return aa_heap__open_map_id(mi.id);
+}
+
+AA_API struct aa_heap *aa_heap__open_pid(int pid)
+{
+	char dir[64], path[320], line[128];
+	__u32 arena = 0, id, type;
+	struct dirent *e;
+	DIR *d;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", pid);
+	d = opendir(dir);
+	if (!d) {
+		pr_warn("process %d: %s\n", pid, strerror(errno));
+		return aa_err_ptr(-errno);
+	}
+	/* a map fd's fdinfo has "map_type:" and "map_id:" lines */
+	while (!arena && (e = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		type = 0;
+		id = 0;
+		while (fgets(line, sizeof(line), f)) {
+			sscanf(line, "map_type: %u", &type);
+			sscanf(line, "map_id: %u", &id);
+		}
+		fclose(f);
+		if (type == BPF_MAP_TYPE_ARENA && id)
+			arena = id;
+	}
+	closedir(d);
+	if (!arena) {
+		pr_warn("process %d holds no arena map\n", pid);
+		return aa_err_ptr(-ENOENT);
+	}
+	return aa_heap__open_map_id(arena);
+}
