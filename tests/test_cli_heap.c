@@ -288,6 +288,20 @@ Test(cli_heap, finds_an_embedders_heap_by_map_prog_id_and_pid)
 			execlp("sleep", "sleep", "30", (char *)NULL);
 			_exit(127);
 		}
+		/* until it has exec'ed, it holds our fds (and our arena) */
+		snprintf(args, sizeof(args), "/proc/%d/comm", child);
+		for (i = 0; i < 200; i++) {
+			char comm[32] = "";
+			FILE *f = fopen(args, "r");
+
+			if (f && fgets(comm, sizeof(comm), f) && !strncmp(comm, "sleep", 5)) {
+				fclose(f);
+				break;
+			}
+			if (f)
+				fclose(f);
+			usleep(10000);
+		}
 		snprintf(args, sizeof(args), "--pid %d stats", child);
 		bad(1, "holds no arena map", args);
 		kill(child, SIGKILL);
@@ -298,4 +312,76 @@ Test(cli_heap, finds_an_embedders_heap_by_map_prog_id_and_pid)
 	rmdir(pin);
 	aa_heap__destroy(h);
 	test_embed__destroy(skel);
+}
+
+/* The refill agent: a heap emptied until a tc program gets NULL (the
+ * low-watermark signal up), the agent (finding that heap by this pid)
+ * grows it, the tc program gets memory again, and SIGTERM ends the agent
+ * with status 0 and a log of the refill. */
+#include "test_cpu_cache.skel.h"
+
+static int tc_alloc(struct test_cpu_cache *skel)
+{
+	char pkt[64] = {};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt));
+
+	cr_assert_eq(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tc_alloc), &o), 0);
+	return o.retval;	/* 1 got memory, 2 NULL */
+}
+
+Test(cli_heap, refill_agent_answers_the_low_watermark_signal)
+{
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 1 << 20);
+	char pidarg[16], log[4096] = "";
+	int fds[2];
+	pid_t child;
+	struct test_cpu_cache *skel;
+	const struct aa_root *r;
+	struct aa_heap *h;
+	size_t len = 0;
+	__u64 size;
+	FILE *agent;
+	int i, st;
+
+	skel = test_cpu_cache__open();
+	cr_assert_not_null(skel);
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 11), 0);	/* 8 MiB */
+	cr_assert_eq(test_cpu_cache__load(skel), 0);
+	h = aa_heap__attach(skel->obj, &o);
+	cr_assert_not_null(h);
+	r = aa_heap__root(h);
+	for (size = 1 << 20; size >= 16; size >>= 1)	/* take everything */
+		while (aa_heap__malloc(h, size))
+			;
+	cr_assert_eq(tc_alloc(skel), 2, "a tc program must get NULL on the empty heap");
+	cr_assert_eq(r->need_refill, 1, "no low-watermark signal");
+
+	snprintf(pidarg, sizeof(pidarg), "%d", getpid());
+	cr_assert_eq(pipe(fds), 0);
+	child = fork();
+	if (!child) {
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[0]);
+		execl(cli, cli, "--pid", pidarg, "refill-agent", "--bytes", "2M",
+		      "--interval-ms", "50", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	agent = fdopen(fds[0], "r");
+	cr_assert_not_null(agent);
+	for (i = 0; i < 500 && r->need_refill; i++)	/* bounded: 5 s */
+		usleep(10000);
+	cr_assert_eq(r->need_refill, 0, "the agent did not answer the signal in 5 s");
+	cr_assert_eq(tc_alloc(skel), 1, "no memory after the refill");
+	cr_assert_eq(kill(child, SIGTERM), 0);
+	while (len < sizeof(log) - 1 && fgets(log + len, sizeof(log) - len, agent))
+		len = strlen(log);
+	fclose(agent);
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "agent exit status %d: %s", st, log);
+	cr_assert(strstr(log, "refill: +2 chunks"), "agent log: %s", log);
+	cr_assert(strstr(log, "stopped after 1 refills"), "agent log: %s", log);
+	aa_heap__destroy(h);
+	test_cpu_cache__destroy(skel);
 }

@@ -81,6 +81,7 @@ int cmd_drain(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_refill_agent(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 
 #endif

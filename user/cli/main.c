@@ -33,6 +33,8 @@ static const struct cmd cmds[] = {
 	{ "trim", cmd_trim, "[--keep BYTES]", "return free chunks beyond --keep to the kernel" },
 	{ "drain", cmd_drain, "", "flush every CPU and transfer cache into the heap" },
 	{ "check", cmd_check, "", "run the validity checker" },
+	{ "refill-agent", cmd_refill_agent, "[--bytes N[K|M|G]] [--interval-ms N]",
+	  "grow the heap whenever its low-watermark signal is up" },
 	{ "demo", cmd_demo, "[--arena-mb N] [--objects N]",
 	  "load, run a small workload, check the stats (make run)" },
 };
@@ -45,8 +47,8 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: arena-alloc [-j|--json] [-p|--pretty] [--pin DIR] COMMAND [OPTIONS]\n"
 		   "       arena-alloc COMMAND --help\n\nCommands:\n");
 	for (i = 0; i < NR_CMDS; i++)
-		fprintf(f, "  %-7s %s\n", cmds[i].name, cmds[i].summary);
-	fprintf(f, "  help    this text\n\n"
+		fprintf(f, "  %-13s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "  help          this text\n\n"
 		   "Global options:\n"
 		   "  -j, --json     JSON output (stats, and what each command did)\n"
 		   "  -p, --pretty   indented JSON (implies --json)\n"
