@@ -9,7 +9,7 @@
  * the library's aa_fast, whose root field holds the arena address of the
  * root and arena_base the arena's user_vm_start (set by init, never
  * cleared). Wherever the linker put the arena globals, those two say where
- * they are; heap_set_root() then checks magic and layout version. The
+ * they are; aa__heap_set_root() then checks magic and layout version. The
  * library's syscall programs among them (aa_grow, aa_trim, ...) give the
  * operations; a missing one is named when an operation needs it.
  * Needs CAP_SYS_ADMIN (walking program ids).
@@ -52,10 +52,10 @@ AA_API struct aa_heap *aa_heap__open_map_id(__u32 arena_id)
 	__u32 len;
 
 	snprintf(where, sizeof(where), "arena map %u", arena_id);
-	h = heap_new_foreign();
+	h = aa__heap_new_foreign();
 	if (!h)
 		return aa_err_ptr(-ENOMEM);
-	arena_fd = heap_keep_fd(h, bpf_map_get_fd_by_id(arena_id));
+	arena_fd = aa__heap_keep_fd(h, bpf_map_get_fd_by_id(arena_id));
 	if (arena_fd < 0) {
 		err = -errno;
 		pr_warn("%s: %s%s\n", where, strerror(-err), err == -EPERM ? " (run as root)" : "");
@@ -77,18 +77,18 @@ AA_API struct aa_heap *aa_heap__open_map_id(__u32 arena_id)
 				continue;
 			if (!bpf_map_get_info_by_fd(fd, &mi, &len) && !strcmp(mi.name, ".data.aa_fast")) {
 				fast_id = ids[i];
-				fast_fd = heap_keep_fd(h, fd);
+				fast_fd = aa__heap_keep_fd(h, fd);
 			} else {
 				close(fd);
 			}
 		}
 		/* keep it if it is one of the library's programs of this heap */
-		if (!ours || heap_set_prog(h, name, pfd))
+		if (!ours || aa__heap_set_prog(h, name, pfd))
 			close(pfd);
 		else
-			heap_keep_fd(h, pfd);
+			aa__heap_keep_fd(h, pfd);
 	}
-	err = heap_map_fds(h, arena_fd, fast_fd, where);
+	err = aa__heap_map_fds(h, arena_fd, fast_fd, where);
 	if (err)
 		goto fail;
 	return h;

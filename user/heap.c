@@ -50,7 +50,7 @@ void aa_pr(enum aa_print_level level, const char *fmt, ...)
 
 /* --- Running syscall programs -------------------------------------------- */
 
-int run_prog(int fd, void *ctx, size_t ctx_sz, const char *name)
+int aa__run_prog(int fd, void *ctx, size_t ctx_sz, const char *name)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, topts, .ctx_in = ctx, .ctx_size_in = ctx_sz);
 	int err;
@@ -178,19 +178,19 @@ AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 			ncpus, AA_MAX_CPUS);
 	args.nr_cpus = ncpus > AA_MAX_CPUS ? AA_MAX_CPUS : ncpus;
 
-	err = run_prog(h->prog_init, &args, sizeof(args), "aa_init");
+	err = aa__run_prog(h->prog_init, &args, sizeof(args), "aa_init");
 	if (err)
 		return aa_err(err < 0 ? err : -EINVAL);
 	if (args.err) {
 		pr_warn("heap init failed: %s\n", strerror(-args.err));
 		return aa_err(args.err);
 	}
-	return aa_err(heap_set_root(h, args.root_addr));
+	return aa_err(aa__heap_set_root(h, args.root_addr));
 }
 
 /* Point h at the root at arena address addr, if it is one this library can
  * read: magic, layout version, size. 0 or -EPROTO / -ENOENT (said why). */
-int heap_set_root(struct aa_heap *h, __u64 addr)
+int aa__heap_set_root(struct aa_heap *h, __u64 addr)
 {
 	const struct aa_root *r = aa_heap__ptr(h, addr);
 
@@ -344,7 +344,7 @@ AA_API void aa_heap__destroy(struct aa_heap *h)
 		return;
 	if (h->skel)
 		arena_alloc__destroy(h->skel);
-	heap_close_pinned(h);
+	aa__heap_close_pinned(h);
 	free(h);
 }
 
@@ -356,7 +356,7 @@ AA_API int aa_heap__grow(struct aa_heap *h, __u64 bytes)
 	int err;
 
 	AA_CHECK_HEAP(h, -EINVAL);
-	err = run_prog(h->prog_grow, &args, sizeof(args), "aa_grow");
+	err = aa__run_prog(h->prog_grow, &args, sizeof(args), "aa_grow");
 
 	if (err)
 		return aa_err(err < 0 ? err : -EINVAL);
@@ -371,7 +371,7 @@ AA_API int aa_heap__grow(struct aa_heap *h, __u64 bytes)
 static int trim_like(struct aa_heap *h, int fd, const char *name, __u64 keep)
 {
 	struct aa_trim_args args = { .keep_bytes = keep };
-	int err = run_prog(fd, &args, sizeof(args), name);
+	int err = aa__run_prog(fd, &args, sizeof(args), name);
 
 	if (err)
 		return aa_err(err < 0 ? err : -EINVAL);
@@ -399,7 +399,7 @@ AA_API int aa_heap__check(struct aa_heap *h)
 	int ret;
 
 	AA_CHECK_HEAP(h, -EINVAL);
-	ret = run_prog(h->prog_check, NULL, 0, "aa_check");
+	ret = aa__run_prog(h->prog_check, NULL, 0, "aa_check");
 
 	if (ret > 0)
 		pr_warn("heap check failed with code %d\n", ret);
@@ -413,7 +413,7 @@ AA_API int aa_heap__call(struct aa_heap *h, struct aa_op_args *args)
 	AA_CHECK_HEAP(h, -EINVAL);
 	if (!args)
 		return aa_err(-EINVAL);
-	err = run_prog(h->prog_call, args, sizeof(*args), "aa_call");
+	err = aa__run_prog(h->prog_call, args, sizeof(*args), "aa_call");
 	return aa_err(err > 0 ? -EINVAL : err);
 }
 
@@ -448,7 +448,7 @@ AA_API int aa_heap__batch(struct aa_heap *h, __u64 ops, __u32 n)
 	AA_CHECK_HEAP(h, -EINVAL);
 	if (!aa_heap__ptr(h, ops) || !aa_heap__ptr(h, ops + (__u64)n * sizeof(struct aa_batch_op) - 1))
 		return aa_err(-EFAULT);
-	err = run_prog(h->prog_batch, &a, sizeof(a), "aa_batch");
+	err = aa__run_prog(h->prog_batch, &a, sizeof(a), "aa_batch");
 	if (err)
 		return aa_err(err < 0 ? err : -EINVAL);
 	return (int)a.done;
@@ -638,7 +638,7 @@ AA_API long aa_heap__drain(struct aa_heap *h)
 		return aa_err(-EINVAL);
 	for (tries = 0; tries < DRAIN_TRIES; tries++) {
 		memset(&a, 0, sizeof(a));
-		err = run_prog(h->prog_drain, &a, sizeof(a), "aa_drain");
+		err = aa__run_prog(h->prog_drain, &a, sizeof(a), "aa_drain");
 		if (err)
 			return aa_err(err < 0 ? err : -EINVAL);
 		total += a.objects;

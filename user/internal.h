@@ -33,17 +33,19 @@ struct aa_heap {
 	struct aa_tunables tun;
 };
 
+/* Library-internal functions across files: aa__ names (never exported
+ * by the .so; in the .a, out of the way of users' names). */
 /* heap.c */
-int run_prog(int fd, void *ctx, size_t ctx_sz, const char *name);
-int heap_set_root(struct aa_heap *h, __u64 addr);
+int aa__run_prog(int fd, void *ctx, size_t ctx_sz, const char *name);
+int aa__heap_set_root(struct aa_heap *h, __u64 addr);
 /* pin.c: handles on heaps other processes loaded (pinned or found) */
-void heap_close_pinned(struct aa_heap *h);
-struct aa_heap *heap_new_foreign(void);
-int heap_keep_fd(struct aa_heap *h, int fd);
-int heap_set_prog(struct aa_heap *h, const char *name, int fd);
+void aa__heap_close_pinned(struct aa_heap *h);
+struct aa_heap *aa__heap_new_foreign(void);
+int aa__heap_keep_fd(struct aa_heap *h, int fd);
+int aa__heap_set_prog(struct aa_heap *h, const char *name, int fd);
 /* Map the arena and find the root through aa_fast; where names the source
  * in messages. */
-int heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where);
+int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where);
 
 #define AA_DEFAULT_ARENA_PAGES	(1U << 16)
 #define AA_MAX_ARENA_PAGES	(1U << 20)

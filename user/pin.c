@@ -108,7 +108,7 @@ AA_API int aa_heap__pin(struct aa_heap *h, const char *dir)
 }
 
 /* Keep fd in h (closed by aa_heap__destroy()); returns it. */
-int heap_keep_fd(struct aa_heap *h, int fd)
+int aa__heap_keep_fd(struct aa_heap *h, int fd)
 {
 	if (fd >= 0 && h->nr_pinned_fds < (int)(sizeof(h->pinned_fds) / sizeof(h->pinned_fds[0])))
 		h->pinned_fds[h->nr_pinned_fds++] = fd;
@@ -124,10 +124,10 @@ static int pin_get(struct aa_heap *h, const char *dir, const char *name)
 	if ((err = pin_path(path, dir, name)))
 		return err;
 	fd = bpf_obj_get(path);
-	return fd < 0 ? -errno : heap_keep_fd(h, fd);
+	return fd < 0 ? -errno : aa__heap_keep_fd(h, fd);
 }
 
-int heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where)
+int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), key = 0;
@@ -176,7 +176,7 @@ int heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where
 		free(fast);
 		return -EADDRNOTAVAIL;
 	}
-	err = heap_set_root(h, fast->root);
+	err = aa__heap_set_root(h, fast->root);
 	free(fast);
 	if (!err)
 		h->flags = h->root->flags;
@@ -191,7 +191,7 @@ AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
 
 	if (!dir)
 		return aa_err_ptr(-EINVAL);
-	h = heap_new_foreign();
+	h = aa__heap_new_foreign();
 	if (!h)
 		return aa_err_ptr(-ENOMEM);
 	arena_fd = pin_get(h, dir, "arena");
@@ -202,12 +202,12 @@ AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
 		goto fail;
 	}
 	fast_fd = pin_get(h, dir, "aa_fast");
-	err = heap_map_fds(h, arena_fd, fast_fd, dir);
+	err = aa__heap_map_fds(h, arena_fd, fast_fd, dir);
 	if (err)
 		goto fail;
 	for (i = 0; i < NR_PIN_PROGS; i++) {
 		fd = pin_get(h, dir, pin_progs[i]);
-		heap_set_prog(h, pin_progs[i], fd < 0 ? -1 : fd);	/* missing: said when used */
+		aa__heap_set_prog(h, pin_progs[i], fd < 0 ? -1 : fd);	/* missing: said when used */
 	}
 	return h;
 fail:
@@ -216,19 +216,19 @@ fail:
 }
 
 /* A handle with no program yet (all fds -1). */
-struct aa_heap *heap_new_foreign(void)
+struct aa_heap *aa__heap_new_foreign(void)
 {
 	struct aa_heap *h = calloc(1, sizeof(*h));
 	size_t i;
 
 	for (i = 0; h && i < NR_PIN_PROGS; i++)
-		heap_set_prog(h, pin_progs[i], -1);
+		aa__heap_set_prog(h, pin_progs[i], -1);
 	return h;
 }
 
 /* Set the fd of the library program `name` (one of pin_progs); 0 or
  * -ENOENT for another name. */
-int heap_set_prog(struct aa_heap *h, const char *name, int fd)
+int aa__heap_set_prog(struct aa_heap *h, const char *name, int fd)
 {
 	int *fds[] = { &h->prog_init, &h->prog_grow, &h->prog_trim, &h->prog_teardown,
 		       &h->prog_check, &h->prog_call, &h->prog_batch, &h->prog_drain };
@@ -242,7 +242,7 @@ int heap_set_prog(struct aa_heap *h, const char *name, int fd)
 	return -ENOENT;
 }
 
-void heap_close_pinned(struct aa_heap *h)
+void aa__heap_close_pinned(struct aa_heap *h)
 {
 	int i;
 
