@@ -385,3 +385,30 @@ Test(cli_heap, refill_agent_answers_the_low_watermark_signal)
 	aa_heap__destroy(h);
 	test_cpu_cache__destroy(skel);
 }
+
+/* stats --watch under a pseudo-terminal (script(1)): a few refreshes, each
+ * clearing the screen first, with rates of a workload in between. */
+Test(cli_heap, stats_watch_refreshes_in_place_on_a_terminal)
+{
+	char cmd[PATH_MAX + 256], buf[1 << 15];
+	int refreshes = 0, clears = 0;
+	size_t len;
+	char *p;
+	FILE *f;
+
+	cr_assert_eq(run(NULL, 0, false, "load --arena-mb 16"), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "timeout -s INT 2.5 script -qec '%s --pin %s stats --watch 0.3' /dev/null", cli, pin);
+	f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[len] = 0;
+	pclose(f);
+	for (p = buf; (p = strstr(p, "(refresh ")); p++)
+		refreshes++;
+	for (p = buf; (p = strstr(p, "\033[2J")); p++)
+		clears++;
+	cr_assert_geq(refreshes, 3, "%d refreshes in 2.5 s at 0.3 s: %.300s", refreshes, buf);
+	cr_assert_eq(clears, refreshes, "every refresh clears the terminal");
+	cr_assert(strstr(buf, "allocs/s"), "no rates: %.300s", buf);
+}

@@ -2,9 +2,14 @@
 /*
  * stats_cmd.c - `arena-alloc stats`: the heap's counters, read from the
  * mmapped arena only (no allocator program runs): totals, every error and
- * contention counter, and a per-CPU x size-class table of the CPU caches.
+ * contention counter, and a per-CPU x size-class table of the CPU caches;
+ * --watch SECS refreshes it in place with rates per second.
  */
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "cli.h"
 
 /* A CPU cache's class, as the table shows it; hits are derived (layout 5
@@ -132,9 +137,98 @@ static void json_stats(const struct aa_heap *h, const struct aa_stats *st, __u64
 	jw_destroy(w);
 }
 
+/* --watch: the previous refresh's counters, for rates per second. */
+static __u64 prev_allocs[AA_MAX_CPUS][AA_NR_CLASSES], prev_frees[AA_MAX_CPUS][AA_NR_CLASSES];
+static double watch_secs;
+static volatile sig_atomic_t watch_stop;
+
+static void on_int(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
+}
+
+static void print_rate_row(const struct row *r, void *ctx)
+{
+	double dt = *(double *)ctx;
+	__u64 a = r->s->allocs - prev_allocs[r->cpu][r->cls];
+	__u64 f = r->s->frees - prev_frees[r->cpu][r->cls];
+
+	printf("%4d %6u %12.0f %12.0f %10llu %8llu %7u\n", r->cpu, r->size, a / dt, f / dt,
+	       (unsigned long long)r->s->misses, (unsigned long long)r->s->failures, r->cached);
+	prev_allocs[r->cpu][r->cls] = r->s->allocs;
+	prev_frees[r->cpu][r->cls] = r->s->frees;
+}
+
+static void remember_row(const struct row *r, void *ctx)
+{
+	(void)ctx;
+	prev_allocs[r->cpu][r->cls] = r->s->allocs;
+	prev_frees[r->cpu][r->cls] = r->s->frees;
+}
+
+/* Refresh in place every watch_secs until SIGINT/SIGTERM (top-like: the
+ * screen is cleared on a terminal, else refreshes follow each other). */
+static int watch(struct aa_heap *h)
+{
+	struct sigaction sa = { .sa_handler = on_int };
+	struct timespec nap = { (time_t)watch_secs,
+				(long)((watch_secs - (time_t)watch_secs) * 1e9) };
+	bool tty = isatty(1);
+	struct aa_stats st, prev;
+	unsigned long n = 0;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	aa_heap__stats(h, &prev);
+	for_each_row(h, remember_row, NULL);
+	while (!watch_stop) {
+		nanosleep(&nap, NULL);
+		if (watch_stop)
+			break;
+		aa_heap__stats(h, &st);
+		if (tty)
+			printf("\033[H\033[2J");
+		printf("arena-alloc stats --watch %.1f (refresh %lu, ^C ends): %s\n", watch_secs, ++n,
+		       cli.pin);
+		printf("in use %llu B in %llu allocations, %llu chunks; allocs/s %.0f frees/s %.0f; "
+		       "refill signals %llu%s\n",
+		       (unsigned long long)st.bytes_in_use, (unsigned long long)st.live_allocs,
+		       (unsigned long long)st.nr_chunks,
+		       (st.nr_allocs - prev.nr_allocs) / watch_secs,
+		       (st.nr_frees - prev.nr_frees) / watch_secs,
+		       (unsigned long long)aa_heap__root(h)->refill_signals,
+		       aa_heap__root(h)->need_refill ? " (raised)" : "");
+		printf("%4s %6s %12s %12s %10s %8s %7s\n", "cpu", "class", "allocs/s", "frees/s",
+		       "misses", "failures", "cached");
+		for_each_row(h, print_rate_row, &watch_secs);
+		fflush(stdout);
+		prev = st;
+	}
+	return 0;
+}
+
+static int stats_opt(int c, const char *arg)
+{
+	char *end;
+
+	if (c != 'w')
+		return -1;
+	watch_secs = strtod(arg, &end);
+	if (*end || !*arg || !(watch_secs >= 0.1 && watch_secs <= 3600)) {
+		cli_err("stats: --watch '%s': give seconds, 0.1 .. 3600", arg);
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_stats(int argc, char **argv)
 {
-	int r = cli_parse(argc, argv, NULL, cli_cmd("stats"), NULL);
+	static const struct option opts[] = {
+		{ "watch", required_argument, NULL, 'w' },
+		{},
+	};
+	int r = cli_parse(argc, argv, opts, cli_cmd("stats"), stats_opt);
 	__u64 cached_objs = 0, cached;
 	struct aa_stats st;
 	struct aa_heap *h;
@@ -144,6 +238,16 @@ int cmd_stats(int argc, char **argv)
 	h = cli_open_heap();
 	if (!h)
 		return 1;
+	if (watch_secs > 0) {
+		if (cli.json) {
+			cli_err("stats: --watch is for terminals; --json gives one snapshot");
+			aa_heap__destroy(h);
+			return EXIT_USAGE;
+		}
+		r = watch(h);
+		aa_heap__destroy(h);
+		return r;
+	}
 	aa_heap__stats(h, &st);
 	cached = aa_heap__cached_bytes(h, &cached_objs);
 	if (cli.json) {
