@@ -73,7 +73,6 @@ int cmd_refill_agent(int argc, char **argv)
 		{ "interval-ms", required_argument, NULL, 'i' },
 		{},
 	};
-	int r = cli_parse(argc, argv, opts, cli_cmd("refill-agent"), agent_opt), n;
 	struct timespec nap;
 	struct sigaction sa = { .sa_handler = on_signal };
 	const volatile __u32 *flag;
@@ -81,12 +80,11 @@ int cmd_refill_agent(int argc, char **argv)
 	struct aa_heap *h;
 	char ts[40];
 	double t0;
+	int n, status;
 
-	if (r)
-		return r > 0 ? 0 : EXIT_USAGE;
-	h = cli_open_heap();
+	h = cli_begin(argc, argv, "refill-agent", opts, agent_opt, &status);
 	if (!h)
-		return 1;
+		return status;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -50,8 +50,14 @@ const struct cmd *cli_cmd(const char *name);
 /* "N", "NK", "NM", "NG" (powers of 1024) into *out; -1 with a message. */
 int cli_parse_size(const char *opt, const char *s, __u64 *out);
 
-/* The heap pinned at cli.pin, or NULL with a message naming the fix. */
+/* The heap pinned at cli.pin (or given by --map, --prog-id, --pid), or
+ * NULL with a message naming the fix. */
 struct aa_heap *cli_open_heap(void);
+/* The start of every command that works on a heap: cli_parse(), then
+ * cli_open_heap(). NULL when the command is over, its exit status in
+ * *status (0 after --help, EXIT_USAGE, or 1: no heap). */
+struct aa_heap *cli_begin(int argc, char **argv, const char *name, const struct option *own,
+			  int (*on)(int c, const char *arg), int *status);
 /* Mount bpffs on /sys/fs/bpf if it is not there (as bpftool does). */
 int cli_ensure_bpffs(void);
 

@@ -49,20 +49,17 @@ static double usable(const __u64 *blocks, int k, __u64 free_pages)
 
 int cmd_dump(int argc, char **argv)
 {
-	int r = cli_parse(argc, argv, NULL, cli_cmd("dump"), NULL);
 	__u64 free_pages = 0, blocks[AA_NR_ORDERS] = {}, largest = 0;
 	struct aa_chunk_info c;
 	struct aa_heap *h;
 	struct jw *w = NULL;
 	char b[BAR + 1];
 	__u32 s;
-	int k;
+	int k, status;
 
-	if (r)
-		return r > 0 ? 0 : EXIT_USAGE;
-	h = cli_open_heap();
+	h = cli_begin(argc, argv, "dump", NULL, NULL, &status);
 	if (!h)
-		return 1;
+		return status;
 	if (cli.json) {
 		w = jw_new(stdout, cli.pretty);
 		jw_start_object(w);

@@ -133,15 +133,13 @@ static int size_opt(int c, const char *arg)
 static int heap_op(int argc, char **argv, const char *name, const struct option *opts,
 		   long (*op)(struct aa_heap *h), const char *what)
 {
-	int r = cli_parse(argc, argv, opts, cli_cmd(name), size_opt);
 	struct aa_heap *h;
+	int status;
 	long n;
 
-	if (r)
-		return r > 0 ? 0 : EXIT_USAGE;
-	h = cli_open_heap();
+	h = cli_begin(argc, argv, name, opts, size_opt, &status);
 	if (!h)
-		return 1;
+		return status;
 	n = op(h);
 	if (n >= 0)
 		report(name, what, n, h);
@@ -203,14 +201,12 @@ int cmd_drain(int argc, char **argv)
 
 int cmd_check(int argc, char **argv)
 {
-	int r = cli_parse(argc, argv, NULL, cli_cmd("check"), NULL), code;
 	struct aa_heap *h;
+	int code;
 
-	if (r)
-		return r > 0 ? 0 : EXIT_USAGE;
-	h = cli_open_heap();
+	h = cli_begin(argc, argv, "check", NULL, NULL, &code);
 	if (!h)
-		return 1;
+		return code;
 	code = aa_heap__check(h);
 	if (cli.json) {
 		struct jw *w = jw_new(stdout, cli.pretty);

@@ -248,6 +248,21 @@ struct aa_heap *cli_open_heap(void)
 	return h;
 }
 
+struct aa_heap *cli_begin(int argc, char **argv, const char *name, const struct option *own,
+			  int (*on)(int c, const char *arg), int *status)
+{
+	int r = cli_parse(argc, argv, own, cli_cmd(name), on);
+	struct aa_heap *h;
+
+	if (r) {
+		*status = r > 0 ? 0 : EXIT_USAGE;
+		return NULL;
+	}
+	h = cli_open_heap();
+	*status = 1;
+	return h;
+}
+
 /* Messages of the library: warnings to stderr (its "arena-alloc:" prefix). */
 static int print_warnings(enum aa_print_level level, const char *fmt, va_list ap)
 {

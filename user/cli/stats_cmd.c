@@ -148,6 +148,13 @@ static void on_int(int sig)
 	watch_stop = 1;
 }
 
+static void remember_row(const struct row *r, void *ctx)
+{
+	(void)ctx;
+	prev_allocs[r->cpu][r->cls] = r->s->allocs;
+	prev_frees[r->cpu][r->cls] = r->s->frees;
+}
+
 static void print_rate_row(const struct row *r, void *ctx)
 {
 	double dt = *(double *)ctx;
@@ -156,15 +163,7 @@ static void print_rate_row(const struct row *r, void *ctx)
 
 	printf("%4d %6u %12.0f %12.0f %10llu %8llu %7u\n", r->cpu, r->size, a / dt, f / dt,
 	       (unsigned long long)r->s->misses, (unsigned long long)r->s->failures, r->cached);
-	prev_allocs[r->cpu][r->cls] = r->s->allocs;
-	prev_frees[r->cpu][r->cls] = r->s->frees;
-}
-
-static void remember_row(const struct row *r, void *ctx)
-{
-	(void)ctx;
-	prev_allocs[r->cpu][r->cls] = r->s->allocs;
-	prev_frees[r->cpu][r->cls] = r->s->frees;
+	remember_row(r, NULL);
 }
 
 /* Refresh in place every watch_secs until SIGINT/SIGTERM (top-like: the
@@ -228,16 +227,14 @@ int cmd_stats(int argc, char **argv)
 		{ "watch", required_argument, NULL, 'w' },
 		{},
 	};
-	int r = cli_parse(argc, argv, opts, cli_cmd("stats"), stats_opt);
 	__u64 cached_objs = 0, cached;
 	struct aa_stats st;
 	struct aa_heap *h;
+	int r, status;
 
-	if (r)
-		return r > 0 ? 0 : EXIT_USAGE;
-	h = cli_open_heap();
+	h = cli_begin(argc, argv, "stats", opts, stats_opt, &status);
 	if (!h)
-		return 1;
+		return status;
 	if (watch_secs > 0) {
 		if (cli.json) {
 			cli_err("stats: --watch is for terminals; --json gives one snapshot");
