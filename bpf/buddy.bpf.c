@@ -138,19 +138,22 @@ static __always_inline __u32 aa_popcount32(__u32 x)
 	return (x * 0x01010101) >> 24;
 }
 
+/* x with every bit below its highest set bit set too (x < 2^16). */
+static __always_inline __u32 smear16(__u32 x)
+{
+	x |= x >> 1;
+	x |= x >> 2;
+	x |= x >> 4;
+	return x | x >> 8;
+}
+
 /* Smallest order with 1 << order >= pages (1 <= pages <= 256): the bits
- * below the highest of pages - 1, smeared. No branch: a loop over the
- * orders would leave the verifier one constant order, and one path below,
- * each. */
+ * of pages - 1, smeared, counted. No branch: a loop over the orders would
+ * leave the verifier one constant order, and one path below, each. */
 static __always_inline __u32 pages_to_order(__u32 pages)
 {
-	__u32 p = pages - 1, o;
+	__u32 o = aa_popcount32(smear16(pages - 1));
 
-	p |= p >> 1;
-	p |= p >> 2;
-	p |= p >> 4;
-	p |= p >> 8;
-	o = aa_popcount32(p);
 	return o < AA_MAX_ORDER ? o : AA_MAX_ORDER;
 }
 
@@ -341,13 +344,8 @@ static __u32 run_alloc_locked(__u32 pages)
  * pieces of a run then never converges. */
 static __always_inline __u32 high_order(__u32 x)
 {
-	__u32 p = x, o;
+	__u32 o = aa_popcount32(smear16(x) >> 1);
 
-	p |= p >> 1;
-	p |= p >> 2;
-	p |= p >> 4;
-	p |= p >> 8;
-	o = aa_popcount32(p >> 1);
 	return o < AA_MAX_ORDER ? o : AA_MAX_ORDER;
 }
 
