@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* stats.c - name and print the counters read from the arena mmap. */
+/* stats.c - name and print the counters read from the arena mmap, and
+ * describe its chunks (aa_heap__chunk()). */
 #include "internal.h"
 
 static const char *const error_names[AA_NR_ERRORS] = {
@@ -136,4 +137,53 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 	fprintf(out, "refill signals: %llu%s\n", (unsigned long long)r->refill_signals,
 		r->need_refill ? " (refill needed now)" : "");
 	return print_classes(h, out);
+}
+
+/* --- Chunks, for dump-like tools (read from the mmap, no program runs) --- */
+
+AA_API int aa_heap__chunk(const struct aa_heap *h, __u32 slot, struct aa_chunk_info *out)
+{
+	const struct aa_chunk_meta *meta;
+	const struct aa_root *r;
+	__u32 p, e, k;
+
+	AA_CHECK_HEAP(h, -EINVAL);
+	r = h->root;
+	if (!r || !out)
+		return aa_err(-EINVAL);
+	if (slot >= r->nr_slots || slot >= AA_MAX_SLOTS)
+		return aa_err(-ENOENT);
+	memset(out, 0, sizeof(*out));
+	out->slot = slot;
+	out->state = r->slots[slot].state;
+	if (out->state != AA_SLOT_CHUNK)
+		return 0;
+	meta = aa_heap__ptr(h, r->arena_base + r->slots[slot].meta_off);
+	if (!meta)
+		return aa_err(-EFAULT);
+	for (p = 0; p < AA_CHUNK_PAGES; p++) {
+		e = meta->pm[p];
+		switch (AA_PM_KIND(e)) {
+		case AA_PM_FREE_HEAD:
+			k = AA_PM_LOW(e);
+			if (k < AA_NR_ORDERS) {
+				out->free_blocks[k]++;
+				if ((1U << k) > out->largest_free)
+					out->largest_free = 1U << k;
+			}
+			/* fallthrough */
+		case AA_PM_FREE:
+			out->map[p] = '.';
+			out->free_pages++;
+			break;
+		case AA_PM_SPAN:
+			out->map[p] = 's';
+			out->span_pages++;
+			break;
+		default:
+			out->map[p] = 'r';
+			out->run_pages++;
+		}
+	}
+	return 0;
 }
