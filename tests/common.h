@@ -72,6 +72,23 @@ static inline struct aa_heap *t_open(__u32 arena_pages, __u64 init_bytes)
 	return t_open_flags(arena_pages, init_bytes, AA_F_NO_CACHES);
 }
 
+/* build/arena-alloc: the CLI is built next to this test binary (build/
+ * or the OUTPUT dir). */
+static inline void t_cli_path(char *buf, size_t sz)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	cr_assert_gt(n, 0);
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(buf, sz, "%s/arena-alloc", self);
+	cr_assert_eq(access(buf, X_OK), 0, "%s: not built", buf);
+}
+
 static inline bool t_have_arena(void)
 {
 	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARENA, NULL) == 1;

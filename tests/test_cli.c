@@ -5,21 +5,9 @@
  * the mmap after each step.
  */
 #include <limits.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <unistd.h>
 #include "common.h"
-
-/* build/arena-alloc next to this test binary (build/ or the OUTPUT dir). */
-static void cli_path(char *buf, size_t sz)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	cr_assert_gt(n, 0);
-	self[n] = 0;
-	snprintf(buf, sz, "%s/arena-alloc", dirname(self));
-}
 
 Test(cli, demo_stats_match_the_workload)
 {
@@ -29,8 +17,7 @@ Test(cli, demo_stats_match_the_workload)
 
 	if (!t_have_arena())
 		cr_skip_test(AA_SKIP_REASON);
-	cli_path(cli, sizeof(cli));
-	cr_assert_eq(access(cli, X_OK), 0, "%s: not built", cli);
+	t_cli_path(cli, sizeof(cli));
 	snprintf(cmd, sizeof(cmd), "%s demo 2>&1", cli);
 	p = popen(cmd, "r");
 	cr_assert_not_null(p);

@@ -11,7 +11,6 @@
 #include <bpf/bpf.h>
 #include <jansson.h>
 #include <limits.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -24,15 +23,9 @@ static char pin[64], cli[PATH_MAX + 32];
 
 static void setup(void)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
 	if (!t_have_arena())
 		cr_skip_test(AA_SKIP_REASON);
-	cr_assert_gt(n, 0);
-	self[n] = 0;
-	snprintf(cli, sizeof(cli), "%s/arena-alloc", dirname(self));
-	cr_assert_eq(access(cli, X_OK), 0, "%s: not built", cli);
+	t_cli_path(cli, sizeof(cli));
 	snprintf(pin, sizeof(pin), "/sys/fs/bpf/aa-cli-test-%d", getpid());
 }
 
@@ -235,11 +228,6 @@ Test(cli_heap, bad_input_is_refused_clearly)
  * that links the library), allocates, and the CLI finds that heap by its
  * pinned arena map, by a program id and by this pid. */
 #include "test_embed.skel.h"
-
-struct embed_args {
-	__u64 sum, page_word;
-	__s32 freed, pad;
-};
 
 Test(cli_heap, finds_an_embedders_heap_by_map_prog_id_and_pid)
 {
