@@ -236,10 +236,23 @@ static __always_inline bool is_free_block(__u32 off, __u32 order)
 
 /* --- Stats -------------------------------------------------------------- */
 
+/* The low-watermark event ring: one struct aa_refill_event per raise of
+ * need_refill, for a loader that sleeps in epoll (aa_heap__wait_refill(),
+ * `arena-alloc refill-agent`) instead of reading the flag on a timer.
+ * Written only by refill_notify(), after the heap lock is dropped; the
+ * flag stays the truth: a lost event (ring full: nobody reads it) is
+ * counted in stats.refill_events_lost and the flag is still up. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} aa_refill_rb SEC(".maps");
+
 /* Raise the low-watermark signal (the loader grows the heap and clears it)
  * when an allocation failed or free memory dropped below
- * tun.low_watermark. REQUIRES: heap lock. */
-static __always_inline void check_watermark(bool failed)
+ * tun.low_watermark. Returns true when this call raised it: the caller
+ * then calls refill_notify() once it has dropped the lock.
+ * REQUIRES: heap lock. */
+static __always_inline bool check_watermark(bool failed)
 {
 	__u64 mapped = aa_root.stats.nr_chunks << AA_CHUNK_SHIFT;
 	__u64 used = aa_root.stats.bytes_in_use;
@@ -247,7 +260,25 @@ static __always_inline void check_watermark(bool failed)
 	if ((failed || mapped - used < aa_root.tun.low_watermark) && !aa_root.need_refill) {
 		aa_root.need_refill = 1;
 		aa_root.refill_signals++;
+		return true;
 	}
+	return false;
+}
+
+/* Tell a sleeping loader that need_refill was raised. Any context, heap
+ * lock NOT held (a helper call; rare: once per raise). */
+static __noinline void refill_notify(bool failed)
+{
+	struct aa_refill_event ev = {
+		.ts_ns = bpf_ktime_get_ns(),
+		.bytes_in_use = aa_root.stats.bytes_in_use,
+		.bytes_mapped = aa_root.stats.nr_chunks << AA_CHUNK_SHIFT,
+		.cpu = bpf_get_smp_processor_id(),
+		.failed = failed,
+	};
+
+	if (bpf_ringbuf_output(&aa_refill_rb, &ev, sizeof(ev), 0))
+		aa_count(refill_events_lost);
 }
 
 static __always_inline void account_alloc(__u64 bytes)

@@ -255,6 +255,7 @@ static __always_inline int aa_aligned_class(__u64 size, __u64 align)
  * Returns a user address or 0; the failure is counted. */
 __u64 aa_heap_alloc(__u64 size, __u64 align)
 {
+	bool raised;
 	__u32 off;
 	int err, cls;
 
@@ -278,8 +279,10 @@ __u64 aa_heap_alloc(__u64 size, __u64 align)
 		off = page_run_alloc_locked((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT);
 	else
 		off = large_alloc_locked((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT);
-	check_watermark(off == AA_NIL);
+	raised = check_watermark(off == AA_NIL);
 	unlock_and_unpark();
+	if (raised)
+		refill_notify(off == AA_NIL);
 	if (off == AA_NIL) {
 		aa_fail(AA_ERR_NOMEM);
 		return 0;
@@ -401,6 +404,7 @@ int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
 	__u64 __arena *out = (__u64 __arena *)arr;
 	__u64 mask = cached ? ~0ULL : 0;
 	__u32 off, got = AA_ZERO;
+	bool raised;
 	int i, err;
 
 	if (!aa_heap_ready())
@@ -421,8 +425,10 @@ int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
 		out[i] = aa_root.arena_base + off;
 		got++;
 	}
-	check_watermark(got < n);
+	raised = check_watermark(got < n);
 	unlock_and_unpark();
+	if (raised)
+		refill_notify(got < n);
 	if (got < n)
 		aa_fail(AA_ERR_NOMEM);
 	return got;

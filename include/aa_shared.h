@@ -17,7 +17,7 @@
 #endif
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	5
+#define AA_LAYOUT_VERSION	6
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -303,6 +303,20 @@ struct aa_stats {
 				 * or a transfer-cache drain */
 	__u64 frees_unparked;	/* parked frees completed */
 	__u64 no_cache;		/* calls on a CPU without a CPU cache */
+	__u64 refill_events_lost; /* refill events the ring had no room for
+				 * (nobody reading it); need_refill was
+				 * still raised */
+};
+
+/* One record of the refill event ring (aa_refill_rb): need_refill was
+ * raised by an allocation on cpu at ts_ns (CLOCK_MONOTONIC). */
+struct aa_refill_event {
+	__u64 ts_ns;
+	__u64 bytes_in_use;	/* at the raise */
+	__u64 bytes_mapped;	/* chunks mapped, in bytes */
+	__u32 cpu;
+	__u32 failed;		/* 1: the allocation failed; 0: below the
+				 * low watermark */
 };
 
 /*

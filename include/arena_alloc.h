@@ -199,6 +199,25 @@ AA_API long aa_heap__drain(struct aa_heap *heap);
  * @return chunks added (0 when no refill was needed); negative error */
 AA_API int aa_heap__refill(struct aa_heap *heap, __u64 bytes);
 
+/** @brief **aa_heap__wait_refill()** sleeps until the low-watermark signal
+ * is up (at once if it already is) or timeout_ms pass (-1: no limit). It
+ * sleeps in epoll on the heap's refill event ring (the map aa_refill_rb,
+ * one event per raise), so waiting costs no CPU; a heap without the ring
+ * is read every 200 ms instead. ev, if not NULL, gets the newest event
+ * read (ts_ns 0 if the flag was found up with no new event). One waiter
+ * per handle.
+ * @return 1: the signal is up (answer it with aa_heap__refill()); 0: the
+ * timeout passed; -EINTR: a signal handler ran; negative error, otherwise */
+AA_API int aa_heap__wait_refill(struct aa_heap *heap, int timeout_ms,
+				struct aa_refill_event *ev);
+
+/** @brief **aa_heap__refill_fd()** is an fd for the caller's own epoll
+ * loop: readable when a refill event is queued; then call
+ * aa_heap__wait_refill(heap, 0, ...) to read it.
+ * @return the fd (owned by the heap); -ENOENT when the heap has no refill
+ * event ring; negative error, otherwise */
+AA_API int aa_heap__refill_fd(struct aa_heap *heap);
+
 /** @brief **aa_heap__cpu_cache()** is CPU cpu's cache inside the mmap
  * (read-only view: counters can be read at any time).
  * @return the cache, or NULL (no caches, or cpu out of range) */

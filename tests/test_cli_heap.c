@@ -302,10 +302,13 @@ Test(cli_heap, finds_an_embedders_heap_by_map_prog_id_and_pid)
 	test_embed__destroy(skel);
 }
 
-/* The refill agent: a heap emptied until a tc program gets NULL (the
- * low-watermark signal up), the agent (finding that heap by this pid)
- * grows it, the tc program gets memory again, and SIGTERM ends the agent
- * with status 0 and a log of the refill. */
+/* The refill agent. Phase 1: a heap emptied until a tc program gets NULL
+ * (the low-watermark signal up, its event queued in the ring); the agent,
+ * started then and finding that heap by this pid, reads the event and
+ * grows the heap; the tc program gets memory again. Phase 2: with the
+ * agent asleep on the ring, allocations drive the heap below the low
+ * watermark again; the event wakes the agent, which grows it again.
+ * SIGTERM ends the agent with status 0 and a log of both refills. */
 #include "test_cpu_cache.skel.h"
 
 static int tc_alloc(struct test_cpu_cache *skel)
@@ -317,23 +320,36 @@ static int tc_alloc(struct test_cpu_cache *skel)
 	return o.retval;	/* 1 got memory, 2 NULL */
 }
 
+/* Wait (bounded: 5 s) until the agent has answered signal number `signals`. */
+static void await_refill(const struct aa_root *r, __u64 signals)
+{
+	int i;
+
+	for (i = 0; i < 500 && (r->refill_signals < signals || r->need_refill); i++)
+		usleep(10000);
+	cr_assert_geq(r->refill_signals, signals, "signal %llu never raised",
+		      (unsigned long long)signals);
+	cr_assert_eq(r->need_refill, 0, "the agent did not answer signal %llu in 5 s",
+		     (unsigned long long)signals);
+}
+
 Test(cli_heap, refill_agent_answers_the_low_watermark_signal)
 {
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 1 << 20);
-	char pidarg[16], log[4096] = "";
-	int fds[2];
+	char pidarg[16], log[4096] = "", *p;
+	int fds[2], refills = 0, events = 0;
 	pid_t child;
 	struct test_cpu_cache *skel;
 	const struct aa_root *r;
 	struct aa_heap *h;
 	size_t len = 0;
-	__u64 size;
+	__u64 size, signals, grows;
 	FILE *agent;
 	int i, st;
 
 	skel = test_cpu_cache__open();
 	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 11), 0);	/* 8 MiB */
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 12), 0);	/* 16 MiB */
 	cr_assert_eq(test_cpu_cache__load(skel), 0);
 	h = aa_heap__attach(skel->obj, &o);
 	cr_assert_not_null(h);
@@ -343,6 +359,7 @@ Test(cli_heap, refill_agent_answers_the_low_watermark_signal)
 			;
 	cr_assert_eq(tc_alloc(skel), 2, "a tc program must get NULL on the empty heap");
 	cr_assert_eq(r->need_refill, 1, "no low-watermark signal");
+	signals = r->refill_signals;
 
 	snprintf(pidarg, sizeof(pidarg), "%d", getpid());
 	cr_assert_eq(pipe(fds), 0);
@@ -351,25 +368,39 @@ Test(cli_heap, refill_agent_answers_the_low_watermark_signal)
 		dup2(fds[1], 1);
 		dup2(fds[1], 2);
 		close(fds[0]);
-		execl(cli, cli, "--pid", pidarg, "refill-agent", "--bytes", "2M",
-		      "--interval-ms", "50", (char *)NULL);
+		execl(cli, cli, "--pid", pidarg, "refill-agent", "--bytes", "2M", (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
 	agent = fdopen(fds[0], "r");
 	cr_assert_not_null(agent);
-	for (i = 0; i < 500 && r->need_refill; i++)	/* bounded: 5 s */
-		usleep(10000);
-	cr_assert_eq(r->need_refill, 0, "the agent did not answer the signal in 5 s");
+	cr_assert_not_null(fgets(log, sizeof(log), agent));
+	cr_assert(strstr(log, "waiting on the refill event ring"), "agent: %s", log);
+	await_refill(r, signals);
 	cr_assert_eq(tc_alloc(skel), 1, "no memory after the refill");
+
+	/* phase 2: the agent sleeps; go below the low watermark again */
+	grows = r->stats.nr_grows;
+	for (i = 0; i < 64 && r->refill_signals == signals; i++)
+		aa_heap__malloc(h, 64 << 10);
+	cr_assert_gt(r->refill_signals, signals, "2 MiB of 64-KiB allocations raised no signal");
+	await_refill(r, signals + 1);
+	cr_assert_gt(r->stats.nr_grows, grows, "the second signal grew nothing");
+
 	cr_assert_eq(kill(child, SIGTERM), 0);
+	len = strlen(log);
 	while (len < sizeof(log) - 1 && fgets(log + len, sizeof(log) - len, agent))
 		len = strlen(log);
 	fclose(agent);
 	cr_assert_eq(waitpid(child, &st, 0), child);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "agent exit status %d: %s", st, log);
-	cr_assert(strstr(log, "refill: +2 chunks"), "agent log: %s", log);
-	cr_assert(strstr(log, "stopped after 1 refills"), "agent log: %s", log);
+	for (p = log; (p = strstr(p, "refill: +2 chunks")); p++)
+		refills++;
+	for (p = log; (p = strstr(p, "raised on CPU")); p++)
+		events++;
+	cr_assert_geq(refills, 2, "agent log: %s", log);
+	cr_assert_eq(events, refills, "a refill without its ring event: %s", log);
+	cr_assert(strstr(log, "stopped after"), "agent log: %s", log);
 	aa_heap__destroy(h);
 	test_cpu_cache__destroy(skel);
 }

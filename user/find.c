@@ -10,6 +10,8 @@
  * root and arena_base the arena's user_vm_start (set by init, never
  * cleared). Wherever the linker put the arena globals, those two say where
  * they are; aa__heap_set_root() then checks magic and layout version. The
+ * ring buffer map named aa_refill_rb among them is the refill event ring
+ * (none: the refill waiter reads the flag on a timer instead). The
  * library's syscall programs among them (aa_grow, aa_trim, ...) give the
  * operations; a missing one is named when an operation needs it.
  * Needs CAP_SYS_ADMIN (walking program ids).
@@ -69,15 +71,20 @@ AA_API struct aa_heap *aa_heap__open_map_id(__u32 arena_id)
 		n = prog_maps(pfd, ids, name);
 		for (i = 0, ours = false; i < n; i++)
 			ours |= ids[i] == arena_id;
-		for (i = 0; ours && i < n && !fast_id; i++) {
+		for (i = 0; ours && i < n && (!fast_id || h->refill_fd < 0); i++) {
 			len = sizeof(mi);
 			memset(&mi, 0, sizeof(mi));
 			fd = bpf_map_get_fd_by_id(ids[i]);
 			if (fd < 0)
 				continue;
-			if (!bpf_map_get_info_by_fd(fd, &mi, &len) && !strcmp(mi.name, ".data.aa_fast")) {
+			if (bpf_map_get_info_by_fd(fd, &mi, &len)) {
+				close(fd);
+			} else if (!fast_id && !strcmp(mi.name, ".data.aa_fast")) {
 				fast_id = ids[i];
 				fast_fd = aa__heap_keep_fd(h, fd);
+			} else if (h->refill_fd < 0 && mi.type == BPF_MAP_TYPE_RINGBUF &&
+				   !strcmp(mi.name, AA_REFILL_RING)) {
+				h->refill_fd = aa__heap_keep_fd(h, fd);
 			} else {
 				close(fd);
 			}

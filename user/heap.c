@@ -105,6 +105,8 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 		if (len >= 7 && !strcmp(n + len - 7, "aa_fast"))
 			h->fast_map = m;
 	}
+	h->refill_map = bpf_object__find_map_by_name(obj, AA_REFILL_RING);
+	h->refill_fd = h->refill_map ? bpf_map__fd(h->refill_map) : -1;
 	h->arena = bpf_map__initial_value(map, &sz);
 	if (!h->arena || bpf_map__fd(map) < 0) {
 		pr_warn("arena map is not loaded or not mapped\n");
@@ -342,6 +344,7 @@ AA_API void aa_heap__destroy(struct aa_heap *h)
 {
 	if (!h)
 		return;
+	aa__heap_close_refill(h);
 	if (h->skel)
 		arena_alloc__destroy(h->skel);
 	aa__heap_close_pinned(h);
@@ -656,23 +659,6 @@ AA_API long aa_heap__drain(struct aa_heap *h)
 	pr_warn("drain: the caches of %u CPU(s) (%s) stayed in use for %d ms: not drained\n",
 		a.nr_busy, cpus, DRAIN_TRIES * DRAIN_WAIT_US / 1000);
 	return aa_err(-EBUSY);
-}
-
-AA_API int aa_heap__refill(struct aa_heap *h, __u64 bytes)
-{
-	volatile __u32 *flag;
-	int n;
-
-	AA_CHECK_HEAP(h, -EINVAL);
-	if (!h->root)
-		return aa_err(-EINVAL);
-	flag = (volatile __u32 *)&h->root->need_refill;
-	if (!*flag)
-		return 0;
-	n = aa_heap__grow(h, bytes ? bytes : 4 << 20);
-	if (n > 0)
-		*flag = 0;
-	return n;
 }
 
 AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *h, int cpu)

@@ -11,6 +11,10 @@
 struct bpf_object;
 struct bpf_map;
 struct arena_alloc;
+struct ring_buffer;
+
+/* The library's refill event ring map (bpf/buddy.bpf.c). */
+#define AA_REFILL_RING	"aa_refill_rb"
 
 /* A heap handle: from aa_heap__open() (skel set: we own the object),
  * aa_heap__attach() (obj set: the caller's) or aa_heap__open_pinned()
@@ -19,6 +23,10 @@ struct aa_heap {
 	struct bpf_object *obj;
 	struct arena_alloc *skel;	/* set when we own the object */
 	struct bpf_map *arena_map, *fast_map;	/* in obj, for aa_heap__pin() */
+	struct bpf_map *refill_map;	/* in obj: aa_refill_rb, or NULL */
+	int refill_fd;			/* the refill event ring, -1 = none */
+	struct ring_buffer *refill_rb;	/* its reader, opened on first wait */
+	struct aa_refill_event last_event; /* newest event it read */
 	char *arena;			/* our mapping of the arena */
 	__u64 arena_size;
 	__u64 arena_base;		/* == (__u64)arena: arenas map at their
@@ -43,6 +51,8 @@ void aa__heap_close_pinned(struct aa_heap *h);
 struct aa_heap *aa__heap_new_foreign(void);
 int aa__heap_keep_fd(struct aa_heap *h, int fd);
 int aa__heap_set_prog(struct aa_heap *h, const char *name, int fd);
+/* refill.c */
+void aa__heap_close_refill(struct aa_heap *h);
 /* Map the arena and find the root through aa_fast; where names the source
  * in messages. */
 int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where);

@@ -8,6 +8,8 @@
  *   aa_fast   the library's .data.aa_fast map, whose root field holds the
  *             arena address of struct aa_root (set by the first init,
  *             never cleared): how a heap is found in any arena
+ *   aa_refill_rb  the refill event ring (optional: pins made before it
+ *             existed have none; the refill waiter then reads the flag)
  *   aa_init, aa_grow, ... the library's SEC("syscall") programs present
  */
 #define _GNU_SOURCE
@@ -53,6 +55,8 @@ AA_API int aa_heap__unpin(const char *dir)
 	found = !unlink(path);
 	if (!pin_path(path, dir, "aa_fast"))
 		unlink(path);
+	if (!pin_path(path, dir, AA_REFILL_RING))
+		unlink(path);
 	for (i = 0; i < NR_PIN_PROGS; i++)
 		if (!pin_path(path, dir, pin_progs[i]))
 			unlink(path);
@@ -94,6 +98,8 @@ AA_API int aa_heap__pin(struct aa_heap *h, const char *dir)
 	err = bpf_map__pin(h->arena_map, path);
 	if (!err && !(err = pin_path(path, dir, "aa_fast")))
 		err = bpf_map__pin(h->fast_map, path);
+	if (!err && h->refill_map && !(err = pin_path(path, dir, AA_REFILL_RING)))
+		err = bpf_map__pin(h->refill_map, path);
 	for (i = 0; !err && i < NR_PIN_PROGS; i++) {
 		p = bpf_object__find_program_by_name(h->obj, pin_progs[i]);
 		if (p && !(err = pin_path(path, dir, pin_progs[i])))
@@ -202,6 +208,8 @@ AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
 		goto fail;
 	}
 	fast_fd = pin_get(h, dir, "aa_fast");
+	fd = pin_get(h, dir, AA_REFILL_RING);
+	h->refill_fd = fd < 0 ? -1 : fd;
 	err = aa__heap_map_fds(h, arena_fd, fast_fd, dir);
 	if (err)
 		goto fail;
@@ -221,6 +229,8 @@ struct aa_heap *aa__heap_new_foreign(void)
 	struct aa_heap *h = calloc(1, sizeof(*h));
 	size_t i;
 
+	if (h)
+		h->refill_fd = -1;
 	for (i = 0; h && i < NR_PIN_PROGS; i++)
 		aa__heap_set_prog(h, pin_progs[i], -1);
 	return h;

@@ -134,8 +134,10 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 			(unsigned long long)t->from_buddy, (unsigned long long)t->to_buddy,
 			t->count);
 	}
-	fprintf(out, "refill signals: %llu%s\n", (unsigned long long)r->refill_signals,
-		r->need_refill ? " (refill needed now)" : "");
+	fprintf(out, "refill signals: %llu%s, events lost %llu\n",
+		(unsigned long long)r->refill_signals,
+		r->need_refill ? " (refill needed now)" : "",
+		(unsigned long long)r->stats.refill_events_lost);
 	return print_classes(h, out);
 }
 

@@ -5,11 +5,14 @@
  * by an allocation that found the heap short) is up, logging each refill
  * with a timestamp; exits 0 on SIGINT/SIGTERM.
  *
- * How it learns of the signal: a timed read of need_refill in the mmapped
- * root, every --interval-ms (default 200: 5 reads a second, no syscall and
- * no allocator program run per read). Reaction latency is at most the
- * interval plus the grow; an event mechanism (a ring buffer the
- * allocator writes) is still to come.
+ * How it learns of the signal: it sleeps in epoll on the heap's refill
+ * event ring (aa_heap__wait_refill(): BPF writes one event per raise), so
+ * it reacts within the wake-up plus the grow and costs nothing idle; it
+ * re-reads the flag once a second in case an event was lost (counted in
+ * refill_events_lost). A heap without the ring (an object built with an
+ * older library) is read every --interval-ms instead (default 200).
+ * Each refill's log line gives the reaction time: from the event's
+ * bpf_ktime_get_ns() stamp to the end of the grow, same clock.
  */
 #include <errno.h>
 #include <signal.h>
@@ -66,6 +69,12 @@ static void stamp(char *buf, size_t sz)
 	snprintf(buf + n, sz - n, ".%03ld", t.tv_nsec / 1000000);
 }
 
+/* Milliseconds since the raise stamped in ev (CLOCK_MONOTONIC), or -1. */
+static double since_raise(const struct aa_refill_event *ev)
+{
+	return ev->ts_ns ? now_ms() - ev->ts_ns / 1e6 : -1;
+}
+
 int cmd_refill_agent(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -73,30 +82,44 @@ int cmd_refill_agent(int argc, char **argv)
 		{ "interval-ms", required_argument, NULL, 'i' },
 		{},
 	};
-	struct timespec nap;
 	struct sigaction sa = { .sa_handler = on_signal };
-	const volatile __u32 *flag;
+	struct aa_refill_event ev;
 	unsigned long refills = 0;
+	struct timespec nap;
 	struct aa_heap *h;
+	int n, status;
+	bool ring;
 	char ts[40];
 	double t0;
-	int n, status;
 
 	h = cli_begin(argc, argv, "refill-agent", opts, agent_opt, &status);
 	if (!h)
 		return status;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);	/* no SA_RESTART: the wait ends */
 	sigaction(SIGTERM, &sa, NULL);
-	flag = (const volatile __u32 *)&aa_heap__root(h)->need_refill;
-	stamp(ts, sizeof(ts));
-	printf("%s refill-agent: watching, %llu bytes per refill, every %llu ms\n", ts,
-	       (unsigned long long)agent_bytes, (unsigned long long)agent_interval);
+	ring = aa_heap__refill_fd(h) >= 0;
 	nap.tv_sec = agent_interval / 1000;
 	nap.tv_nsec = (agent_interval % 1000) * 1000000L;
+	stamp(ts, sizeof(ts));
+	if (ring)
+		printf("%s refill-agent: waiting on the refill event ring, %llu bytes per refill\n",
+		       ts, (unsigned long long)agent_bytes);
+	else
+		printf("%s refill-agent: this heap has no refill event ring: reading the flag every %llu ms, %llu bytes per refill\n",
+		       ts, (unsigned long long)agent_interval, (unsigned long long)agent_bytes);
 	while (!stop) {
-		if (!*flag) {
-			nanosleep(&nap, NULL);	/* a signal ends it early */
+		n = aa_heap__wait_refill(h, ring ? 1000 : 0, &ev);
+		if (n == -EINTR)
+			continue;
+		if (n < 0) {
+			cli_err("refill-agent: waiting for the signal failed: %s", strerror(-n));
+			aa_heap__destroy(h);
+			return 1;
+		}
+		if (n == 0) {
+			if (!ring)
+				nanosleep(&nap, NULL);	/* a signal ends it early */
 			continue;
 		}
 		t0 = now_ms();
@@ -104,8 +127,13 @@ int cmd_refill_agent(int argc, char **argv)
 		stamp(ts, sizeof(ts));
 		if (n > 0) {
 			refills++;
-			printf("%s refill: +%d chunks in %.1f ms (refill signals so far %llu)\n", ts,
-			       n, now_ms() - t0,
+			printf("%s refill: +%d chunks in %.1f ms", ts, n, now_ms() - t0);
+			if (ev.ts_ns)
+				printf("; raised on CPU %u (%s, %llu KiB in use of %llu KiB), %.2f ms ago",
+				       ev.cpu, ev.failed ? "an allocation failed" : "below the low watermark",
+				       (unsigned long long)ev.bytes_in_use >> 10,
+				       (unsigned long long)ev.bytes_mapped >> 10, since_raise(&ev));
+			printf(" (refill signals so far %llu)\n",
 			       (unsigned long long)aa_heap__root(h)->refill_signals);
 		} else {
 			printf("%s refill: could not grow: %s; retrying\n", ts,

@@ -108,6 +108,7 @@ static void json_stats(const struct aa_heap *h, const struct aa_stats *st, __u64
 	jw_kv_uint(w, "grows", st->nr_grows);
 	jw_kv_uint(w, "trims", st->nr_trims);
 	jw_kv_uint(w, "refill_signals", r->refill_signals);
+	jw_kv_uint(w, "refill_events_lost", st->refill_events_lost);
 	jw_name(w, "need_refill");
 	jw_bool(w, r->need_refill);
 	jw_name(w, "free_blocks");
@@ -256,9 +257,10 @@ int cmd_stats(int argc, char **argv)
 		aa_stats__print(&st, stdout);
 		printf("cached: %llu B in %llu objects (counted in use above)\n",
 		       (unsigned long long)cached, (unsigned long long)cached_objs);
-		printf("refill signals %llu%s\n\n",
+		printf("refill signals %llu%s, refill events lost %llu\n\n",
 		       (unsigned long long)aa_heap__root(h)->refill_signals,
-		       aa_heap__root(h)->need_refill ? " (raised now)" : "");
+		       aa_heap__root(h)->need_refill ? " (raised now)" : "",
+		       (unsigned long long)st.refill_events_lost);
 		printf("%4s %6s %10s %10s %10s %8s %8s %8s %7s %8s %7s\n", "cpu", "class", "allocs",
 		       "frees", "hits", "misses", "refills", "spills", "nested", "failures",
 		       "cached");

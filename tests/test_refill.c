@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_refill.c - the low-watermark signal from userspace: its event ring
+ * (aa_refill_rb), aa_heap__wait_refill() and aa_heap__refill(). The
+ * signal is raised by real allocations: syscall programs and a tc program.
+ */
+#include <pthread.h>
+#include <time.h>
+#include "common.h"
+#include "test_cpu_cache.skel.h"
+
+#define MiB (1ULL << 20)
+
+static struct test_cpu_cache *skel;
+static struct aa_heap *h;
+static const struct aa_root *r;
+
+/* A 16-MiB arena that also holds a tc program, a 1-MiB heap. */
+static void setup(void)
+{
+	AA_OPTS(aa_heap_opts, o, .init_bytes = MiB);
+
+	skel = test_cpu_cache__open();
+	cr_assert_not_null(skel);
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 12), 0);
+	cr_assert_eq(test_cpu_cache__load(skel), 0);
+	h = aa_heap__attach(skel->obj, &o);
+	cr_assert_not_null(h);
+	r = aa_heap__root(h);
+}
+
+static void teardown(void)
+{
+	aa_heap__destroy(h);
+	test_cpu_cache__destroy(skel);
+}
+
+TestSuite(refill, .init = setup, .fini = teardown);
+
+static int tc_alloc(void)
+{
+	char pkt[64] = {};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt));
+
+	cr_assert_eq(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tc_alloc), &o), 0);
+	return o.retval;	/* 1 got memory, 2 NULL */
+}
+
+static void take_everything(void)
+{
+	__u64 size;
+
+	for (size = MiB; size >= 16; size >>= 1)
+		while (aa_heap__malloc(h, size))
+			;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+Test(refill, wait_times_out_without_a_signal)
+{
+	struct aa_refill_event ev;
+	double t0 = now_ms();
+
+	cr_assert_eq(r->need_refill, 0);
+	cr_assert_geq(aa_heap__refill_fd(h), 0, "the heap has no refill event ring");
+	cr_assert_eq(aa_heap__wait_refill(h, 50, &ev), 0);
+	cr_assert_geq(now_ms() - t0, 49.0, "returned before its timeout");
+	cr_assert_eq(aa_heap__wait_refill(h, 0, NULL), 0);
+	cr_assert_eq(aa_heap__refill(h, MiB), 0, "refilled without a signal");
+}
+
+Test(refill, bad_arguments_are_einval)
+{
+	cr_assert_eq(aa_heap__wait_refill(h, -2, NULL), -EINVAL);
+	cr_assert_eq(aa_heap__wait_refill(NULL, 0, NULL), -EINVAL);
+	cr_assert_eq(aa_heap__refill_fd(NULL), -EINVAL);
+}
+
+Test(refill, each_raise_queues_one_event_and_refill_clears_it)
+{
+	struct aa_refill_event ev;
+	__u64 signals = r->refill_signals;
+
+	take_everything();
+	cr_assert_eq(r->need_refill, 1);
+	cr_assert_eq(r->refill_signals, signals + 1, "one raise until it is answered");
+	cr_assert_eq(aa_heap__wait_refill(h, 0, &ev), 1);
+	cr_assert_neq(ev.ts_ns, 0, "the raise left no event in the ring");
+	cr_assert_leq(ev.bytes_in_use, ev.bytes_mapped);
+	cr_assert_eq(ev.bytes_mapped, MiB);
+	cr_assert_eq(aa_heap__refill(h, 2 * MiB), 2);
+	cr_assert_eq(r->need_refill, 0);
+	cr_assert_eq(aa_heap__wait_refill(h, 0, &ev), 0, "still signalled after the refill");
+
+	take_everything();	/* the next raise, the next event */
+	cr_assert_eq(r->refill_signals, signals + 2);
+	cr_assert_eq(aa_heap__wait_refill(h, 0, &ev), 1);
+	cr_assert_neq(ev.ts_ns, 0);
+	cr_assert_eq(ev.bytes_mapped, 3 * MiB);
+	cr_assert_eq(r->stats.refill_events_lost, 0);
+}
+
+struct waiter {
+	int ret;
+	struct aa_refill_event ev;
+	double woke_ms;
+	volatile int started;
+};
+
+static void *wait_thread(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->started = 1;
+	w->ret = aa_heap__wait_refill(h, 5000, &w->ev);
+	w->woke_ms = now_ms();
+	return NULL;
+}
+
+/* A waiter asleep in epoll wakes when a tc program (non-sleepable) finds
+ * the heap empty; the event it reads is that tc program's. */
+Test(refill, a_tc_program_that_finds_the_heap_empty_wakes_the_waiter)
+{
+	struct waiter w = {};
+	pthread_t t;
+	double raised;
+
+	take_everything();
+	cr_assert_eq(aa_heap__refill(h, MiB), 1);	/* answer the syscall raise */
+	take_everything();
+	aa_heap__wait_refill(h, 0, NULL);		/* drop its event */
+	*(volatile __u32 *)&r->need_refill = 0;		/* as a refill would */
+
+	cr_assert_eq(pthread_create(&t, NULL, wait_thread, &w), 0);
+	while (!w.started)
+		usleep(1000);
+	usleep(50000);		/* let it sleep in epoll */
+	cr_assert_eq(w.woke_ms, 0, "the waiter returned with no signal up: %d", w.ret);
+	raised = now_ms();
+	cr_assert_eq(tc_alloc(), 2, "the tc program got memory on an empty heap");
+	pthread_join(t, NULL);
+	cr_assert_eq(w.ret, 1, "wait: %d", w.ret);
+	cr_assert_eq(w.ev.failed, 1, "the tc program's allocation failed: that is the event");
+	cr_assert_geq(w.ev.ts_ns / 1e6, raised - 1, "the event is older than the tc run");
+	cr_log_info("woke %.3f ms after the tc run began\n", w.woke_ms - raised);
+	cr_assert_eq(aa_heap__refill(h, MiB), 1);
+	cr_assert_eq(tc_alloc(), 1, "no memory after the refill");
+}
+
+/* Nobody reading: the 4-KiB ring fills; further raises are counted as
+ * lost events, the flag still comes up, and a reader then drains what
+ * the ring kept. */
+Test(refill, raises_with_no_reader_count_lost_events)
+{
+	__u64 signals = r->refill_signals, lost;
+	struct aa_refill_event ev;
+	int i;
+
+	for (i = 0; i < 200; i++) {	/* a valid size the heap cannot give */
+		cr_assert_eq(aa_heap__malloc(h, 8 * MiB), 0);
+		cr_assert_eq(r->need_refill, 1);
+		*(volatile __u32 *)&r->need_refill = 0;
+	}
+	cr_assert_eq(r->refill_signals, signals + 200);
+	lost = r->stats.refill_events_lost;
+	cr_assert_gt(lost, 0, "200 events fit in a 4-KiB ring?");
+	cr_assert_lt(lost, 200, "the ring kept nothing");
+	cr_assert_eq(aa_heap__malloc(h, 8 * MiB), 0);	/* one more raise */
+	cr_assert_eq(aa_heap__wait_refill(h, 0, &ev), 1, "the flag is the truth");
+	cr_log_info("%llu of 200 events lost\n", (unsigned long long)lost);
+}
