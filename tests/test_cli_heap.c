@@ -405,24 +405,32 @@ Test(cli_heap, refill_agent_answers_the_low_watermark_signal)
 	test_cpu_cache__destroy(skel);
 }
 
-/* stats --watch under a pseudo-terminal (script(1)): a few refreshes, each
- * clearing the screen first, with rates of a workload in between. */
-Test(cli_heap, stats_watch_refreshes_in_place_on_a_terminal)
+/* Run `arena-alloc --pin <pin> ARGS` on a pseudo-terminal (script(1)),
+ * ended by SIGINT after `secs`; everything it wrote into buf. */
+static void run_tty(char *buf, size_t sz, double secs, const char *args)
 {
-	char cmd[PATH_MAX + 256], buf[1 << 15];
-	int refreshes = 0, clears = 0;
+	char cmd[PATH_MAX + 512];
 	size_t len;
-	char *p;
 	FILE *f;
 
-	cr_assert_eq(run(NULL, 0, false, "load --arena-mb 16"), 0);
-	snprintf(cmd, sizeof(cmd),
-		 "timeout -s INT 2.5 script -qec '%s --pin %s stats --watch 0.3' /dev/null", cli, pin);
+	snprintf(cmd, sizeof(cmd), "timeout -s INT %.1f script -qec '%s --pin %s %s' /dev/null 2>/dev/null",
+		 secs, cli, pin, args);
 	f = popen(cmd, "r");
 	cr_assert_not_null(f);
-	len = fread(buf, 1, sizeof(buf) - 1, f);
+	len = fread(buf, 1, sz - 1, f);
 	buf[len] = 0;
 	pclose(f);
+}
+
+/* stats --watch under a pseudo-terminal: a few refreshes, each clearing
+ * the screen first, with rates of a workload in between. */
+Test(cli_heap, stats_watch_refreshes_in_place_on_a_terminal)
+{
+	int refreshes = 0, clears = 0;
+	char buf[1 << 15], *p;
+
+	cr_assert_eq(run(NULL, 0, false, "load --arena-mb 16"), 0);
+	run_tty(buf, sizeof(buf), 2.5, "stats --watch 0.3");
 	for (p = buf; (p = strstr(p, "(refresh ")); p++)
 		refreshes++;
 	for (p = buf; (p = strstr(p, "\033[2J")); p++)
@@ -430,4 +438,29 @@ Test(cli_heap, stats_watch_refreshes_in_place_on_a_terminal)
 	cr_assert_geq(refreshes, 3, "%d refreshes in 2.5 s at 0.3 s: %.300s", refreshes, buf);
 	cr_assert_eq(clears, refreshes, "every refresh clears the terminal");
 	cr_assert(strstr(buf, "allocs/s"), "no rates: %.300s", buf);
+}
+
+/* grow draws a progress bar on a terminal, and only there: not into a
+ * pipe, not with --json, not for a small grow. */
+Test(cli_heap, grow_shows_a_progress_bar_only_on_a_terminal)
+{
+	char buf[1 << 14], *p;
+	int bars = 0;
+
+	cr_assert_eq(run(NULL, 0, false, "load --arena-mb 256 --init 1M"), 0);
+	run_tty(buf, sizeof(buf), 20, "grow --bytes 64M");
+	for (p = buf; (p = strstr(p, "\rgrow [")); p++)
+		bars++;
+	cr_assert_geq(bars, 10, "%d redraws of the bar: %.300s", bars, buf);
+	cr_assert(strstr(buf, "] 100% 64/64 MiB"), "the bar never filled: %.300s", buf);
+	cr_assert(strstr(buf, "grow: chunks_added 64;"), "no report: %.300s", buf);
+
+	cr_assert_eq(run(buf, sizeof(buf), true, "grow --bytes 32M"), 0);
+	cr_assert_null(strstr(buf, "grow ["), "a bar into a pipe: %.300s", buf);
+	cr_assert(strstr(buf, "grow: chunks_added 32;"), "%s", buf);
+	run_tty(buf, sizeof(buf), 20, "-j grow --bytes 32M");
+	cr_assert_null(strstr(buf, "grow ["), "a bar with --json: %.300s", buf);
+	cr_assert(strstr(buf, "\"chunks_added\":32"), "%s", buf);
+	run_tty(buf, sizeof(buf), 20, "grow --bytes 4M");
+	cr_assert_null(strstr(buf, "grow ["), "a bar for 4 MiB: %.300s", buf);
 }

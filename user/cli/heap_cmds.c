@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 
 /* "cmd: what n; heap now ..." (text) or {"command": cmd, what: n, ...}
@@ -149,6 +150,41 @@ static int heap_op(int argc, char **argv, const char *name, const struct option 
 	return n >= 0 ? 0 : n == OP_USAGE ? EXIT_USAGE : 1;
 }
 
+#define BAR_MIN_BYTES	(16ULL << 20)	/* smaller grows are too quick for a bar */
+#define BAR_STEPS	40
+#define BAR_WIDTH	40
+
+/* grow --bytes N on a terminal: N in BAR_STEPS calls, a bar on stderr
+ * redrawn after each; erased at the end, so the report stands alone. A
+ * failure after some steps says what was added before it. */
+static long grow_with_bar(struct aa_heap *h, __u64 bytes)
+{
+	__u64 step = (bytes / BAR_STEPS + (1 << 20) - 1) & ~((1ULL << 20) - 1), done = 0, now;
+	long total = 0, n;
+	int fill;
+
+	while (done < bytes) {
+		now = bytes - done < step ? bytes - done : step;
+		n = aa_heap__grow(h, now);
+		if (n < 0) {
+			fprintf(stderr, "\r\033[K");
+			if (total)
+				cli_err("grow: added %ld chunks (%llu MiB), then failed", total,
+					(unsigned long long)(done >> 20));
+			return n;
+		}
+		total += n;
+		done += now;
+		fill = done * BAR_WIDTH / bytes;
+		fprintf(stderr, "\rgrow [%.*s%*s] %3llu%% %llu/%llu MiB", fill,
+			"########################################", BAR_WIDTH - fill, "",
+			(unsigned long long)(done * 100 / bytes), (unsigned long long)(done >> 20),
+			(unsigned long long)(bytes >> 20));
+	}
+	fprintf(stderr, "\r\033[K");
+	return total;
+}
+
 static long grow_op(struct aa_heap *h)
 {
 	if (!size_set || !size_arg) {
@@ -161,6 +197,8 @@ static long grow_op(struct aa_heap *h)
 			(unsigned long long)(aa_heap__arena_size(h) >> 20));
 		return OP_USAGE;
 	}
+	if (size_arg >= BAR_MIN_BYTES && !cli.json && isatty(STDERR_FILENO))
+		return grow_with_bar(h, size_arg);
 	return aa_heap__grow(h, size_arg);
 }
 
