@@ -152,7 +152,24 @@ CLI_SRCS := $(wildcard user/cli/*.c)
 CLI_OBJS := $(patsubst user/cli/%.c,$(OUTPUT)/cli/%.o,$(CLI_SRCS))
 $(OUTPUT)/cli/%.o: user/cli/%.c user/cli/cli.h $(wildcard include/*.h) | $(OUTPUT)/cli $(DEPS_STAMP)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -I$(OUTPUT)/cli -Iuser/cli/bpf -c $< -o $@
+
+# The demo's own BPF object: a tc program linked with the library, as an
+# embedder's would be.
+$(OUTPUT)/cli/demo.bpf.o: user/cli/bpf/demo.bpf.c user/cli/bpf/demo.h $(BPF_HDRS) $(OUTPUT)/vmlinux.h | $(OUTPUT)/cli
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(INCLUDES) $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(OUTPUT)/cli/demo.linked.o: $(OUTPUT)/cli/demo.bpf.o $(LIB_BPF)
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/cli/demo.skel.h: $(OUTPUT)/cli/demo.linked.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name demo_bpf > $@
+
+$(OUTPUT)/cli/demo.o: $(OUTPUT)/cli/demo.skel.h user/cli/bpf/demo.h
 
 $(CLI): $(CLI_OBJS) $(LIB_A)
 	$(call msg,BINARY,$@)

@@ -58,6 +58,13 @@ struct aa_heap *cli_open_heap(void);
  * *status (0 after --help, EXIT_USAGE, or 1: no heap). */
 struct aa_heap *cli_begin(int argc, char **argv, const char *name, const struct option *own,
 			  int (*on)(int c, const char *arg), int *status);
+/* Where the heap came from, for output: the pin dir, "arena map PATH",
+ * "program ID" or "process PID". */
+const char *cli_where(void);
+/* The stats and dump reports of heap h (stats_cmd.c, dump_cmd.c), text or
+ * JSON as cli.json says; where names the heap. The demo prints them too. */
+void cli_print_stats(const struct aa_heap *h, const char *where);
+void cli_print_dump(const struct aa_heap *h, const char *where);
 /* Mount bpffs on /sys/fs/bpf if it is not there (as bpftool does). */
 int cli_ensure_bpffs(void);
 

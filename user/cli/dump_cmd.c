@@ -47,26 +47,23 @@ static double usable(const __u64 *blocks, int k, __u64 free_pages)
 	return free_pages ? (double)pages / free_pages : 1.0;
 }
 
-int cmd_dump(int argc, char **argv)
+void cli_print_dump(const struct aa_heap *h, const char *where)
 {
 	__u64 free_pages = 0, blocks[AA_NR_ORDERS] = {}, largest = 0;
 	struct aa_chunk_info c;
-	struct aa_heap *h;
 	struct jw *w = NULL;
 	char b[BAR + 1];
 	__u32 s;
-	int k, status;
+	int k;
 
-	h = cli_begin(argc, argv, "dump", NULL, NULL, &status);
-	if (!h)
-		return status;
 	if (cli.json) {
 		w = jw_new(stdout, cli.pretty);
 		jw_start_object(w);
-		jw_kv_string(w, "pin", cli.pin);
+		jw_kv_string(w, "heap", where);
 		jw_name(w, "chunks");
 		jw_start_array(w);
 	} else {
+		printf("chunks of the heap at %s\n", where);
 		printf("%5s %-9s %5s %5s %5s  %-*s  free blocks (pages:count)\n", "slot", "state",
 		       "free", "span", "run", BAR, "occupancy (# used, . free, + both; 4 pages each)");
 	}
@@ -141,6 +138,17 @@ int cmd_dump(int argc, char **argv)
 			printf(" %u:%.0f%%", 1U << k, 100.0 * usable(blocks, k, free_pages));
 		printf("\n");
 	}
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct aa_heap *h;
+	int status;
+
+	h = cli_begin(argc, argv, "dump", NULL, NULL, &status);
+	if (!h)
+		return status;
+	cli_print_dump(h, cli_where());
 	aa_heap__destroy(h);
 	return 0;
 }

@@ -36,7 +36,7 @@ static const struct cmd cmds[] = {
 	{ "check", cmd_check, "", "run the validity checker" },
 	{ "refill-agent", cmd_refill_agent, "[--bytes N[K|M|G]] [--interval-ms N]",
 	  "grow the heap whenever its low-watermark signal is up" },
-	{ "demo", cmd_demo, "[--arena-mb N] [--objects N]",
+	{ "demo", cmd_demo, "[--arena-mb N] [--objects N] [--runs N]",
 	  "load, run a small workload, check the stats (make run)" },
 };
 #define NR_CMDS	(sizeof(cmds) / sizeof(cmds[0]))
@@ -223,6 +223,21 @@ int cli_ensure_bpffs(void)
 		return -1;
 	}
 	return 0;
+}
+
+const char *cli_where(void)
+{
+	static char buf[PATH_MAX + 32];
+
+	if (cli.map)
+		snprintf(buf, sizeof(buf), "arena map %s", cli.map);
+	else if (cli.prog_id)
+		snprintf(buf, sizeof(buf), "program %u", cli.prog_id);
+	else if (cli.pid)
+		snprintf(buf, sizeof(buf), "process %d", cli.pid);
+	else
+		snprintf(buf, sizeof(buf), "%s", cli.pin);
+	return buf;
 }
 
 struct aa_heap *cli_open_heap(void)

@@ -76,15 +76,15 @@ static void json_row(const struct row *r, void *ctx)
 	jw_end_object(w);
 }
 
-static void json_stats(const struct aa_heap *h, const struct aa_stats *st, __u64 cached_bytes,
-		       __u64 cached_objs)
+static void json_stats(const struct aa_heap *h, const char *where, const struct aa_stats *st,
+		       __u64 cached_bytes, __u64 cached_objs)
 {
 	const struct aa_root *r = aa_heap__root(h);
 	struct jw *w = jw_new(stdout, cli.pretty);
 	int k;
 
 	jw_start_object(w);
-	jw_kv_string(w, "pin", cli.pin);
+	jw_kv_string(w, "heap", where);
 	jw_kv_uint(w, "layout", r->version);
 	jw_kv_uint(w, "arena_bytes", aa_heap__arena_size(h));
 	jw_kv_uint(w, "nr_cpus", r->nr_cpus);
@@ -190,7 +190,7 @@ static int watch(struct aa_heap *h)
 		if (tty)
 			printf("\033[H\033[2J");
 		printf("arena-alloc stats --watch %.1f (refresh %lu, ^C ends): %s\n", watch_secs, ++n,
-		       cli.pin);
+		       cli_where());
 		printf("in use %llu B in %llu allocations, %llu chunks; allocs/s %.0f frees/s %.0f; "
 		       "refill signals %llu%s\n",
 		       (unsigned long long)st.bytes_in_use, (unsigned long long)st.live_allocs,
@@ -222,14 +222,37 @@ static int stats_opt(int c, const char *arg)
 	return 0;
 }
 
+void cli_print_stats(const struct aa_heap *h, const char *where)
+{
+	__u64 cached_objs = 0, cached;
+	struct aa_stats st;
+
+	aa_heap__stats(h, &st);
+	cached = aa_heap__cached_bytes(h, &cached_objs);
+	if (cli.json) {
+		json_stats(h, where, &st, cached, cached_objs);
+		return;
+	}
+	printf("heap at %s: arena %llu MiB, layout v%u\n", where,
+	       (unsigned long long)(aa_heap__arena_size(h) >> 20), aa_heap__root(h)->version);
+	aa_stats__print(&st, stdout);
+	printf("cached: %llu B in %llu objects (counted in use above)\n",
+	       (unsigned long long)cached, (unsigned long long)cached_objs);
+	printf("refill signals %llu%s, refill events lost %llu\n\n",
+	       (unsigned long long)aa_heap__root(h)->refill_signals,
+	       aa_heap__root(h)->need_refill ? " (raised now)" : "",
+	       (unsigned long long)st.refill_events_lost);
+	printf("%4s %6s %10s %10s %10s %8s %8s %8s %7s %8s %7s\n", "cpu", "class", "allocs",
+	       "frees", "hits", "misses", "refills", "spills", "nested", "failures", "cached");
+	for_each_row(h, print_row, NULL);
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "watch", required_argument, NULL, 'w' },
 		{},
 	};
-	__u64 cached_objs = 0, cached;
-	struct aa_stats st;
 	struct aa_heap *h;
 	int r, status;
 
@@ -246,26 +269,7 @@ int cmd_stats(int argc, char **argv)
 		aa_heap__destroy(h);
 		return r;
 	}
-	aa_heap__stats(h, &st);
-	cached = aa_heap__cached_bytes(h, &cached_objs);
-	if (cli.json) {
-		json_stats(h, &st, cached, cached_objs);
-	} else {
-		printf("heap at %s: arena %llu MiB, layout v%u\n", cli.pin,
-		       (unsigned long long)(aa_heap__arena_size(h) >> 20),
-		       aa_heap__root(h)->version);
-		aa_stats__print(&st, stdout);
-		printf("cached: %llu B in %llu objects (counted in use above)\n",
-		       (unsigned long long)cached, (unsigned long long)cached_objs);
-		printf("refill signals %llu%s, refill events lost %llu\n\n",
-		       (unsigned long long)aa_heap__root(h)->refill_signals,
-		       aa_heap__root(h)->need_refill ? " (raised now)" : "",
-		       (unsigned long long)st.refill_events_lost);
-		printf("%4s %6s %10s %10s %10s %8s %8s %8s %7s %8s %7s\n", "cpu", "class", "allocs",
-		       "frees", "hits", "misses", "refills", "spills", "nested", "failures",
-		       "cached");
-		for_each_row(h, print_row, NULL);
-	}
+	cli_print_stats(h, cli_where());
 	aa_heap__destroy(h);
 	return 0;
 }
