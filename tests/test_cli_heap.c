@@ -224,10 +224,112 @@ Test(cli_heap, bad_input_is_refused_clearly)
 	rmdir(pin);
 }
 
+/* Arenas the CLI cannot read, each refused with its cause: one no
+ * program uses, an embedder's that was never initialised, a root of
+ * another layout version, a root whose magic is gone; the same heap read
+ * fine once the root is put back. */
+#include "test_embed.skel.h"
+
+Test(cli_heap, refuses_arenas_without_a_readable_root)
+{
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 1 << 20);
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_MMAPABLE);
+	char path[128], args[192], msg[128];
+	struct test_embed *skel;
+	struct aa_root *root;
+	struct aa_heap *h;
+	__u64 magic;
+	int fd;
+
+	cr_assert_eq(mkdir(pin, 0700), 0);
+	snprintf(path, sizeof(path), "%s/flows_arena", pin);
+	snprintf(args, sizeof(args), "--map %s stats", path);
+	/* a bare arena map: no program, no allocator */
+	fd = bpf_map_create(BPF_MAP_TYPE_ARENA, "bare_arena", 0, 0, 16, &mo);
+	cr_assert_geq(fd, 0, "arena map: %s", strerror(errno));
+	cr_assert_eq(bpf_obj_pin(fd, path), 0);
+	close(fd);
+	bad(1, "no arena-alloc aa_fast map next to the arena", args);
+	unlink(path);
+
+	/* an embedder's object, loaded, its heap never initialised */
+	skel = test_embed__open_and_load();
+	cr_assert_not_null(skel);
+	cr_assert_eq(bpf_map__pin(skel->maps.flows_arena, path), 0);
+	bad(1, "the heap was never initialised", args);
+
+	/* initialised; then its root as another layout version would have it */
+	h = aa_heap__attach(skel->obj, &o);
+	cr_assert_not_null(h);
+	cr_assert_eq(run(NULL, 0, false, "%s", args), 0, "a good heap refused");
+	root = (struct aa_root *)aa_heap__root(h);
+	root->version = AA_LAYOUT_VERSION - 1;
+	snprintf(msg, sizeof(msg), "layout v%u found", AA_LAYOUT_VERSION - 1);
+	bad(1, msg, args);
+	snprintf(msg, sizeof(msg), "this arena-alloc reads v%u", AA_LAYOUT_VERSION);
+	bad(1, msg, args);
+	root->version = AA_LAYOUT_VERSION;
+	magic = root->magic;
+	root->magic = 0;
+	bad(1, "no arena-alloc heap root at", args);
+	root->magic = magic;
+	cr_assert_eq(run(NULL, 0, false, "%s", args), 0, "the restored heap refused");
+	unlink(path);
+	aa_heap__destroy(h);
+	test_embed__destroy(skel);
+}
+
+/* Not root: every command that touches BPF says so and exits 1, before
+ * anything half-happens; help still works. The library says the same
+ * when a process without the capabilities opens a heap. */
+Test(cli_heap, refuses_clearly_without_root)
+{
+	static const char *const cmds[] = {
+		"load", "unload", "stats", "dump", "grow --bytes 1M", "trim", "drain", "check",
+		"refill-agent", "demo", "--pid 1 stats",
+	};
+	char cmd[PATH_MAX + 256], out[2048];
+	size_t i, len;
+	pid_t child;
+	FILE *p;
+	int st;
+
+	cr_assert_eq(run(NULL, 0, false, "load --arena-mb 16"), 0);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "setpriv --reuid=65534 --regid=65534 --clear-groups %s --pin %s %s 2>&1",
+			 cli, pin, cmds[i]);
+		p = popen(cmd, "r");
+		cr_assert_not_null(p);
+		len = fread(out, 1, sizeof(out) - 1, p);
+		out[len] = 0;
+		st = pclose(p);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "'%s' as nobody: status %d: %s",
+			  cmds[i], st, out);
+		cr_assert(strstr(out, "needs root"), "'%s' as nobody said: %s", cmds[i], out);
+	}
+	snprintf(cmd, sizeof(cmd), "setpriv --reuid=65534 --regid=65534 --clear-groups %s stats --help",
+		 cli);
+	cr_assert_eq(system(cmd), 0, "help needs no root");
+	cr_assert_eq(run(NULL, 0, false, "stats"), 0, "nobody's attempts broke the heap");
+
+	child = fork();
+	if (!child) {
+		struct aa_heap *h;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		h = aa_heap__open(NULL);
+		_exit(h ? 4 : errno == EPERM ? 0 : 5);
+	}
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "aa_heap__open() as nobody: status %d (4: it worked, 5: errno not EPERM)", st);
+}
+
 /* Another program's heap: this test process loads test_embed (an object
  * that links the library), allocates, and the CLI finds that heap by its
  * pinned arena map, by a program id and by this pid. */
-#include "test_embed.skel.h"
 
 Test(cli_heap, finds_an_embedders_heap_by_map_prog_id_and_pid)
 {

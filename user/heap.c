@@ -77,9 +77,23 @@ static int prog_fd(struct bpf_object *obj, const char *name)
 
 /* --- Open / attach ------------------------------------------------------- */
 
-static bool arena_supported(void)
+/* 0 when this process can create an arena; else -errno, said why (no
+ * arena in the kernel, or no permission for BPF at all). */
+static int arena_check(void)
 {
-	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARENA, NULL) == 1;
+	int fd;
+
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARENA, NULL) == 1)
+		return 0;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);	/* why not? */
+	if (fd < 0 && (errno == EPERM || errno == EACCES)) {
+		pr_warn("no permission to use BPF: run as root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)\n");
+		return -EPERM;
+	}
+	if (fd >= 0)
+		close(fd);
+	pr_warn("BPF arena needs Linux >= 6.9 (this kernel has no BPF_MAP_TYPE_ARENA)\n");
+	return -EOPNOTSUPP;
 }
 
 static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
@@ -289,10 +303,9 @@ AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts)
 			AA_CHUNK_PAGES * 2, AA_MAX_ARENA_PAGES);
 		return aa_err_ptr(-EINVAL);
 	}
-	if (!arena_supported()) {
-		pr_warn("BPF arena needs Linux >= 6.9 (this kernel has no BPF_MAP_TYPE_ARENA)\n");
-		return aa_err_ptr(-EOPNOTSUPP);
-	}
+	err = arena_check();
+	if (err)
+		return aa_err_ptr(err);
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return aa_err_ptr(-ENOMEM);

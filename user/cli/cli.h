@@ -53,8 +53,11 @@ int cli_parse_size(const char *opt, const char *s, __u64 *out);
 /* The heap pinned at cli.pin (or given by --map, --prog-id, --pid), or
  * NULL with a message naming the fix. */
 struct aa_heap *cli_open_heap(void);
+/* 0 if this process may use BPF (root, or CAP_BPF / CAP_SYS_ADMIN);
+ * else -1 after a message that says to run command `name` as root. */
+int cli_need_root(const char *name);
 /* The start of every command that works on a heap: cli_parse(), then
- * cli_open_heap(). NULL when the command is over, its exit status in
+ * cli_need_root(), cli_open_heap(). NULL when the command is over, its exit status in
  * *status (0 after --help, EXIT_USAGE, or 1: no heap). */
 struct aa_heap *cli_begin(int argc, char **argv, const char *name, const struct option *own,
 			  int (*on)(int c, const char *arg), int *status);

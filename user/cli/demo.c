@@ -209,6 +209,8 @@ int cmd_demo(int argc, char **argv)
 		cli_err("demo: --objects must be 1..100000, --arena-mb 16..4096, --runs 1..10^7");
 		return EXIT_USAGE;
 	}
+	if (cli_need_root("demo"))
+		return 1;
 	skel = demo_bpf__open();
 	if (!skel || bpf_map__set_max_entries(skel->maps.arena, demo_arena_mb * 256) ||
 	    demo_bpf__load(skel)) {

@@ -80,7 +80,7 @@ int cmd_load(int argc, char **argv)
 			(unsigned long long)load_init, load_arena_mb);
 		return EXIT_USAGE;
 	}
-	if (cli_ensure_bpffs())
+	if (cli_need_root("load") || cli_ensure_bpffs())
 		return 1;
 	AA_OPTS(aa_heap_opts, o, .arena_pages = load_arena_mb * 256,
 		.init_bytes = load_init ? load_init : 1,
@@ -108,6 +108,8 @@ int cmd_unload(int argc, char **argv)
 
 	if (r)
 		return r > 0 ? 0 : EXIT_USAGE;
+	if (cli_need_root("unload"))
+		return 1;
 	if (aa_heap__unpin(cli.pin)) {
 		cli_err("unload: nothing pinned at %s", cli.pin);
 		return 1;

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/mount.h>
 #include <sys/statfs.h>
 #include "cli.h"
@@ -263,6 +264,34 @@ struct aa_heap *cli_open_heap(void)
 	return h;
 }
 
+/* Is capability cap in this process's effective set (/proc/self/status)? */
+static bool has_cap(int cap)
+{
+	char line[128];
+	unsigned long long eff = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return geteuid() == 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return eff >> cap & 1;
+}
+
+#define CAP_SYS_ADMIN_BIT	21
+#define CAP_BPF_BIT		39
+
+int cli_need_root(const char *name)
+{
+	if (has_cap(CAP_SYS_ADMIN_BIT) || has_cap(CAP_BPF_BIT))
+		return 0;
+	cli_err("%s: needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, to use BPF): "
+		"run it with sudo", name);
+	return -1;
+}
+
 struct aa_heap *cli_begin(int argc, char **argv, const char *name, const struct option *own,
 			  int (*on)(int c, const char *arg), int *status)
 {
@@ -273,8 +302,10 @@ struct aa_heap *cli_begin(int argc, char **argv, const char *name, const struct 
 		*status = r > 0 ? 0 : EXIT_USAGE;
 		return NULL;
 	}
-	h = cli_open_heap();
 	*status = 1;
+	if (cli_need_root(name))
+		return NULL;
+	h = cli_open_heap();
 	return h;
 }
 
