@@ -283,7 +283,8 @@ uninstall:
 # through pkg-config only: here, the one `make install` staged in
 # $(EX_STAGE) (DESTDIR, PREFIX=/usr). `make examples` does the round trip
 # on this machine; .ci/run also runs $(EX_OUT)/run.sh in the 6.12 guest
-# between examples-build and examples-uninstall.
+# between examples-build and examples-uninstall. The last step runs the
+# installed CLI against flowtab while it runs (examples/inspect.sh).
 EXAMPLES := flowtab tracelist
 EX_STAGE := $(abspath $(OUTPUT))/stage
 EX_OUT := $(abspath $(OUTPUT))/examples
@@ -297,6 +298,8 @@ examples-build: lib $(CLI)
 		$(EX_ENV) $(MAKE) -s -C examples/$$e OUT=$(EX_OUT)/$$e || exit 1; done
 	$(Q){ echo 'set -e'; echo 'export LD_LIBRARY_PATH=$(EX_STAGE)$(EX_LIBDIR)'; \
 	      for e in $(EXAMPLES); do echo "echo '== $$e'; $(EX_OUT)/$$e/$$e"; done; \
+	      echo "echo '== arena-alloc --pid (flowtab --hold)'"; \
+	      echo "sh $(abspath examples/inspect.sh) $(EX_OUT) $(EX_STAGE)/usr/bin/arena-alloc"; \
 	      echo 'echo "examples: all passed"'; } > $(EX_OUT)/run.sh
 
 examples-uninstall:

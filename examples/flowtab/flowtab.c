@@ -5,9 +5,13 @@
  * every live flow record straight from the mmapped arena, and the size
  * histogram from the program's own page. Exits 0 only if what it read is
  * what it sent: 3 flows, one of them ended (its record freed).
+ *   flowtab --hold   then keeps the heap loaded until SIGINT/SIGTERM, for
+ *                    `arena-alloc --pid PID stats` and the like
  */
 #include <arpa/inet.h>
+#include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -52,7 +56,15 @@ static int send_pkt(struct flowtab *skel, const char *s, const char *d, int spor
 	return bpf_prog_test_run_opts(bpf_program__fd(skel->progs.flowtab_tc), &o);
 }
 
-int main(void)
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+int main(int argc, char **argv)
 {
 	AA_OPTS(aa_heap_opts, opts, .init_bytes = 4 << 20);
 	LIBBPF_OPTS(bpf_test_run_opts, run);
@@ -117,6 +129,14 @@ int main(void)
 	    skel->bss->flows_ended == 1 && st.live_allocs - cached == 2 && hist && hist[0] == 11) {
 		printf("flowtab: OK\n");
 		err = 0;
+		if (argc > 1 && !strcmp(argv[1], "--hold")) {
+			signal(SIGINT, on_signal);
+			signal(SIGTERM, on_signal);
+			printf("flowtab: holding the heap, pid %d, until SIGTERM\n", getpid());
+			fflush(stdout);
+			while (!stop)
+				sleep(1);	/* a signal ends it early */
+		}
 	} else {
 		fprintf(stderr, "flowtab: FAILED: not what was sent\n");
 	}

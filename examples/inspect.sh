@@ -1,0 +1,37 @@
+#!/bin/sh
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# inspect.sh OUT CLI - the installed arena-alloc CLI inspects a program that
+# embeds the library while it runs: flowtab --hold (built into OUT/flowtab),
+# found by its pid. Fails unless stats, dump, check, drain and the refill
+# agent all work on it, and stats counts flowtab's 2 live flow records.
+set -e
+out=$1 cli=$2
+log=$out/flowtab-hold.log
+"$out/flowtab/flowtab" --hold >"$log" &
+pid=$!
+trap 'kill $pid 2>/dev/null || true' EXIT
+i=0
+until grep -q "holding the heap" "$log"; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || { echo "inspect: flowtab never got to --hold:"; cat "$log"; exit 1; }
+	sleep 0.1
+done
+"$cli" --pid $pid stats | tee "$out/stats.txt"
+"$cli" --pid $pid dump | head -3
+"$cli" --pid $pid check
+# stats: "in N live allocations", "cached: B B in M objects" -> N - M records
+live=$(sed -n 's/.* in \([0-9]*\) live allocations.*/\1/p' "$out/stats.txt")
+cached=$(sed -n 's/^cached: [0-9]* B in \([0-9]*\) objects.*/\1/p' "$out/stats.txt")
+[ "$((live - cached))" -eq 2 ] ||
+	{ echo "inspect: stats count $live - $cached allocations, flowtab holds 2"; exit 1; }
+"$cli" -j --pid $pid stats | grep -q '"heap":"process '$pid'"' ||
+	{ echo "inspect: stats --json does not name the process"; exit 1; }
+"$cli" --pid $pid drain
+timeout --preserve-status -s TERM 1 "$cli" --pid $pid refill-agent >"$out/agent.log"
+cat "$out/agent.log"
+grep -q "waiting on the refill event ring" "$out/agent.log" ||
+	{ echo "inspect: the agent did not find flowtab's refill ring"; exit 1; }
+kill -TERM $pid
+wait $pid
+trap - EXIT
+echo "inspect: arena-alloc --pid read flowtab's heap"
