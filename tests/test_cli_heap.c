@@ -185,6 +185,29 @@ Test(cli_heap, load_grow_work_stats_check_drain_trim_unload)
 	cr_assert_neq(stat(pin, &st), 0, "unload left %s", pin);
 }
 
+/* load --tunable: the values reach the heap's root (stats --json reads
+ * them back), per class by object size or for every class. */
+Test(cli_heap, load_tunables_reach_the_heap)
+{
+	json_t *j, *t;
+
+	cr_assert_eq(run(NULL, 0, false, "load --arena-mb 16 --tunable low_watermark=3M "
+			 "--tunable keep_bytes=2M --tunable cpu_cache_cap=64 --tunable batch=8 "
+			 "--tunable batch:100=5 --tunable transfer_cap:8192=40"), 0);
+	j = run_json("stats");
+	t = json_object_get(j, "tunables");
+	cr_assert_not_null(t);
+	cr_assert_eq(jint(t, "low_watermark"), 3 << 20);
+	cr_assert_eq(jint(t, "keep_bytes"), 2 << 20);
+	cr_assert_eq(json_integer_value(json_array_get(json_object_get(t, "cpu_cache_cap"), 0)), 64);
+	cr_assert_eq(json_integer_value(json_array_get(json_object_get(t, "batch"), 0)), 8);
+	cr_assert_eq(json_integer_value(json_array_get(json_object_get(t, "batch"),
+						       aa_size_class(100))), 5);
+	cr_assert_eq(json_integer_value(json_array_get(json_object_get(t, "transfer_cap"),
+						       AA_NR_CLASSES - 1)), 40);
+	json_decref(j);
+}
+
 /* Bad input: the exit status (2 usage, 1 failure) and a message naming the
  * cause. */
 static void bad(int want, const char *msg, const char *args)
@@ -211,6 +234,12 @@ Test(cli_heap, bad_input_is_refused_clearly)
 	bad(2, "--bytes N[K|M|G] is required", "grow");
 	bad(2, "does not fit in 64 bits", "grow --bytes 99999999999999G");
 	bad(1, "unload it first", "load");
+	bad(2, "unknown (keep_bytes", "load --tunable frob=1");
+	bad(2, "give KEY=VALUE", "load --tunable batch");
+	bad(2, "not a 32-bit number", "load --tunable batch=x");
+	bad(2, "the object size of a class", "load --tunable batch:9000=1");
+	bad(2, "do not fit together", "load --tunable batch=1000");
+	bad(2, "'banana' is not a size", "load --tunable low_watermark=banana");
 	cr_assert_eq(run(NULL, 0, false, "unload"), 0);
 	/* a pin directory whose "arena" is an array map */
 	cr_assert_eq(mkdir(pin, 0700), 0);
@@ -503,6 +532,7 @@ Test(cli_heap, refill_agent_answers_the_low_watermark_signal)
 	cr_assert_geq(refills, 2, "agent log: %s", log);
 	cr_assert_eq(events, refills, "a refill without its ring event: %s", log);
 	cr_assert(strstr(log, "stopped after"), "agent log: %s", log);
+	cr_log_info("agent log (--verbose shows it; \"ms ago\": raise to memory added):\n%s", log);
 	aa_heap__destroy(h);
 	test_cpu_cache__destroy(skel);
 }

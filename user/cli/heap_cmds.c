@@ -39,6 +39,66 @@ static void report(const char *cmd, const char *what, long long n, const struct 
 static unsigned long load_arena_mb = 256;
 static __u64 load_init = 4 << 20;
 static bool load_no_caches;
+static struct aa_tunables load_tun;
+static bool load_tun_set;
+
+/* --tunable K=V: keep_bytes and low_watermark take sizes; cpu_cache_cap,
+ * batch and transfer_cap set every class, or with K:SIZE=V the class that
+ * serves SIZE bytes (the class column of `stats`). Checked as a whole by
+ * aa_tunables__validate() once all are read. */
+static int tunable_opt(const char *arg)
+{
+	static const char *const per_class[] = { "cpu_cache_cap", "batch", "transfer_cap" };
+	__u32 *fields[] = { load_tun.cpu_cache_cap, load_tun.batch, load_tun.transfer_cap };
+	const char *eq = strchr(arg, '='), *colon;
+	unsigned long long v;
+	long cls = -1;
+	size_t klen, i;
+	char *end;
+
+	if (!load_tun_set && aa_tunables__default(&load_tun))
+		return -1;
+	load_tun_set = true;
+	if (!eq || eq == arg) {
+		cli_err("load: --tunable '%s': give KEY=VALUE", arg);
+		return -1;
+	}
+	klen = eq - arg;
+	if (klen == 10 && !strncmp(arg, "keep_bytes", klen))
+		return cli_parse_size("--tunable keep_bytes", eq + 1, &load_tun.keep_bytes);
+	if (klen == 13 && !strncmp(arg, "low_watermark", klen))
+		return cli_parse_size("--tunable low_watermark", eq + 1, &load_tun.low_watermark);
+	colon = memchr(arg, ':', klen);
+	if (colon) {
+		errno = 0;
+		v = strtoull(colon + 1, &end, 10);
+		cls = errno || end != eq || !v || v > AA_MAX_CLASS_SIZE ? -1 : aa_size_class(v);
+		if (cls < 0) {
+			cli_err("load: --tunable '%s': give the object size of a class, 1 .. %u",
+				arg, AA_MAX_CLASS_SIZE);
+			return -1;
+		}
+		klen = colon - arg;
+	}
+	for (i = 0; i < 3; i++)
+		if (strlen(per_class[i]) == klen && !strncmp(arg, per_class[i], klen))
+			break;
+	if (i == 3) {
+		cli_err("load: --tunable '%.*s': unknown (keep_bytes, low_watermark, "
+			"cpu_cache_cap, batch, transfer_cap)", (int)klen, arg);
+		return -1;
+	}
+	errno = 0;
+	v = strtoull(eq + 1, &end, 10);
+	if (errno || *end || !eq[1] || v > 0xffffffffULL) {
+		cli_err("load: --tunable '%s': the value is not a 32-bit number", arg);
+		return -1;
+	}
+	for (int c = 0; c < AA_NR_CLASSES; c++)
+		if (cls < 0 || c == cls)
+			fields[i][c] = v;
+	return 0;
+}
 
 static int load_opt(int c, const char *arg)
 {
@@ -58,6 +118,8 @@ static int load_opt(int c, const char *arg)
 	case 'n':
 		load_no_caches = true;
 		return 0;
+	case 't':
+		return tunable_opt(arg);
 	}
 	return -1;
 }
@@ -68,6 +130,7 @@ int cmd_load(int argc, char **argv)
 		{ "arena-mb", required_argument, NULL, 'a' },
 		{ "init", required_argument, NULL, 'i' },
 		{ "no-caches", no_argument, NULL, 'n' },
+		{ "tunable", required_argument, NULL, 't' },
 		{},
 	};
 	struct aa_heap *h;
@@ -80,11 +143,16 @@ int cmd_load(int argc, char **argv)
 			(unsigned long long)load_init, load_arena_mb);
 		return EXIT_USAGE;
 	}
+	if (load_tun_set && aa_tunables__validate(&load_tun)) {
+		cli_err("load: the --tunable values do not fit together (above)");
+		return EXIT_USAGE;
+	}
 	if (cli_need_root("load") || cli_ensure_bpffs())
 		return 1;
 	AA_OPTS(aa_heap_opts, o, .arena_pages = load_arena_mb * 256,
 		.init_bytes = load_init ? load_init : 1,
-		.flags = load_no_caches ? AA_F_NO_CACHES : 0);
+		.flags = load_no_caches ? AA_F_NO_CACHES : 0,
+		.tunables = load_tun_set ? &load_tun : NULL);
 	h = aa_heap__open(&o);
 	if (!h) {
 		cli_err("load: the allocator did not load: %s%s", strerror(errno),

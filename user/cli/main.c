@@ -25,7 +25,10 @@
 struct cli_opts cli = { .pin = AA_DEFAULT_PIN };
 
 static const struct cmd cmds[] = {
-	{ "load", cmd_load, "[--arena-mb N] [--init BYTES] [--no-caches]",
+	{ "load", cmd_load,
+	  "[--arena-mb N] [--init BYTES] [--no-caches] [--tunable K=V ...]\n"
+	  "  K: keep_bytes, low_watermark (sizes); cpu_cache_cap, batch, transfer_cap\n"
+	  "  (every class, or K:SIZE=V for the class of SIZE-byte objects)",
 	  "load the allocator, initialise it, pin it under --pin" },
 	{ "unload", cmd_unload, "", "remove the pins (the heap goes with its last user)" },
 	{ "grow", cmd_grow, "--bytes N[K|M|G]", "map more chunks into the heap" },

@@ -76,6 +76,17 @@ static void json_row(const struct row *r, void *ctx)
 	jw_end_object(w);
 }
 
+static void json_class_array(struct jw *w, const char *name, const __u32 *v)
+{
+	int c;
+
+	jw_name(w, name);
+	jw_start_array(w);
+	for (c = 0; c < AA_NR_CLASSES; c++)
+		jw_uint(w, v[c]);
+	jw_end_array(w);
+}
+
 static void json_stats(const struct aa_heap *h, const char *where, const struct aa_stats *st,
 		       __u64 cached_bytes, __u64 cached_objs)
 {
@@ -116,6 +127,14 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 	for (k = 0; k < AA_NR_ORDERS; k++)
 		jw_uint(w, st->free_blocks[k]);
 	jw_end_array(w);
+	jw_end_object(w);
+	jw_name(w, "tunables");
+	jw_start_object(w);
+	jw_kv_uint(w, "keep_bytes", r->tun.keep_bytes);
+	jw_kv_uint(w, "low_watermark", r->tun.low_watermark);
+	json_class_array(w, "cpu_cache_cap", r->tun.cpu_cache_cap);
+	json_class_array(w, "batch", r->tun.batch);
+	json_class_array(w, "transfer_cap", r->tun.transfer_cap);
 	jw_end_object(w);
 	jw_name(w, "errors");
 	jw_start_object(w);
@@ -238,10 +257,13 @@ void cli_print_stats(const struct aa_heap *h, const char *where)
 	aa_stats__print(&st, stdout);
 	printf("cached: %llu B in %llu objects (counted in use above)\n",
 	       (unsigned long long)cached, (unsigned long long)cached_objs);
-	printf("refill signals %llu%s, refill events lost %llu\n\n",
+	printf("refill signals %llu%s, refill events lost %llu; low watermark %llu B, "
+	       "trim keeps %llu B\n\n",
 	       (unsigned long long)aa_heap__root(h)->refill_signals,
 	       aa_heap__root(h)->need_refill ? " (raised now)" : "",
-	       (unsigned long long)st.refill_events_lost);
+	       (unsigned long long)st.refill_events_lost,
+	       (unsigned long long)aa_heap__root(h)->tun.low_watermark,
+	       (unsigned long long)aa_heap__root(h)->tun.keep_bytes);
 	printf("%4s %6s %10s %10s %10s %8s %8s %8s %7s %8s %7s\n", "cpu", "class", "allocs",
 	       "frees", "hits", "misses", "refills", "spills", "nested", "failures", "cached");
 	for_each_row(h, print_row, NULL);
