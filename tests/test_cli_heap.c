@@ -308,6 +308,33 @@ Test(cli_heap, refuses_arenas_without_a_readable_root)
 	test_embed__destroy(skel);
 }
 
+/* An embedder that did not load one of the library's syscall programs:
+ * what needs it names it; the rest works. */
+Test(cli_heap, a_missing_program_is_named)
+{
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 1 << 20);
+	char path[128], args[192];
+	struct test_embed *skel;
+	struct aa_heap *h;
+
+	skel = test_embed__open();
+	cr_assert_not_null(skel);
+	cr_assert_eq(bpf_program__set_autoload(skel->progs.aa_trim, false), 0);
+	cr_assert_eq(test_embed__load(skel), 0);
+	h = aa_heap__attach(skel->obj, &o);
+	cr_assert_not_null(h);
+	cr_assert_eq(mkdir(pin, 0700), 0);
+	snprintf(path, sizeof(path), "%s/flows_arena", pin);
+	cr_assert_eq(bpf_map__pin(skel->maps.flows_arena, path), 0);
+	snprintf(args, sizeof(args), "--map %s trim", path);
+	bad(1, "program aa_trim is missing from the BPF object", args);
+	snprintf(args, sizeof(args), "--map %s check", path);
+	cr_assert_eq(run(NULL, 0, false, "%s", args), 0, "check needs no aa_trim");
+	unlink(path);
+	aa_heap__destroy(h);
+	test_embed__destroy(skel);
+}
+
 /* Not root: every command that touches BPF says so and exits 1, before
  * anything half-happens; help still works. The library says the same
  * when a process without the capabilities opens a heap. */
