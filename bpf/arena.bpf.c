@@ -48,6 +48,7 @@ static void publish_fast(void)
 
 	aa_fast.root = (__u64)&aa_root;
 	aa_fast.arena_base = aa_root.arena_base;
+	aa_fast.defer = aa_root.flags & AA_F_DEFER;
 	if (aa_root.flags & AA_F_NO_CACHES)
 		return;
 	aa_fast.key = aa_root.cache_key;
@@ -139,6 +140,12 @@ static void init_classes(void)
 		aa_root.class_size[c] = aa_class(c)->size;
 		aa_root.class_pages[c] = aa_class(c)->pages;
 	}
+	/* deferred free: empty limbo (a teardown dropped what it held) */
+	aa_root.defer.limbo[0] = AA_NIL;
+	aa_root.defer.limbo[1] = AA_NIL;
+	aa_root.defer.pending_objs = 0;
+	aa_root.defer.pending_bytes = 0;
+	aa_root.defer.reclaiming = 0;
 }
 
 /*
@@ -161,7 +168,7 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags
 		return -EINVAL;
 	if (aa_heap_ready())
 		return aa_root.arena_base == arena_base ? 0 : -EEXIST;
-	if (flags & ~AA_F_NO_CACHES)
+	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER))
 		return -EINVAL;
 	if (flags & AA_F_NO_CACHES)
 		nr_cpus = 0;
@@ -200,7 +207,7 @@ int aa_arena_grow_one(__u32 cursor)
 	__u32 nr_slots = aa_root.nr_slots;
 	int s, err;
 
-	meta = aa_pages_alloc(NULL, AA_META_PAGES);
+	meta = aa_pages_alloc(NULL, aa_meta_pages());
 	if (!meta)
 		return -ENOMEM;
 	aa_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
@@ -216,12 +223,12 @@ int aa_arena_grow_one(__u32 cursor)
 		}
 		if (err) {
 			aa_pages_free(chunk, AA_CHUNK_PAGES);
-			aa_pages_free(meta, AA_META_PAGES);
+			aa_pages_free(meta, aa_meta_pages());
 			return err;
 		}
 		return s + 1;
 	}
-	aa_pages_free(meta, AA_META_PAGES);
+	aa_pages_free(meta, aa_meta_pages());
 	return -ENOMEM;
 }
 
@@ -278,7 +285,7 @@ static void return_chunk(__u32 slot)
 	aa_pages_free(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
 	if (aa_fault_trim_delay_ns)
 		fault_delay(aa_fault_trim_delay_ns);
-	aa_pages_free(aa_addr(aa_root.slots[s].meta_off), AA_META_PAGES);
+	aa_pages_free(aa_addr(aa_root.slots[s].meta_off), aa_meta_pages());
 	aa_buddy_release_slot(s);
 }
 

@@ -15,5 +15,6 @@
 #include "transfer_cache.bpf.c"
 #include "cpu_cache.bpf.c"
 #include "alloc.bpf.c"
+#include "defer.bpf.c"
 #include "arena.bpf.c"
 #include "entry.bpf.c"

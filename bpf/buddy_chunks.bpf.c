@@ -44,7 +44,7 @@ int aa_buddy_add_chunk(__u32 slot, __u32 meta_off)
 	free_push(AA_MAX_ORDER, slot << AA_CHUNK_SHIFT);
 	aa_root.stats.nr_chunks++;
 	aa_root.stats.nr_grows++;
-	aa_root.stats.pages_mapped += AA_CHUNK_PAGES + AA_META_PAGES;
+	aa_root.stats.pages_mapped += AA_CHUNK_PAGES + aa_meta_pages();
 	if (aa_root.stats.pages_mapped > aa_root.stats.peak_pages_mapped)
 		aa_root.stats.peak_pages_mapped = aa_root.stats.pages_mapped;
 	aa_unlock();
@@ -73,7 +73,7 @@ int aa_buddy_take_free_chunk(__u32 keep)
 		aa_root.slots[s].state = AA_SLOT_RELEASING;
 		aa_root.stats.nr_chunks--;
 		aa_root.stats.nr_trims++;
-		aa_root.stats.pages_mapped -= AA_CHUNK_PAGES + AA_META_PAGES;
+		aa_root.stats.pages_mapped -= AA_CHUNK_PAGES + aa_meta_pages();
 		ret = s;
 		break;
 	}

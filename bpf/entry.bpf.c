@@ -31,6 +31,7 @@ static __always_inline void set_tunables(struct aa_tunables *t)
 	}
 	aa_root.tun.keep_bytes = t->keep_bytes;
 	aa_root.tun.low_watermark = t->low_watermark;
+	aa_root.tun.defer_limit = t->defer_limit;
 }
 
 /* Initialise and publish the heap (idempotent while it is ready: tear it
@@ -141,6 +142,30 @@ int aa_drain(struct aa_drain_args *args)
 	return 0;
 }
 
+/* A reclaim round of deferred frees, in two runs with an RCU grace period
+ * between them (defer.bpf.c has the protocol): ADVANCE, then FREE of the
+ * epoch ADVANCE gave, again while `more`. */
+SEC("syscall")
+int aa_reclaim(struct aa_reclaim_args *a)
+{
+	if (!aa_heap_ready() || !(aa_root.flags & AA_F_DEFER)) {
+		a->err = aa_heap_ready() ? -EOPNOTSUPP : -ENODEV;
+		return 0;
+	}
+	if (a->op == AA_RECLAIM_ADVANCE) {
+		a->epoch = aa_defer_advance();
+		a->err = 0;
+	} else if (a->op == AA_RECLAIM_FREE) {
+		a->objects = 0;
+		a->bytes = 0;
+		a->kept = 0;
+		a->err = aa_defer_reclaim(a);
+	} else {
+		a->err = -EINVAL;
+	}
+	return 0;
+}
+
 /* Validity checker: returns 0 or the first failing check's code. */
 SEC("syscall")
 int aa_check(void *ctx)
@@ -209,6 +234,12 @@ int aa_call(struct aa_op_args *a)
 		break;
 	case AA_OP_FREE_BULK:
 		a->ret = aa_free_bulk_u64(a->ptr, a->n);
+		break;
+	case AA_OP_FREE_DEFERRED:
+		a->ret = aa_free_deferred_u64(a->ptr);
+		break;
+	case AA_OP_FREE_DEFERRED_BULK:
+		a->ret = aa_free_deferred_bulk_u64(a->ptr, a->n);
 		break;
 	default:
 		a->ret = -EINVAL;

@@ -78,6 +78,7 @@
 #define E2BIG		7
 #define EDEADLK		35
 #define EALREADY	114
+#define EOPNOTSUPP	95
 #define EUCLEAN		117
 
 #define NUMA_NO_NODE	(-1)
@@ -216,6 +217,13 @@ static __always_inline int aa_fail(enum aa_error e)
 }
 
 /* Count a recovered event (aa_stats contention counters). */
+/* Metadata pages per chunk: the page map and span table, and with
+ * AA_F_DEFER the pending bitmap. Fixed from init to teardown. */
+static __always_inline __u32 aa_meta_pages(void)
+{
+	return aa_root.flags & AA_F_DEFER ? AA_META_PAGES_DEFER : AA_META_PAGES;
+}
+
 #define aa_count(field)	__sync_fetch_and_add(&aa_root.stats.field, 1)
 
 /* --- Context ----------------------------------------------------------------

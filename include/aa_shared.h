@@ -17,7 +17,7 @@
 #endif
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	6
+#define AA_LAYOUT_VERSION	7
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -100,6 +100,12 @@ struct aa_chunk_meta {
 };
 #define AA_META_PAGES		2
 
+/* With AA_F_DEFER, 2 more metadata pages per chunk: the pending bitmap,
+ * one bit per 16-byte granule of the chunk, set while the object that
+ * starts there waits in limbo (bpf/defer.bpf.c). 1.56% of what is mapped. */
+#define AA_META_DEFER_OFF	(AA_META_PAGES * AA_PAGE_SIZE)
+#define AA_META_PAGES_DEFER	(AA_META_PAGES + 2)
+
 enum aa_slot_state {
 	AA_SLOT_UNMAPPED	= 0,	/* no pages of ours here */
 	AA_SLOT_CHUNK		= 1,	/* page-heap chunk, metadata at meta_off */
@@ -136,6 +142,8 @@ struct aa_slot {
 /* Init flags */
 #define AA_F_NO_CACHES		(1U << 0)	/* no CPU or transfer caches: every
 						 * request takes the heap lock */
+#define AA_F_DEFER		(1U << 1)	/* deferred free (aa_free_deferred):
+						 * the pending bitmaps */
 
 /* Counters of one size class in one CPU cache (64 bytes: one line, and
  * an index the hit path computes with a shift). Written by the cache's
@@ -216,6 +224,7 @@ struct aa_fast {
 	__u64 arena_size;	/* aa_root.arena_size; 0: not published */
 	__u64 key;		/* aa_root.cache_key: custody marks */
 	__u64 zero;		/* always 0 (address dependencies) */
+	__u64 defer;		/* AA_F_DEFER set: frees check the pending bits */
 	__u64 cc[AA_MAX_CPUS];	/* user address of CPU i's cache, 0: none */
 };
 
@@ -256,6 +265,7 @@ struct aa_tunables {
 	__u32 transfer_cap[AA_NR_CLASSES];	/* <= AA_TRANSFER_MAX */
 	__u64 keep_bytes;	/* trim keeps this much free memory mapped */
 	__u64 low_watermark;	/* signal a refill below this many free bytes */
+	__u64 defer_limit;	/* signal a reclaim above this many bytes in limbo */
 };
 
 /* Error codes: returned negated by BPF functions, counted in aa_stats.err. */
@@ -320,6 +330,44 @@ struct aa_refill_event {
 };
 
 /*
+ * Deferred free (bpf/defer.bpf.c). An object freed with aa_free_deferred()
+ * keeps its contents and stays allocated (its pending bit set) in limbo:
+ * a 16-byte node on the stack limbo[epoch & 1], epoch as read after the
+ * caller unlinked it. The agent advances epoch, waits for an RCU grace
+ * period, then reclaims the nodes of the epoch before (aa_reclaim).
+ */
+struct aa_defer_node {
+	__u32 next;		/* arena offset of the next node, AA_NIL */
+	__u32 obj;		/* arena offset of the object */
+	__u32 epoch;		/* global epoch when it was deferred */
+	__u32 pad;
+	__u64 ts_ns;		/* bpf_ktime_get_ns() when it was deferred */
+};
+
+struct aa_defer {
+	__u32 epoch;		/* advanced by the agent only (AA_RECLAIM_ADVANCE) */
+	__u32 limbo[2];		/* lock-free stacks of nodes, arena offsets
+				 * (AA_NIL: empty): push by cmpxchg, pop by
+				 * the reclaimer only */
+	__u32 reclaiming;	/* 1 while a reclaimer runs (cmpxchg) */
+	/* atomic counters */
+	__u64 pending_objs;	/* objects in limbo now */
+	__u64 pending_bytes;	/* their usable bytes */
+	__u64 peak_pending_bytes;
+	__u64 deferred;		/* objects deferred, total */
+	__u64 reclaimed;	/* objects reclaimed, total */
+	__u64 grace_periods;	/* reclaim rounds completed */
+	__u64 node_failures;	/* deferred frees refused: no memory for a node */
+	__u64 nomem_in_limbo;	/* allocations that failed while limbo held memory */
+	__u64 limit_signals;	/* refill signals raised for limbo over defer_limit */
+	__u64 latency_last_ns;	/* deferred -> reclaimed, newest node reclaimed */
+	__u64 latency_max_ns;
+	__u64 latency_sum_ns;	/* over `reclaimed` */
+	__u32 oldest_epoch;	/* epoch of the oldest node the last reclaim kept */
+	__u32 reclaim_epoch;	/* newest epoch reclaimed */
+};
+
+/*
  * The allocator's root. Lives at a fixed place in the arena (an arena global),
  * starts with magic + layout version so tools can find it in any arena.
  *
@@ -363,6 +411,8 @@ struct aa_root {
 	struct aa_central central[AA_NR_CLASSES];
 	__u32 class_size[AA_NR_CLASSES];	/* object size per class, for tools */
 	__u32 class_pages[AA_NR_CLASSES];	/* pages per span */
+
+	struct aa_defer defer;		/* deferred free */
 };
 
 /* --- syscall program arguments (ctx of SEC("syscall") programs) --- */
@@ -404,6 +454,8 @@ enum aa_op_kind {
 	AA_OP_MALLOC_BULK = 5,	/* ptr = arena array of n u64, size each */
 	AA_OP_FREE_BULK = 6,	/* ptr = arena array of n u64 */
 	AA_OP_MALLOC_GROW = 7,	/* malloc that may grow the heap (sleepable) */
+	AA_OP_FREE_DEFERRED = 8,	/* ptr in */
+	AA_OP_FREE_DEFERRED_BULK = 9,	/* ptr = arena array of n u64 */
 };
 
 /* One call into the allocator from userspace (aa_heap__call). */
@@ -437,6 +489,24 @@ struct aa_drain_args {
 					 * by someone else: not drained */
 	__u32 nr_busy;		/* out: number of such CPUs */
 	__s32 err;		/* out: 0, or -errno of a tier that failed */
+};
+
+/* aa_reclaim: op ADVANCE starts a round (epoch out: the epoch whose frees
+ * the round reclaims); after an RCU grace period, op RECLAIM with that
+ * epoch frees them. */
+enum aa_reclaim_op {
+	AA_RECLAIM_ADVANCE = 0,
+	AA_RECLAIM_FREE = 1,
+};
+
+struct aa_reclaim_args {
+	__u32 op;		/* in: enum aa_reclaim_op */
+	__u32 epoch;		/* ADVANCE: out; RECLAIM: in */
+	__u64 objects;		/* RECLAIM out: objects freed */
+	__u64 bytes;		/* RECLAIM out: their usable bytes */
+	__u64 kept;		/* RECLAIM out: nodes of later epochs, kept */
+	__s32 err;		/* out */
+	__u32 more;		/* RECLAIM out: 1 if the loop budget ended it */
 };
 
 #endif /* __AA_SHARED_H */

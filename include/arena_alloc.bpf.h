@@ -125,6 +125,21 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size);
  * -EINVAL when there were invalid pointers and nothing was freed. */
 int aa_free_bulk_u64(__u64 arr, __u32 n);
 
+/* Deferred free (heaps initialised with AA_F_DEFER): ptr keeps its
+ * contents and stays allocated until every program that could have found
+ * it before the call has finished (an RCU grace period that the loader's
+ * aa_heap__reclaim() or `arena-alloc refill-agent` waits for): the free
+ * for lock-free readers. Protected readers: non-sleepable programs, and
+ * sleepable ones between bpf_rcu_read_lock() and bpf_rcu_read_unlock().
+ * Call it after unlinking ptr from everything readers walk. 0, or the
+ * errno of aa_free_u64() for a bad pointer (refused and counted the same
+ * way, a pointer freed plain and deferred too), -ENOMEM when there was no
+ * memory for its 16-byte limbo record (ptr stays allocated), -EOPNOTSUPP
+ * on a heap without AA_F_DEFER. Any program type, lock-free. */
+int aa_free_deferred_u64(__u64 ptr);
+/* aa_free_deferred_u64() of arr[0..n), as aa_free_bulk_u64(). */
+int aa_free_deferred_bulk_u64(__u64 arr, __u32 n);
+
 /* The slow halves of the inline hit path (not for direct use): allocate an
  * object of class cls (< AA_NR_CLASSES) for a request of size bytes when
  * this CPU's cache is empty or claimed; take ptr, an object of class cls
@@ -444,6 +459,20 @@ static __always_inline int __aa_class_of(__u64 ptr, __u32 __arena **pm, __u32 *e
  * 0 still FREED" is a live allocation that we own; otherwise the stray
  * write is undone and the caller reports a double free.
  */
+/* Deferred free: is the object at ptr (its chunk's metadata at the arena
+ * address meta) in limbo? Its bit in the chunk's pending bitmap. A plain
+ * free reads it after its claim's cmpxchg and aa_free_deferred() reads
+ * word 0 after setting it (both full barriers), so of a plain and a
+ * deferred free racing on one object at least one sees the other and
+ * gives up: never both. */
+static __always_inline bool __aa_defer_pending(__u64 ptr, __u64 meta)
+{
+	__u64 g = ((ptr - aa_fast.arena_base) & (AA_CHUNK_SIZE - 1)) >> 4;
+	__u64 __arena *bits = (__u64 __arena *)(meta + AA_META_DEFER_OFF);
+
+	return (*(volatile __u64 __arena *)&bits[g >> 6] >> (g & 63)) & 1;
+}
+
 static __always_inline bool __aa_claim_word(__u64 ptr, __u64 key, __u64 *v)
 {
 	*v = *(volatile __u64 __arena *)ptr;
@@ -451,7 +480,7 @@ static __always_inline bool __aa_claim_word(__u64 ptr, __u64 key, __u64 *v)
 }
 
 static __always_inline int __aa_claim(__u64 ptr, __u64 key, __u64 v, __u32 __arena *check,
-				      __u32 expect)
+				      __u32 expect, __u64 meta)
 {
 	__u64 __arena *w = (__u64 __arena *)ptr;
 	__u64 mine = key ^ ptr ^ AA_TAG_FREED;
@@ -460,7 +489,8 @@ static __always_inline int __aa_claim(__u64 ptr, __u64 key, __u64 v, __u32 __are
 	if (__aa_cmpxchg64(w, v, mine) != v)
 		return -1;
 	now = *(volatile __u32 __arena *)check;
-	if (now == expect && __aa_load_after(w, now) == mine)
+	if (now == expect && __aa_load_after(w, now) == mine &&
+	    !(aa_fast.defer && __aa_defer_pending(ptr, meta)))
 		return 0;
 	__sync_val_compare_and_swap(w, mine, v);	/* undo the stray write */
 	return -1;
@@ -503,7 +533,8 @@ static __always_inline int aa_free_inline(__u64 ptr)
 	if (!ptr)
 		return 0;
 	c = __aa_class_of(ptr, &pm, &e);
-	if (c < 0 || !__aa_claim_word(ptr, aa_fast.key, &v) || __aa_claim(ptr, aa_fast.key, v, pm, e))
+	if (c < 0 || !__aa_claim_word(ptr, aa_fast.key, &v) ||
+	    __aa_claim(ptr, aa_fast.key, v, pm, e, (__u64)pm & ~(__u64)(AA_PAGE_SIZE - 1)))
 		return aa_free_u64(ptr);	/* judged there, counted */
 	cc = __aa_this_cache();
 	if (cc && __aa_hit_free(cc, ptr, c))
@@ -547,6 +578,8 @@ static __always_inline __u64 aa_calloc_inline(__u64 n, __u64 size)
 #define aa_usable_size(p)	aa_usable_size_u64((__u64)(p))
 #define aa_malloc_bulk(arr, n, size) aa_malloc_bulk_u64((__u64)(arr), (n), (size))
 #define aa_free_bulk(arr, n)	aa_free_bulk_u64((__u64)(arr), (n))
+#define aa_free_deferred(p)	aa_free_deferred_u64((__u64)(p))
+#define aa_free_deferred_bulk(arr, n) aa_free_deferred_bulk_u64((__u64)(arr), (n))
 
 /* --- Structs in and out of the arena ----------------------------------------
  * `*rec = local;` with rec in the arena is a memcpy whose BPF lowering

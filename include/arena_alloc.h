@@ -55,7 +55,9 @@ struct aa_heap_opts {
 	/* Grow the heap by this many bytes at init (whole 1-MiB chunks).
 	 * 0: one chunk. */
 	__u64 init_bytes;
-	/* AA_F_NO_CACHES: no CPU or transfer caches (the "before" of the benchmarks). Also
+	/* AA_F_DEFER: deferred free (aa_free_deferred(); 2 more metadata pages
+	 * per chunk, also set by ARENA_ALLOC_DEFER=1).
+	 * AA_F_NO_CACHES: no CPU or transfer caches (the "before" of the benchmarks). Also
 	 * set by ARENA_ALLOC_NO_CACHES=1. */
 	__u32 flags;
 	/* Cache tunables; NULL: aa_tunables__default() (with environment
@@ -210,6 +212,20 @@ AA_API int aa_heap__refill(struct aa_heap *heap, __u64 bytes);
  * timeout passed; -EINTR: a signal handler ran; negative error, otherwise */
 AA_API int aa_heap__wait_refill(struct aa_heap *heap, int timeout_ms,
 				struct aa_refill_event *ev);
+
+/** @brief **aa_heap__free_deferred()** frees addr after an RCU grace
+ * period, as aa_free_deferred() does in BPF (heaps with AA_F_DEFER).
+ * @return 0; negative error (-EALREADY double free, ... as
+ * aa_heap__free(); -EOPNOTSUPP without AA_F_DEFER) */
+AA_API int aa_heap__free_deferred(struct aa_heap *heap, __u64 addr);
+
+/** @brief **aa_heap__reclaim()** runs one reclaim round: advances the
+ * deferred-free epoch, waits for an RCU grace period (synchronize_rcu()
+ * through a map-in-map update; membarrier() as a fallback) and frees what
+ * was deferred before. Blocks for the grace period (milliseconds). One
+ * round at a time per heap (a concurrent one waits).
+ * @return objects freed (>= 0); negative error */
+AA_API long aa_heap__reclaim(struct aa_heap *heap);
 
 /** @brief **aa_heap__refill_fd()** is an fd for the caller's own epoll
  * loop: readable when a refill event is queued; then call

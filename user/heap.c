@@ -136,6 +136,7 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 	h->prog_call = prog_fd(obj, "aa_call");
 	h->prog_batch = prog_fd(obj, "aa_batch");
 	h->prog_drain = prog_fd(obj, "aa_drain");
+	h->prog_reclaim = prog_fd(obj, "aa_reclaim");
 	if (h->prog_init < 0) {
 		pr_warn("BPF object does not link libarena_alloc.bpf.o (no aa_init)\n");
 		return -ENOENT;
@@ -235,7 +236,9 @@ static int heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts)
 
 	if (env && *env && strcmp(env, "0"))
 		flags |= AA_F_NO_CACHES;
-	if (flags & ~AA_F_NO_CACHES) {
+	if (getenv("ARENA_ALLOC_DEFER") && !strcmp(getenv("ARENA_ALLOC_DEFER"), "1"))
+		flags |= AA_F_DEFER;
+	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER)) {
 		pr_warn("unknown flags 0x%x\n", flags);
 		return -EINVAL;
 	}
@@ -358,6 +361,7 @@ AA_API void aa_heap__destroy(struct aa_heap *h)
 	if (!h)
 		return;
 	aa__heap_close_refill(h);
+	aa__heap_close_defer(h);
 	if (h->skel)
 		arena_alloc__destroy(h->skel);
 	aa__heap_close_pinned(h);
@@ -553,6 +557,7 @@ AA_API int aa_size_class(__u64 size)
 #define DEFAULT_TRANSFER_BATCHES 8
 #define DEFAULT_KEEP_BYTES	(4ULL << 20)
 #define DEFAULT_LOW_WATERMARK	(1ULL << 20)
+#define DEFAULT_DEFER_LIMIT	(16ULL << 20)	/* limbo bytes that raise the signal */
 
 static int env_u64(const char *name, __u64 *out)
 {
@@ -601,6 +606,7 @@ AA_API int aa_tunables__default(struct aa_tunables *t)
 	}
 	t->keep_bytes = DEFAULT_KEEP_BYTES;
 	t->low_watermark = DEFAULT_LOW_WATERMARK;
+	t->defer_limit = DEFAULT_DEFER_LIMIT;
 
 	if ((err = env_per_class("ARENA_ALLOC_CPU_CACHE_CAP", t->cpu_cache_cap)) < 0 ||
 	    (err = env_per_class("ARENA_ALLOC_BATCH", t->batch)) < 0 ||
@@ -609,6 +615,8 @@ AA_API int aa_tunables__default(struct aa_tunables *t)
 	if ((err = env_u64("ARENA_ALLOC_KEEP_BYTES", &t->keep_bytes)) < 0)
 		return aa_err(err);
 	if ((err = env_u64("ARENA_ALLOC_LOW_WATERMARK", &t->low_watermark)) < 0)
+		return aa_err(err);
+	if ((err = env_u64("ARENA_ALLOC_DEFER_LIMIT", &t->defer_limit)) < 0)
 		return aa_err(err);
 	return 0;
 }

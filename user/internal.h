@@ -33,7 +33,9 @@ struct aa_heap {
 					 * user_vm_start in every process */
 	const struct aa_root *root;
 	int prog_init, prog_grow, prog_trim, prog_teardown, prog_check;
-	int prog_call, prog_batch, prog_drain;
+	int prog_call, prog_batch, prog_drain, prog_reclaim;
+	bool gp_ready;			/* defer.c: the grace-period maps */
+	int gp_outer_fd, gp_inner_fd;
 	int pinned_fds[16];		/* opened by pin.c / find.c: to close */
 	int nr_pinned_fds;
 	bool own_mmap;			/* aa_heap__open_pinned(): to munmap */
@@ -53,6 +55,8 @@ int aa__heap_keep_fd(struct aa_heap *h, int fd);
 int aa__heap_set_prog(struct aa_heap *h, const char *name, int fd);
 /* refill.c */
 void aa__heap_close_refill(struct aa_heap *h);
+/* defer.c */
+void aa__heap_close_defer(struct aa_heap *h);
 /* Map the arena and find the root through aa_fast; where names the source
  * in messages. */
 int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where);

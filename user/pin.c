@@ -26,7 +26,7 @@
 
 static const char *const pin_progs[] = {
 	"aa_init", "aa_grow", "aa_trim", "aa_teardown",
-	"aa_check", "aa_call", "aa_batch", "aa_drain",
+	"aa_check", "aa_call", "aa_batch", "aa_drain", "aa_reclaim",
 };
 #define NR_PIN_PROGS	(sizeof(pin_progs) / sizeof(pin_progs[0]))
 
@@ -241,7 +241,8 @@ struct aa_heap *aa__heap_new_foreign(void)
 int aa__heap_set_prog(struct aa_heap *h, const char *name, int fd)
 {
 	int *fds[] = { &h->prog_init, &h->prog_grow, &h->prog_trim, &h->prog_teardown,
-		       &h->prog_check, &h->prog_call, &h->prog_batch, &h->prog_drain };
+		       &h->prog_check, &h->prog_call, &h->prog_batch, &h->prog_drain,
+		       &h->prog_reclaim };
 	size_t i;
 
 	for (i = 0; i < NR_PIN_PROGS; i++)

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * defer.bpf.c - deferred free: an object is reused only after every
+ * program that could still see it has finished (like bpf_mem_free_rcu()).
+ *
+ * Role:       aa_free_deferred_u64() puts a live allocation in limbo; the
+ *             agent's aa_reclaim program frees it after an RCU grace
+ *             period. Heaps initialised with AA_F_DEFER only.
+ * From below: the front door's malloc/free for the 16-byte limbo nodes
+ *             (alloc.bpf.c), aa_heap_judge() and aa_heap_return()
+ *             (heap.bpf.c). No page kfunc, no lock on the deferring path.
+ * Locking:    lock-free. An object in limbo is:
+ *               - still allocated for every tier: its word 0 is the
+ *                 user's, its contents untouched, its bytes in use;
+ *               - marked in its chunk's pending bitmap (one bit per 16-byte
+ *                 granule, metadata pages 2..3 of the chunk): a plain free
+ *                 of it is refused as a double free (__aa_claim()), and so
+ *                 is a second deferred free (the bit is already set);
+ *               - on the stack aa_root.defer.limbo[e & 1], e the global
+ *                 epoch read after the bit was set. Pushers cmpxchg the
+ *                 head; only the reclaimer pops (one at a time: it holds
+ *                 defer.reclaiming), so a popped node cannot come back
+ *                 under it (no ABA).
+ *
+ * Epochs and the guarantee. The agent (aa_heap__reclaim()) runs a round:
+ *   1. ADVANCE: e = epoch++ (atomic);
+ *   2. waits for an RCU grace period (synchronize_rcu(), via a map-in-map
+ *      update; membarrier(MEMBARRIER_CMD_GLOBAL) as a fallback);
+ *   3. RECLAIM(e): frees every node of epoch <= e (older than e by the
+ *      wrap-safe comparison), keeps later ones.
+ * A deferred free that read epoch <= e read it before step 1 took effect,
+ * and its caller had unlinked the object before that. So every reader
+ * that could have found the object was running when step 1 happened, and
+ * step 2 waited for it if it ran under RCU: non-sleepable programs (they
+ * always do) and sleepable ones inside bpf_rcu_read_lock(). NOT covered:
+ * sleepable programs outside bpf_rcu_read_lock() (RCU-tasks-trace is not
+ * waited for) and userspace readers of the mmap, who must not hold
+ * pointers to objects across their own unlink-then-defer.
+ *
+ * Bound: when limbo holds more than tun.defer_limit bytes, a deferred free
+ * raises need_refill (the agent reclaims and grows); an allocation that
+ * fails while limbo holds objects counts defer.nomem_in_limbo.
+ */
+#include "internal.h"
+
+#define AA_RECLAIM_MAX		(1U << 16)	/* nodes per aa_reclaim run */
+
+typedef struct aa_defer_node __arena aa_defer_node_t;
+
+/* ptr's word in its chunk's pending bitmap, and its bit there. */
+static __always_inline __u64 __arena *pending_word(__u64 ptr, __u64 *bit)
+{
+	__u32 off = ptr - aa_root.arena_base;
+	__u64 g = (off & (AA_CHUNK_SIZE - 1)) >> 4;
+	__u64 __arena *bits = (__u64 __arena *)((__u64)meta_of(off >> AA_CHUNK_SHIFT) +
+						 AA_META_DEFER_OFF);
+
+	*bit = 1ULL << (g & 63);
+	return &bits[g >> 6];
+}
+
+/* Set (set) or clear bit in *w; returns whether it was set before. A
+ * cmpxchg loop: the x86 JIT has no fetch-or/and on arena memory. A full
+ * barrier. */
+static __always_inline bool pending_update(__u64 __arena *w, __u64 bit, bool set)
+{
+	__u64 old = 0;
+
+	aa_repeat(AA_MAX_LOOPS) {
+		old = *(volatile __u64 __arena *)w;
+		if (__sync_val_compare_and_swap(w, old, set ? old | bit : old & ~bit) == old)
+			break;
+	}
+	return old & bit;
+}
+
+/* Push node (arena offset) on limbo[e & 1]. Lock-free, any context. */
+static __always_inline void limbo_push(__u32 e, __u32 first, aa_defer_node_t *last)
+{
+	__u32 __arena *head = &aa_root.defer.limbo[e & 1];
+	__u32 old;
+
+	aa_repeat(AA_MAX_LOOPS) {
+		old = READ_ONCE_ARENA(*head);
+		last->next = old;
+		if (__sync_val_compare_and_swap(head, old, first) == old)
+			break;
+	}
+}
+
+/* Limbo over its bound: raise the refill signal (the agent reclaims, and
+ * grows if that was not enough). */
+static __always_inline void limbo_check_limit(__u64 pending)
+{
+	if (pending <= aa_root.tun.defer_limit || READ_ONCE_ARENA(aa_root.need_refill))
+		return;
+	if (__sync_val_compare_and_swap(&aa_root.need_refill, 0, 1) == 0) {
+		__sync_fetch_and_add(&aa_root.refill_signals, 1);
+		__sync_fetch_and_add(&aa_root.defer.limit_signals, 1);
+		refill_notify(false);
+	}
+}
+
+static __always_inline int free_deferred_inline(__u64 ptr)
+{
+	__u64 __arena *w;
+	__u64 bit, node_addr, pending;
+	aa_defer_node_t *node;
+	long bytes;
+	__u32 e;
+
+	if (!ptr)
+		return 0;
+	if (!(aa_root.flags & AA_F_DEFER) || !aa_heap_ready())
+		return aa_heap_ready() ? -EOPNOTSUPP : aa_fail(AA_ERR_UNINIT);
+	bytes = aa_heap_judge(ptr);	/* a live allocation's start, or counted */
+	if (bytes < 0)
+		return bytes;
+	w = pending_word(ptr, &bit);
+	if (pending_update(w, bit, true))
+		return aa_fail(AA_ERR_DOUBLE_FREE);	/* deferred twice */
+	/* after the bit (full barrier): a plain free that claimed it first */
+	if (aa_is_custody(ptr, *(volatile __u64 __arena *)ptr)) {
+		pending_update(w, bit, false);
+		return aa_fail(AA_ERR_DOUBLE_FREE);
+	}
+	node_addr = malloc_inline(sizeof(struct aa_defer_node));
+	if (!node_addr) {
+		pending_update(w, bit, false);
+		__sync_fetch_and_add(&aa_root.defer.node_failures, 1);
+		return -ENOMEM;		/* counted in err[NOMEM] by the malloc */
+	}
+	node = (aa_defer_node_t *)node_addr;
+	node->obj = ptr - aa_root.arena_base;
+	node->ts_ns = bpf_ktime_get_ns();
+	e = READ_ONCE_ARENA(aa_root.defer.epoch);	/* after the caller's unlink */
+	node->epoch = e;
+	__sync_fetch_and_add(&aa_root.defer.pending_objs, 1);
+	pending = __sync_add_and_fetch(&aa_root.defer.pending_bytes, bytes);
+	if (pending > aa_root.defer.peak_pending_bytes)
+		aa_root.defer.peak_pending_bytes = pending;	/* racy max: a statistic */
+	__sync_fetch_and_add(&aa_root.defer.deferred, 1);
+	limbo_push(e, node_addr - aa_root.arena_base, node);
+	limbo_check_limit(pending);
+	return 0;
+}
+
+int aa_free_deferred_u64(__u64 ptr)
+{
+	return free_deferred_inline(ptr);
+}
+
+int aa_free_deferred_bulk_u64(__u64 arr, __u32 n)
+{
+	__u64 __arena *in = (__u64 __arena *)arr;
+	__u32 done = AA_ZERO, bad = AA_ZERO;
+	int i, err;
+
+	if (n == 0)
+		return 0;
+	err = bulk_args(arr, n);
+	if (err)
+		return err;
+	aa_for(i, 0, n) {
+		__u64 p = in[i];
+
+		if (!p)
+			continue;
+		if (free_deferred_inline(p)) {
+			bad++;
+			continue;
+		}
+		in[i] = 0;
+		done++;
+	}
+	if (bad && !done)
+		return -EINVAL;
+	return done;
+}
+
+/* --- Reclaim (the aa_reclaim syscall program) ---------------------------- */
+
+/* Start a round: returns the epoch it will reclaim (then: a grace period,
+ * then aa_defer_reclaim() of it). */
+__u32 aa_defer_advance(void)
+{
+	return __sync_fetch_and_add(&aa_root.defer.epoch, 1);
+}
+
+/* Free the object of a node whose grace period has passed: claim it (word
+ * 0 -> FREED mark), clear its pending bit, give it to the heap. */
+static __always_inline void reclaim_object(__u64 ptr, struct aa_reclaim_args *a)
+{
+	__u64 v = *(volatile __u64 __arena *)ptr, bit;
+	long bytes = aa_heap_usable_size(ptr);
+	__u64 __arena *w;
+
+	w = pending_word(ptr, &bit);
+	if (!bytes || aa_is_custody(ptr, v) ||
+	    __sync_val_compare_and_swap((__u64 __arena *)ptr, v, aa_custody(ptr, AA_TAG_FREED)) != v) {
+		aa_fail(AA_ERR_CORRUPT);	/* limbo objects are live and ours */
+		return;
+	}
+	pending_update(w, bit, false);
+	__sync_fetch_and_sub(&aa_root.defer.pending_objs, 1);
+	__sync_fetch_and_sub(&aa_root.defer.pending_bytes, bytes);
+	aa_heap_return(ptr);
+	a->objects++;
+	a->bytes += bytes;
+}
+
+/* Reclaim epoch e's limbo: every node of an epoch not after e; later ones
+ * (a round that started since) are kept. a->more: the loop budget ended
+ * the run with nodes left: run it again. One reclaimer at a time
+ * (-EBUSY otherwise). */
+static int aa_defer_reclaim(struct aa_reclaim_args *a)
+{
+	__u32 e = a->epoch, head, keep = AA_NIL, oldest = e;
+	__u32 __arena *top = &aa_root.defer.limbo[e & 1];
+	aa_defer_node_t *node, *keep_last = NULL;
+	__u64 now, lat;
+	int n = AA_ZERO;
+
+	if (__sync_val_compare_and_swap(&aa_root.defer.reclaiming, 0, 1))
+		return -EBUSY;
+	now = bpf_ktime_get_ns();
+	a->more = 0;
+	aa_repeat(AA_RECLAIM_MAX + 1) {
+		head = READ_ONCE_ARENA(*top);
+		if (head == AA_NIL)
+			break;
+		if (n++ >= AA_RECLAIM_MAX) {
+			a->more = 1;
+			break;
+		}
+		node = aa_addr(head);
+		if (__sync_val_compare_and_swap(top, head, node->next) != head) {
+			n--;	/* a push came in: read again */
+			continue;
+		}
+		if ((int)(node->epoch - e) > 0) {	/* deferred since the round began */
+			node->next = keep;
+			if (keep == AA_NIL) {
+				keep_last = node;
+				oldest = node->epoch;
+			} else if ((int)(node->epoch - oldest) < 0) {
+				oldest = node->epoch;
+			}
+			keep = head;
+			a->kept++;
+			continue;
+		}
+		reclaim_object(aa_root.arena_base + node->obj, a);
+		lat = now - node->ts_ns;
+		aa_root.defer.latency_last_ns = lat;
+		if (lat > aa_root.defer.latency_max_ns)
+			aa_root.defer.latency_max_ns = lat;
+		aa_root.defer.latency_sum_ns += lat;
+		__sync_fetch_and_add(&aa_root.defer.reclaimed, 1);
+		free_inline((__u64)node);
+	}
+	if (keep_last) {
+		limbo_push(e, keep, keep_last);
+		aa_root.defer.oldest_epoch = oldest;
+	} else {
+		aa_root.defer.oldest_epoch = READ_ONCE_ARENA(aa_root.defer.epoch);
+	}
+	aa_root.defer.reclaim_epoch = e;
+	if (!a->more)
+		__sync_fetch_and_add(&aa_root.defer.grace_periods, 1);
+	aa_store_release(&aa_root.defer.reclaiming, 0);
+	return 0;
+}
