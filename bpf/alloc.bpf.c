@@ -156,7 +156,12 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 	return got;
 }
 
-int aa_free_bulk_u64(__u64 arr, __u32 n)
+static __always_inline int free_deferred_inline(__u64 ptr);	/* defer.bpf.c */
+
+/* Free arr[0 .. n) one by one, each object claimed first (through the CPU
+ * cache, or with caches off a heap-lock round trip per object), deferred
+ * or not. Freed slots are set to 0. */
+static __always_inline int free_each(__u64 arr, __u32 n, bool deferred)
 {
 	__u64 __arena *in = (__u64 __arena *)arr;
 	__u32 freed = AA_ZERO, bad = AA_ZERO;
@@ -169,14 +174,12 @@ int aa_free_bulk_u64(__u64 arr, __u32 n)
 		return err;
 	if (!caches_on() && !aa_heap_ready())
 		return aa_fail(AA_ERR_UNINIT);
-	/* One by one, each object claimed first: through the CPU cache, or
-	 * with caches off a heap-lock round trip per object */
 	aa_for(i, 0, n) {
 		__u64 p = in[i];
 
 		if (!p)
 			continue;
-		if (free_inline(p)) {
+		if (deferred ? free_deferred_inline(p) : free_inline(p)) {
 			bad++;
 			continue;
 		}
@@ -186,4 +189,9 @@ int aa_free_bulk_u64(__u64 arr, __u32 n)
 	if (bad && !freed)
 		return -EINVAL;
 	return freed;
+}
+
+int aa_free_bulk_u64(__u64 arr, __u32 n)
+{
+	return free_each(arr, n, false);
 }

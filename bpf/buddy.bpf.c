@@ -265,16 +265,17 @@ static __always_inline bool check_watermark(bool failed)
 	return false;
 }
 
-/* Tell a sleeping loader that need_refill was raised. Any context, heap
- * lock NOT held (a helper call; rare: once per raise). */
-static __noinline void refill_notify(bool failed)
+/* Tell a sleeping loader that need_refill was raised (or that limbo
+ * needs a reclaim: reason). Any context, heap lock NOT held (a helper
+ * call; rare: once per raise). */
+static __noinline void refill_notify(__u32 reason)
 {
 	struct aa_refill_event ev = {
 		.ts_ns = bpf_ktime_get_ns(),
 		.bytes_in_use = aa_root.stats.bytes_in_use,
 		.bytes_mapped = aa_root.stats.nr_chunks << AA_CHUNK_SHIFT,
 		.cpu = bpf_get_smp_processor_id(),
-		.failed = failed,
+		.reason = reason,
 	};
 
 	if (bpf_ringbuf_output(&aa_refill_rb, &ev, sizeof(ev), 0))

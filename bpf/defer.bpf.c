@@ -97,7 +97,7 @@ static __always_inline void limbo_check_limit(__u64 pending)
 	if (__sync_val_compare_and_swap(&aa_root.need_refill, 0, 1) == 0) {
 		__sync_fetch_and_add(&aa_root.refill_signals, 1);
 		__sync_fetch_and_add(&aa_root.defer.limit_signals, 1);
-		refill_notify(false);
+		refill_notify(AA_EV_LIMBO_LIMIT);
 	}
 }
 
@@ -135,7 +135,8 @@ static __always_inline int free_deferred_inline(__u64 ptr)
 	node->ts_ns = bpf_ktime_get_ns();
 	e = READ_ONCE_ARENA(aa_root.defer.epoch);	/* after the caller's unlink */
 	node->epoch = e;
-	__sync_fetch_and_add(&aa_root.defer.pending_objs, 1);
+	if (__sync_fetch_and_add(&aa_root.defer.pending_objs, 1) == 0)
+		refill_notify(AA_EV_LIMBO_START);	/* wake the agent */
 	pending = __sync_add_and_fetch(&aa_root.defer.pending_bytes, bytes);
 	if (pending > aa_root.defer.peak_pending_bytes)
 		aa_root.defer.peak_pending_bytes = pending;	/* racy max: a statistic */
@@ -152,30 +153,7 @@ int aa_free_deferred_u64(__u64 ptr)
 
 int aa_free_deferred_bulk_u64(__u64 arr, __u32 n)
 {
-	__u64 __arena *in = (__u64 __arena *)arr;
-	__u32 done = AA_ZERO, bad = AA_ZERO;
-	int i, err;
-
-	if (n == 0)
-		return 0;
-	err = bulk_args(arr, n);
-	if (err)
-		return err;
-	aa_for(i, 0, n) {
-		__u64 p = in[i];
-
-		if (!p)
-			continue;
-		if (free_deferred_inline(p)) {
-			bad++;
-			continue;
-		}
-		in[i] = 0;
-		done++;
-	}
-	if (bad && !done)
-		return -EINVAL;
-	return done;
+	return free_each(arr, n, true);
 }
 
 /* --- Reclaim (the aa_reclaim syscall program) ---------------------------- */

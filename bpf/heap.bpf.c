@@ -282,7 +282,7 @@ __u64 aa_heap_alloc(__u64 size, __u64 align)
 	raised = check_watermark(off == AA_NIL);
 	unlock_and_unpark();
 	if (raised)
-		refill_notify(off == AA_NIL);
+		refill_notify(off == AA_NIL ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
 	if (off == AA_NIL) {
 		aa_fail(AA_ERR_NOMEM);
 		if (READ_ONCE_ARENA(aa_root.defer.pending_objs))
@@ -348,6 +348,16 @@ int aa_heap_return_bulk(__u64 arr, __u32 n)
 
 /* Look ptr up and claim it for a free (aa_claim()). Returns 0 (the caller
  * owns the block now) or -errno, counted, with nothing changed. */
+/* Usable bytes of an allocation of kind `kind` (lookup()) at off. */
+static __always_inline __u64 kind_bytes(int kind, __u32 off, __u32 pmw)
+{
+	if (kind == AA_KIND_LARGE)
+		return pages_bytes(aa_root.slots[(off >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)].large_pages);
+	if (kind == AA_KIND_RUN)
+		return pages_bytes(AA_PM_LOW(pmw));
+	return aa_class(kind)->size;
+}
+
 /* lookup(), and for anything that is not a live allocation a second look
  * under the lock: the snapshot may have caught a free mid-way (a racing
  * double free); the locked answer names the real cause. */
@@ -390,11 +400,7 @@ long aa_heap_judge(__u64 ptr)
 		kind = -AA_ERR_DOUBLE_FREE;	/* freed, or in a cache */
 	if (kind < 0)
 		return aa_fail(-kind);
-	if (kind == AA_KIND_LARGE)
-		return pages_bytes(aa_root.slots[(off >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)].large_pages);
-	if (kind == AA_KIND_RUN)
-		return pages_bytes(AA_PM_LOW(pmw));
-	return aa_class(kind)->size;
+	return kind_bytes(kind, off, pmw);
 }
 
 /* Free ptr, any allocation (the path of everything the CPU caches do not
@@ -419,11 +425,7 @@ __u64 aa_heap_usable_size(__u64 ptr)
 	kind = lookup(ptr, &off, &pmw);
 	if (kind < 0 || aa_is_custody(ptr, *(__u64 __arena *)ptr))
 		return 0;
-	if (kind == AA_KIND_LARGE)
-		return pages_bytes(aa_root.slots[(off >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)].large_pages);
-	if (kind == AA_KIND_RUN)
-		return pages_bytes(AA_PM_LOW(pmw));
-	return aa_class(kind)->size;
+	return kind_bytes(kind, off, pmw);
 }
 
 /* Allocate n objects of class cls into arr[0 .. n) (arena array of user
@@ -458,7 +460,7 @@ int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
 	raised = check_watermark(got < n);
 	unlock_and_unpark();
 	if (raised)
-		refill_notify(got < n);
+		refill_notify(got < n ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
 	if (got < n) {
 		aa_fail(AA_ERR_NOMEM);
 		if (READ_ONCE_ARENA(aa_root.defer.pending_objs))

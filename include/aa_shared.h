@@ -319,14 +319,21 @@ struct aa_stats {
 };
 
 /* One record of the refill event ring (aa_refill_rb): need_refill was
- * raised by an allocation on cpu at ts_ns (CLOCK_MONOTONIC). */
+ * raised on cpu at ts_ns (CLOCK_MONOTONIC), or limbo needs a reclaim. */
 struct aa_refill_event {
 	__u64 ts_ns;
 	__u64 bytes_in_use;	/* at the raise */
 	__u64 bytes_mapped;	/* chunks mapped, in bytes */
 	__u32 cpu;
-	__u32 failed;		/* 1: the allocation failed; 0: below the
-				 * low watermark */
+	__u32 reason;		/* enum aa_event_reason */
+};
+
+/* Why an event was written (aa_refill_event.reason). */
+enum aa_event_reason {
+	AA_EV_LOW_WATERMARK = 0,	/* free memory below tun.low_watermark */
+	AA_EV_NOMEM = 1,		/* an allocation failed */
+	AA_EV_LIMBO_LIMIT = 2,		/* limbo above tun.defer_limit */
+	AA_EV_LIMBO_START = 3,		/* limbo got its first object: reclaim */
 };
 
 /*

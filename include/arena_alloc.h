@@ -197,8 +197,9 @@ AA_API long aa_heap__drain(struct aa_heap *heap);
 
 /** @brief **aa_heap__refill()** answers the low-watermark signal: when BPF
  * raised root->need_refill, grows the heap by bytes (0: 4 MiB) and clears
- * the signal.
- * @return chunks added (0 when no refill was needed); negative error */
+ * the signal. On heaps with AA_F_DEFER it reclaims limbo first, and does
+ * not grow when that brought free memory back above the low watermark.
+ * @return chunks added (0 when no growth was needed); negative error */
 AA_API int aa_heap__refill(struct aa_heap *heap, __u64 bytes);
 
 /** @brief **aa_heap__wait_refill()** sleeps until the low-watermark signal
@@ -208,8 +209,10 @@ AA_API int aa_heap__refill(struct aa_heap *heap, __u64 bytes);
  * is read every 200 ms instead. ev, if not NULL, gets the newest event
  * read (ts_ns 0 if the flag was found up with no new event). One waiter
  * per handle.
- * @return 1: the signal is up (answer it with aa_heap__refill()); 0: the
- * timeout passed; -EINTR: a signal handler ran; negative error, otherwise */
+ * @return 1: the signal is up (answer it with aa_heap__refill()); 2
+ * (heaps with AA_F_DEFER): deferred frees wait in limbo (answer with
+ * aa_heap__reclaim()); 0: the timeout passed; -EINTR: a signal handler
+ * ran; negative error, otherwise */
 AA_API int aa_heap__wait_refill(struct aa_heap *heap, int timeout_ms,
 				struct aa_refill_event *ev);
 

@@ -147,7 +147,7 @@ Test(refill, a_tc_program_that_finds_the_heap_empty_wakes_the_waiter)
 	cr_assert_eq(tc_alloc(), 2, "the tc program got memory on an empty heap");
 	pthread_join(t, NULL);
 	cr_assert_eq(w.ret, 1, "wait: %d", w.ret);
-	cr_assert_eq(w.ev.failed, 1, "the tc program's allocation failed: that is the event");
+	cr_assert_eq(w.ev.reason, AA_EV_NOMEM, "the tc program's allocation failed: that is the event");
 	cr_assert_geq(w.ev.ts_ns / 1e6, raised - 1, "the event is older than the tc run");
 	cr_log_info("woke %.3f ms after the tc run began\n", w.woke_ms - raised);
 	cr_assert_eq(aa_heap__refill(h, MiB), 1);

@@ -13,7 +13,10 @@
  *  - it reads the flag before every sleep and after every wake-up, and the
  *    ring's epoll is level-triggered, so a raise between the two is seen;
  *  - aa_heap__refill() grows the heap and then clears the flag; the next
- *    raise writes the next event.
+ *    raise writes the next event;
+ *  - on heaps with deferred free, limbo's first object also writes one
+ *    (AA_EV_LIMBO_START): the waiter returns 2 while limbo holds objects,
+ *    answered by aa_heap__reclaim().
  * Only one thread may wait on a heap handle at a time (the ring reader is
  * the handle's).
  */
@@ -72,6 +75,7 @@ AA_API int aa_heap__refill_fd(struct aa_heap *h)
 
 AA_API int aa_heap__wait_refill(struct aa_heap *h, int timeout_ms, struct aa_refill_event *ev)
 {
+	const volatile __u64 *pending = NULL;
 	const volatile __u32 *flag;
 	struct ring_buffer *rb;
 	long long end, left;
@@ -84,6 +88,8 @@ AA_API int aa_heap__wait_refill(struct aa_heap *h, int timeout_ms, struct aa_ref
 		return aa_err(-EINVAL);
 	}
 	flag = (const volatile __u32 *)&h->root->need_refill;
+	if (h->root->flags & AA_F_DEFER)
+		pending = (const volatile __u64 *)&h->root->defer.pending_objs;
 	rb = refill_ring(h);
 	end = now_ms() + timeout_ms;
 	memset(&h->last_event, 0, sizeof(h->last_event));
@@ -93,10 +99,10 @@ AA_API int aa_heap__wait_refill(struct aa_heap *h, int timeout_ms, struct aa_ref
 			if (n < 0)
 				return aa_err(n);
 		}
-		if (*flag) {
+		if (*flag || (pending && *pending)) {
 			if (ev)
 				*ev = h->last_event;
-			return 1;
+			return *flag ? 1 : 2;
 		}
 		left = timeout_ms < 0 ? -1 : end - now_ms();
 		if (timeout_ms >= 0 && left <= 0)
@@ -127,6 +133,16 @@ AA_API int aa_heap__refill(struct aa_heap *h, __u64 bytes)
 	flag = (volatile __u32 *)&h->root->need_refill;
 	if (!*flag)
 		return 0;
+	if ((h->root->flags & AA_F_DEFER) && h->root->defer.pending_objs) {
+		/* limbo first: over its limit, it raised the signal itself */
+		if (aa_heap__reclaim(h) < 0)
+			return -errno;
+		if ((h->root->stats.nr_chunks << 20) - h->root->stats.bytes_in_use >=
+		    h->root->tun.low_watermark) {
+			*flag = 0;
+			return 0;
+		}
+	}
 	n = aa_heap__grow(h, bytes ? bytes : 4 << 20);
 	if (n > 0)
 		*flag = 0;

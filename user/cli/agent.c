@@ -3,7 +3,9 @@
  * agent.c - `arena-alloc refill-agent`: stays in the foreground and grows
  * the heap whenever the low-watermark signal (aa_root.need_refill, raised
  * by an allocation that found the heap short) is up, logging each refill
- * with a timestamp; exits 0 on SIGINT/SIGTERM.
+ * with a timestamp; on heaps with deferred free it also runs the reclaim
+ * rounds (aa_heap__reclaim()) while limbo holds objects, and reclaims
+ * before it grows. Exits 0 on SIGINT/SIGTERM.
  *
  * How it learns of the signal: it sleeps in epoll on the heap's refill
  * event ring (aa_heap__wait_refill(): BPF writes one event per raise), so
@@ -75,6 +77,83 @@ static double since_raise(const struct aa_refill_event *ev)
 	return ev->ts_ns ? now_ms() - ev->ts_ns / 1e6 : -1;
 }
 
+/* Deferred frees: rounds are logged once a second at most. */
+struct reclaim_log {
+	unsigned long rounds, objects;
+	double since;
+};
+
+static void reclaim_log(struct aa_heap *h, struct reclaim_log *r, bool last)
+{
+	const struct aa_defer *d = &aa_heap__root(h)->defer;
+	char ts[40];
+
+	if (!r->rounds || (!last && now_ms() - r->since < 1000))
+		return;
+	stamp(ts, sizeof(ts));
+	printf("%s reclaim: %lu rounds freed %lu objects in %.1f s; deferred -> freed: last "
+	       "%.2f ms, max %.2f ms, mean %.2f ms; %llu objects in limbo\n", ts, r->rounds,
+	       r->objects, (now_ms() - r->since) / 1e3, d->latency_last_ns / 1e6,
+	       d->latency_max_ns / 1e6,
+	       d->reclaimed ? (double)d->latency_sum_ns / d->reclaimed / 1e6 : 0.0,
+	       (unsigned long long)d->pending_objs);
+	r->rounds = r->objects = 0;
+	r->since = now_ms();
+}
+
+static long reclaim_round(struct aa_heap *h, struct reclaim_log *r)
+{
+	long n;
+
+	if (!r->rounds)
+		r->since = now_ms();
+	n = aa_heap__reclaim(h);
+	if (n < 0) {
+		cli_err("refill-agent: reclaim failed: %s", strerror(-n));
+		return n;
+	}
+	r->rounds++;
+	r->objects += n;
+	reclaim_log(h, r, false);
+	return n;
+}
+
+static const char *const reasons[] = {
+	[AA_EV_LOW_WATERMARK] = "below the low watermark",
+	[AA_EV_NOMEM] = "an allocation failed",
+	[AA_EV_LIMBO_LIMIT] = "limbo over its limit",
+	[AA_EV_LIMBO_START] = "limbo started",
+};
+
+/* Answer need_refill (limbo first on heaps with deferred free); log it.
+ * Returns whether the signal was answered. */
+static bool refill(struct aa_heap *h, const struct aa_refill_event *ev)
+{
+	double t0 = now_ms();
+	char ts[40];
+	int n;
+
+	n = aa_heap__refill(h, agent_bytes);
+	stamp(ts, sizeof(ts));
+	if (n < 0) {
+		printf("%s refill: could not grow: %s; retrying\n", ts, strerror(-n));
+		return false;
+	}
+	if (n > 0)
+		printf("%s refill: +%d chunks in %.1f ms", ts, n, now_ms() - t0);
+	else
+		printf("%s refill: answered by a reclaim in %.1f ms, no growth needed", ts,
+		       now_ms() - t0);
+	if (ev->ts_ns)
+		printf("; raised on CPU %u (%s, %llu KiB in use of %llu KiB), %.2f ms ago", ev->cpu,
+		       ev->reason < 4 ? reasons[ev->reason] : "?",
+		       (unsigned long long)ev->bytes_in_use >> 10,
+		       (unsigned long long)ev->bytes_mapped >> 10, since_raise(ev));
+	printf(" (refill signals so far %llu)\n",
+	       (unsigned long long)aa_heap__root(h)->refill_signals);
+	return true;
+}
+
 int cmd_refill_agent(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -83,6 +162,7 @@ int cmd_refill_agent(int argc, char **argv)
 		{},
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct reclaim_log rec = {};
 	struct aa_refill_event ev;
 	unsigned long refills = 0;
 	struct timespec nap;
@@ -90,7 +170,6 @@ int cmd_refill_agent(int argc, char **argv)
 	int n, status;
 	bool ring;
 	char ts[40];
-	double t0;
 
 	h = cli_begin(argc, argv, "refill-agent", opts, agent_opt, &status);
 	if (!h)
@@ -117,30 +196,22 @@ int cmd_refill_agent(int argc, char **argv)
 			aa_heap__destroy(h);
 			return 1;
 		}
+		if (n == 2) {		/* deferred frees in limbo */
+			if (reclaim_round(h, &rec) < 0)
+				nanosleep(&nap, NULL);
+			continue;
+		}
 		if (n == 0) {
 			if (!ring)
 				nanosleep(&nap, NULL);	/* a signal ends it early */
 			continue;
 		}
-		t0 = now_ms();
-		n = aa_heap__refill(h, agent_bytes);
-		stamp(ts, sizeof(ts));
-		if (n > 0) {
+		if (refill(h, &ev))
 			refills++;
-			printf("%s refill: +%d chunks in %.1f ms", ts, n, now_ms() - t0);
-			if (ev.ts_ns)
-				printf("; raised on CPU %u (%s, %llu KiB in use of %llu KiB), %.2f ms ago",
-				       ev.cpu, ev.failed ? "an allocation failed" : "below the low watermark",
-				       (unsigned long long)ev.bytes_in_use >> 10,
-				       (unsigned long long)ev.bytes_mapped >> 10, since_raise(&ev));
-			printf(" (refill signals so far %llu)\n",
-			       (unsigned long long)aa_heap__root(h)->refill_signals);
-		} else {
-			printf("%s refill: could not grow: %s; retrying\n", ts,
-			       n ? strerror(-n) : "nothing to do");
+		else
 			nanosleep(&nap, NULL);
-		}
 	}
+	reclaim_log(h, &rec, true);
 	stamp(ts, sizeof(ts));
 	printf("%s refill-agent: stopped after %lu refills\n", ts, refills);
 	aa_heap__destroy(h);
