@@ -165,9 +165,16 @@ __u32 aa_defer_advance(void)
 	return __sync_fetch_and_add(&aa_root.defer.epoch, 1);
 }
 
-/* Free the object of a node whose grace period has passed: claim it (word
- * 0 -> FREED mark), clear its pending bit, give it to the heap. */
-static __always_inline void reclaim_object(__u64 ptr, struct aa_reclaim_args *a)
+/* Objects a reclaim run has claimed, returned to the heap a batch at a
+ * time (one lock round trip each). Only the reclaimer (it holds
+ * defer.reclaiming) touches it. */
+#define RECLAIM_BATCH	64
+__u64 __arena aa_reclaim_batch[RECLAIM_BATCH];
+
+/* Claim the object of a node whose grace period has passed (word 0 ->
+ * FREED mark), clear its pending bit, queue it in aa_reclaim_batch (at
+ * index *nb). */
+static __always_inline void reclaim_object(__u64 ptr, struct aa_reclaim_args *a, __u32 *nb)
 {
 	__u64 v = *(volatile __u64 __arena *)ptr, bit;
 	long bytes = aa_heap_usable_size(ptr);
@@ -182,7 +189,11 @@ static __always_inline void reclaim_object(__u64 ptr, struct aa_reclaim_args *a)
 	pending_update(w, bit, false);
 	__sync_fetch_and_sub(&aa_root.defer.pending_objs, 1);
 	__sync_fetch_and_sub(&aa_root.defer.pending_bytes, bytes);
-	aa_heap_return(ptr);
+	aa_reclaim_batch[*nb & (RECLAIM_BATCH - 1)] = ptr;
+	if (++*nb == RECLAIM_BATCH) {
+		aa_heap_return_bulk((__u64)aa_reclaim_batch, RECLAIM_BATCH);
+		*nb = 0;
+	}
 	a->objects++;
 	a->bytes += bytes;
 }
@@ -196,6 +207,7 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a)
 	__u32 e = a->epoch, head, keep = AA_NIL, oldest = e;
 	__u32 __arena *top = &aa_root.defer.limbo[e & 1];
 	aa_defer_node_t *node, *keep_last = NULL;
+	__u32 nb = AA_ZERO;
 	__u64 now, lat;
 	int n = AA_ZERO;
 
@@ -228,7 +240,7 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a)
 			a->kept++;
 			continue;
 		}
-		reclaim_object(aa_root.arena_base + node->obj, a);
+		reclaim_object(aa_root.arena_base + node->obj, a, &nb);
 		lat = now - node->ts_ns;
 		aa_root.defer.latency_last_ns = lat;
 		if (lat > aa_root.defer.latency_max_ns)
@@ -237,6 +249,8 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a)
 		__sync_fetch_and_add(&aa_root.defer.reclaimed, 1);
 		free_inline((__u64)node);
 	}
+	if (nb)
+		aa_heap_return_bulk((__u64)aa_reclaim_batch, nb);
 	if (keep_last) {
 		limbo_push(e, keep, keep_last);
 		aa_root.defer.oldest_epoch = oldest;

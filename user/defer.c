@@ -23,6 +23,14 @@
 
 #define RECLAIM_RUNS	1024	/* FREE runs per round, at most (2^26 nodes) */
 
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
 void aa__heap_close_defer(struct aa_heap *h)
 {
 	if (h->gp_ready) {
@@ -86,6 +94,7 @@ AA_API long aa_heap__reclaim(struct aa_heap *h)
 {
 	struct aa_reclaim_args a = { .op = AA_RECLAIM_ADVANCE };
 	long total = 0;
+	double t0, t1;
 	__u32 epoch;
 	int err, i;
 
@@ -94,9 +103,11 @@ AA_API long aa_heap__reclaim(struct aa_heap *h)
 	if (err)
 		return aa_err(err);
 	epoch = a.epoch;
+	t0 = now_ms();
 	err = grace_period(h);
 	if (err)
 		return aa_err(err);	/* the round's frees stay in limbo: safe */
+	t1 = now_ms();
 	for (i = 0; i < RECLAIM_RUNS; i++) {
 		memset(&a, 0, sizeof(a));
 		a.op = AA_RECLAIM_FREE;
@@ -110,8 +121,10 @@ AA_API long aa_heap__reclaim(struct aa_heap *h)
 			return aa_err(err);
 		total += a.objects;
 		if (!a.more)
-			return total;
+			break;
 	}
+	pr_info("reclaim: epoch %u, grace period %.2f ms, %ld objects freed in %.2f ms\n", epoch,
+		t1 - t0, total, now_ms() - t1);
 	return total;
 }
 
