@@ -165,16 +165,29 @@ __u32 aa_defer_advance(void)
 	return __sync_fetch_and_add(&aa_root.defer.epoch, 1);
 }
 
-/* Objects a reclaim run has claimed, returned to the heap a batch at a
- * time (one lock round trip each). Only the reclaimer (it holds
- * defer.reclaiming) touches it. */
-#define RECLAIM_BATCH	64
-__u64 __arena aa_reclaim_batch[RECLAIM_BATCH];
+/* A reclaim run's state: only the reclaimer (it holds defer.reclaiming)
+ * touches it. Objects it claimed go back to the heap a batch at a time
+ * (one lock round trip each); nodes of later epochs wait on a chain
+ * (keep .. keep_last) to be pushed back at the end of the run. In the
+ * arena, not on the stack: the per-node work is a global function, whose
+ * loop the verifier walks once (6.12 gave up on the inlined one: "The
+ * sequence of 8193 jumps is too complex"). */
+#define RECLAIM_BATCH	AA_RECLAIM_BATCH
+
+struct aa_reclaim_run __arena aa_reclaim_run;	/* aa_shared.h */
+
+static __always_inline void batch_flush(void)
+{
+	__u32 nb = aa_reclaim_run.nb;
+
+	if (nb && nb <= RECLAIM_BATCH)
+		aa_heap_return_bulk((__u64)aa_reclaim_run.batch, nb);
+	aa_reclaim_run.nb = 0;
+}
 
 /* Claim the object of a node whose grace period has passed (word 0 ->
- * FREED mark), clear its pending bit, queue it in aa_reclaim_batch (at
- * index *nb). */
-static __always_inline void reclaim_object(__u64 ptr, struct aa_reclaim_args *a, __u32 *nb)
+ * FREED mark), clear its pending bit, queue it for the heap. */
+static __always_inline void reclaim_object(__u64 ptr)
 {
 	__u64 v = *(volatile __u64 __arena *)ptr, bit;
 	long bytes = aa_heap_usable_size(ptr);
@@ -189,13 +202,42 @@ static __always_inline void reclaim_object(__u64 ptr, struct aa_reclaim_args *a,
 	pending_update(w, bit, false);
 	__sync_fetch_and_sub(&aa_root.defer.pending_objs, 1);
 	__sync_fetch_and_sub(&aa_root.defer.pending_bytes, bytes);
-	aa_reclaim_batch[*nb & (RECLAIM_BATCH - 1)] = ptr;
-	if (++*nb == RECLAIM_BATCH) {
-		aa_heap_return_bulk((__u64)aa_reclaim_batch, RECLAIM_BATCH);
-		*nb = 0;
+	aa_reclaim_run.batch[aa_reclaim_run.nb & (RECLAIM_BATCH - 1)] = ptr;
+	if (++aa_reclaim_run.nb >= RECLAIM_BATCH)
+		batch_flush();
+	aa_reclaim_run.objects++;
+	aa_reclaim_run.bytes += bytes;
+}
+
+/* One node the reclaimer popped from limbo (arena offset off) in the
+ * round of epoch e: its object freed and the node with it, or, deferred
+ * since the round began, the node kept. REQUIRES: defer.reclaiming. */
+int aa_defer_reclaim_node(__u32 off, __u32 e)
+{
+	aa_defer_node_t *node = aa_addr(off);
+	__u64 lat;
+
+	if ((int)(node->epoch - e) > 0) {
+		node->next = aa_reclaim_run.keep;
+		if (aa_reclaim_run.keep == AA_NIL) {
+			aa_reclaim_run.keep_last = off;
+			aa_reclaim_run.oldest = node->epoch;
+		} else if ((int)(node->epoch - aa_reclaim_run.oldest) < 0) {
+			aa_reclaim_run.oldest = node->epoch;
+		}
+		aa_reclaim_run.keep = off;
+		aa_reclaim_run.kept++;
+		return 0;
 	}
-	a->objects++;
-	a->bytes += bytes;
+	reclaim_object(aa_root.arena_base + node->obj);
+	lat = aa_reclaim_run.now - node->ts_ns;
+	aa_root.defer.latency_last_ns = lat;
+	if (lat > aa_root.defer.latency_max_ns)
+		aa_root.defer.latency_max_ns = lat;
+	aa_root.defer.latency_sum_ns += lat;
+	__sync_fetch_and_add(&aa_root.defer.reclaimed, 1);
+	free_inline((__u64)node);
+	return 1;
 }
 
 /* Reclaim epoch e's limbo: every node of an epoch not after e; later ones
@@ -204,61 +246,44 @@ static __always_inline void reclaim_object(__u64 ptr, struct aa_reclaim_args *a,
  * (-EBUSY otherwise). */
 static int aa_defer_reclaim(struct aa_reclaim_args *a)
 {
-	__u32 e = a->epoch, head, keep = AA_NIL, oldest = e;
+	__u32 e = a->epoch, head;
 	__u32 __arena *top = &aa_root.defer.limbo[e & 1];
-	aa_defer_node_t *node, *keep_last = NULL;
-	__u32 nb = AA_ZERO;
-	__u64 now, lat;
-	int n = AA_ZERO;
+	aa_defer_node_t *node;
+	bool done = false;
 
 	if (__sync_val_compare_and_swap(&aa_root.defer.reclaiming, 0, 1))
 		return -EBUSY;
-	now = bpf_ktime_get_ns();
-	a->more = 0;
-	aa_repeat(AA_RECLAIM_MAX + 1) {
+	aa_reclaim_run.nb = 0;
+	aa_reclaim_run.keep = AA_NIL;
+	aa_reclaim_run.keep_last = AA_NIL;
+	aa_reclaim_run.now = bpf_ktime_get_ns();
+	aa_reclaim_run.objects = 0;
+	aa_reclaim_run.bytes = 0;
+	aa_reclaim_run.kept = 0;
+	aa_repeat(AA_RECLAIM_MAX) {
 		head = READ_ONCE_ARENA(*top);
-		if (head == AA_NIL)
-			break;
-		if (n++ >= AA_RECLAIM_MAX) {
-			a->more = 1;
+		if (head == AA_NIL) {
+			done = true;
 			break;
 		}
 		node = aa_addr(head);
-		if (__sync_val_compare_and_swap(top, head, node->next) != head) {
-			n--;	/* a push came in: read again */
-			continue;
-		}
-		if ((int)(node->epoch - e) > 0) {	/* deferred since the round began */
-			node->next = keep;
-			if (keep == AA_NIL) {
-				keep_last = node;
-				oldest = node->epoch;
-			} else if ((int)(node->epoch - oldest) < 0) {
-				oldest = node->epoch;
-			}
-			keep = head;
-			a->kept++;
-			continue;
-		}
-		reclaim_object(aa_root.arena_base + node->obj, a, &nb);
-		lat = now - node->ts_ns;
-		aa_root.defer.latency_last_ns = lat;
-		if (lat > aa_root.defer.latency_max_ns)
-			aa_root.defer.latency_max_ns = lat;
-		aa_root.defer.latency_sum_ns += lat;
-		__sync_fetch_and_add(&aa_root.defer.reclaimed, 1);
-		free_inline((__u64)node);
+		if (__sync_val_compare_and_swap(top, head, node->next) != head)
+			continue;	/* a push came in: read again */
+		aa_defer_reclaim_node(head, e);
 	}
-	if (nb)
-		aa_heap_return_bulk((__u64)aa_reclaim_batch, nb);
-	if (keep_last) {
-		limbo_push(e, keep, keep_last);
-		aa_root.defer.oldest_epoch = oldest;
+	batch_flush();
+	if (aa_reclaim_run.keep != AA_NIL) {
+		limbo_push(e, aa_reclaim_run.keep, aa_addr(aa_reclaim_run.keep_last));
+		aa_root.defer.oldest_epoch = aa_reclaim_run.oldest;
 	} else {
 		aa_root.defer.oldest_epoch = READ_ONCE_ARENA(aa_root.defer.epoch);
 	}
+	a->objects = aa_reclaim_run.objects;
+	a->bytes = aa_reclaim_run.bytes;
+	a->kept = aa_reclaim_run.kept;
+	a->more = !done;
 	aa_root.defer.reclaim_epoch = e;
-	if (!a->more)
+	if (done)
 		__sync_fetch_and_add(&aa_root.defer.grace_periods, 1);
 	aa_store_release(&aa_root.defer.reclaiming, 0);
 	return 0;

@@ -374,6 +374,17 @@ struct aa_defer {
 	__u32 reclaim_epoch;	/* newest epoch reclaimed */
 };
 
+/* The reclaimer's scratch state (bpf/defer.bpf.c, an arena global of its
+ * own; here because skeletons show arena globals with their types). */
+#define AA_RECLAIM_BATCH	64
+struct aa_reclaim_run {
+	__u64 batch[AA_RECLAIM_BATCH];	/* claimed objects for the heap */
+	__u32 nb;		/* objects in batch */
+	__u32 keep, keep_last;	/* chain of kept nodes (arena offsets, AA_NIL) */
+	__u32 oldest;		/* oldest epoch on it */
+	__u64 now, objects, bytes, kept;
+};
+
 /*
  * The allocator's root. Lives at a fixed place in the arena (an arena global),
  * starts with magic + layout version so tools can find it in any arena.

@@ -469,6 +469,29 @@ Test(cli_heap, finds_an_embedders_heap_by_map_prog_id_and_pid)
  * SIGTERM ends the agent with status 0 and a log of both refills. */
 #include "test_cpu_cache.skel.h"
 
+/* `arena-alloc HOW ARG refill-agent [OPT VAL]` in a child, its stdout and
+ * stderr on *out. */
+static pid_t start_agent(FILE **out, const char *how, const char *arg, const char *opt,
+			 const char *val)
+{
+	int fds[2];
+	pid_t child;
+
+	cr_assert_eq(pipe(fds), 0);
+	child = fork();
+	if (!child) {
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[0]);
+		execl(cli, cli, how, arg, "refill-agent", opt, val, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	*out = fdopen(fds[0], "r");
+	cr_assert_not_null(*out);
+	return child;
+}
+
 static int tc_alloc(struct test_cpu_cache *skel)
 {
 	char pkt[64] = {};
@@ -495,7 +518,7 @@ Test(cli_heap, refill_agent_answers_the_low_watermark_signal)
 {
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 1 << 20);
 	char pidarg[16], log[4096] = "", *p;
-	int fds[2], refills = 0, events = 0;
+	int refills = 0, events = 0;
 	pid_t child;
 	struct test_cpu_cache *skel;
 	const struct aa_root *r;
@@ -520,18 +543,7 @@ Test(cli_heap, refill_agent_answers_the_low_watermark_signal)
 	signals = r->refill_signals;
 
 	snprintf(pidarg, sizeof(pidarg), "%d", getpid());
-	cr_assert_eq(pipe(fds), 0);
-	child = fork();
-	if (!child) {
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		close(fds[0]);
-		execl(cli, cli, "--pid", pidarg, "refill-agent", "--bytes", "2M", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	agent = fdopen(fds[0], "r");
-	cr_assert_not_null(agent);
+	child = start_agent(&agent, "--pid", pidarg, "--bytes", "2M");
 	cr_assert_not_null(fgets(log, sizeof(log), agent));
 	cr_assert(strstr(log, "waiting on the refill event ring"), "agent: %s", log);
 	await_refill(r, signals);
@@ -562,6 +574,59 @@ Test(cli_heap, refill_agent_answers_the_low_watermark_signal)
 	cr_log_info("agent log (--verbose shows it; \"ms ago\": raise to memory added):\n%s", log);
 	aa_heap__destroy(h);
 	test_cpu_cache__destroy(skel);
+}
+
+/* A heap loaded with --deferred: objects deferred from this process show
+ * in stats as limbo; the refill agent reclaims them (one agent for both)
+ * and logs it; stats then counts them reclaimed. */
+Test(cli_heap, the_refill_agent_reclaims_deferred_frees)
+{
+	char log[8192] = "";
+	int i, st;
+	struct aa_heap *h;
+	__u64 objs[50];
+	size_t len = 0;
+	pid_t child;
+	json_t *j, *d;
+	FILE *agent;
+
+	cr_assert_eq(run(NULL, 0, false, "load --arena-mb 16 --deferred"), 0);
+	h = aa_heap__open_pinned(pin);
+	cr_assert_not_null(h);
+	for (i = 0; i < 50; i++) {
+		objs[i] = aa_heap__malloc(h, 100);
+		cr_assert_neq(objs[i], 0);
+		cr_assert_eq(aa_heap__free_deferred(h, objs[i]), 0);
+	}
+	cr_assert_eq(aa_heap__free_deferred(h, objs[0]), -EALREADY);
+	j = run_json("stats");
+	d = json_object_get(j, "deferred");
+	cr_assert_not_null(d, "no deferred section in stats --json");
+	cr_assert_eq(jint(d, "pending_objects"), 50);
+	cr_assert_eq(jint(d, "pending_bytes"), 50 * aa_class_size(aa_size_class(100)));
+	json_decref(j);
+
+	child = start_agent(&agent, "--pin", pin, NULL, NULL);
+	for (i = 0; i < 500 && aa_heap__root(h)->defer.pending_objs; i++)	/* bounded: 5 s */
+		usleep(10000);
+	cr_assert_eq(aa_heap__root(h)->defer.pending_objs, 0, "the agent did not reclaim in 5 s");
+	cr_assert_eq(kill(child, SIGTERM), 0);
+	while (len < sizeof(log) - 1 && fgets(log + len, sizeof(log) - len, agent))
+		len = strlen(log);
+	fclose(agent);
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "agent: status %d: %s", st, log);
+	cr_assert(strstr(log, " reclaim: "), "the agent logged no reclaim: %s", log);
+	cr_log_info("agent log:\n%s", log);
+	j = run_json("stats");
+	d = json_object_get(j, "deferred");
+	cr_assert_eq(jint(d, "reclaimed"), 50);
+	cr_assert_eq(jint(d, "pending_objects"), 0);
+	cr_assert_geq(jint(d, "grace_periods"), 1);
+	json_decref(j);
+	for (i = 0; i < 50; i++)
+		cr_assert_eq(aa_heap__free(h, objs[i]), -EALREADY, "reclaimed: freed already");
+	aa_heap__destroy(h);
 }
 
 /* Run `arena-alloc --pin <pin> ARGS` on a pseudo-terminal (script(1)),

@@ -38,11 +38,11 @@ static void report(const char *cmd, const char *what, long long n, const struct 
 
 static unsigned long load_arena_mb = 256;
 static __u64 load_init = 4 << 20;
-static bool load_no_caches;
+static bool load_no_caches, load_defer;
 static struct aa_tunables load_tun;
 static bool load_tun_set;
 
-/* --tunable K=V: keep_bytes and low_watermark take sizes; cpu_cache_cap,
+/* --tunable K=V: keep_bytes, low_watermark and defer_limit take sizes; cpu_cache_cap,
  * batch and transfer_cap set every class, or with K:SIZE=V the class that
  * serves SIZE bytes (the class column of `stats`). Checked as a whole by
  * aa_tunables__validate() once all are read. */
@@ -68,6 +68,8 @@ static int tunable_opt(const char *arg)
 		return cli_parse_size("--tunable keep_bytes", eq + 1, &load_tun.keep_bytes);
 	if (klen == 13 && !strncmp(arg, "low_watermark", klen))
 		return cli_parse_size("--tunable low_watermark", eq + 1, &load_tun.low_watermark);
+	if (klen == 11 && !strncmp(arg, "defer_limit", klen))
+		return cli_parse_size("--tunable defer_limit", eq + 1, &load_tun.defer_limit);
 	colon = memchr(arg, ':', klen);
 	if (colon) {
 		errno = 0;
@@ -84,7 +86,7 @@ static int tunable_opt(const char *arg)
 		if (strlen(per_class[i]) == klen && !strncmp(arg, per_class[i], klen))
 			break;
 	if (i == 3) {
-		cli_err("load: --tunable '%.*s': unknown (keep_bytes, low_watermark, "
+		cli_err("load: --tunable '%.*s': unknown (keep_bytes, low_watermark, defer_limit, "
 			"cpu_cache_cap, batch, transfer_cap)", (int)klen, arg);
 		return -1;
 	}
@@ -118,6 +120,9 @@ static int load_opt(int c, const char *arg)
 	case 'n':
 		load_no_caches = true;
 		return 0;
+	case 'd':
+		load_defer = true;
+		return 0;
 	case 't':
 		return tunable_opt(arg);
 	}
@@ -130,6 +135,7 @@ int cmd_load(int argc, char **argv)
 		{ "arena-mb", required_argument, NULL, 'a' },
 		{ "init", required_argument, NULL, 'i' },
 		{ "no-caches", no_argument, NULL, 'n' },
+		{ "deferred", no_argument, NULL, 'd' },
 		{ "tunable", required_argument, NULL, 't' },
 		{},
 	};
@@ -151,7 +157,7 @@ int cmd_load(int argc, char **argv)
 		return 1;
 	AA_OPTS(aa_heap_opts, o, .arena_pages = load_arena_mb * 256,
 		.init_bytes = load_init ? load_init : 1,
-		.flags = load_no_caches ? AA_F_NO_CACHES : 0,
+		.flags = (load_no_caches ? AA_F_NO_CACHES : 0) | (load_defer ? AA_F_DEFER : 0),
 		.tunables = load_tun_set ? &load_tun : NULL);
 	h = aa_heap__open(&o);
 	if (!h) {

@@ -26,8 +26,9 @@ struct cli_opts cli = { .pin = AA_DEFAULT_PIN };
 
 static const struct cmd cmds[] = {
 	{ "load", cmd_load,
-	  "[--arena-mb N] [--init BYTES] [--no-caches] [--tunable K=V ...]\n"
-	  "  K: keep_bytes, low_watermark (sizes); cpu_cache_cap, batch, transfer_cap\n"
+	  "[--arena-mb N] [--init BYTES] [--no-caches] [--deferred] [--tunable K=V ...]\n"
+	  "  --deferred: deferred free (aa_free_deferred) on this heap\n"
+	  "  K: keep_bytes, low_watermark, defer_limit (sizes); cpu_cache_cap, batch, transfer_cap\n"
 	  "  (every class, or K:SIZE=V for the class of SIZE-byte objects)",
 	  "load the allocator, initialise it, pin it under --pin" },
 	{ "unload", cmd_unload, "", "remove the pins (the heap goes with its last user)" },

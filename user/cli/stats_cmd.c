@@ -128,10 +128,33 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 		jw_uint(w, st->free_blocks[k]);
 	jw_end_array(w);
 	jw_end_object(w);
+	if (r->flags & AA_F_DEFER) {
+		const struct aa_defer *d = &r->defer;
+
+		jw_name(w, "deferred");
+		jw_start_object(w);
+		jw_kv_uint(w, "pending_objects", d->pending_objs);
+		jw_kv_uint(w, "pending_bytes", d->pending_bytes);
+		jw_kv_uint(w, "peak_pending_bytes", d->peak_pending_bytes);
+		jw_kv_uint(w, "epoch", d->epoch);
+		jw_kv_uint(w, "oldest_epoch", d->oldest_epoch);
+		jw_kv_uint(w, "reclaimed_epoch", d->reclaim_epoch);
+		jw_kv_uint(w, "grace_periods", d->grace_periods);
+		jw_kv_uint(w, "deferred", d->deferred);
+		jw_kv_uint(w, "reclaimed", d->reclaimed);
+		jw_kv_uint(w, "node_failures", d->node_failures);
+		jw_kv_uint(w, "nomem_in_limbo", d->nomem_in_limbo);
+		jw_kv_uint(w, "limit_signals", d->limit_signals);
+		jw_kv_uint(w, "latency_last_ns", d->latency_last_ns);
+		jw_kv_uint(w, "latency_max_ns", d->latency_max_ns);
+		jw_kv_uint(w, "latency_mean_ns", d->reclaimed ? d->latency_sum_ns / d->reclaimed : 0);
+		jw_end_object(w);
+	}
 	jw_name(w, "tunables");
 	jw_start_object(w);
 	jw_kv_uint(w, "keep_bytes", r->tun.keep_bytes);
 	jw_kv_uint(w, "low_watermark", r->tun.low_watermark);
+	jw_kv_uint(w, "defer_limit", r->tun.defer_limit);
 	json_class_array(w, "cpu_cache_cap", r->tun.cpu_cache_cap);
 	json_class_array(w, "batch", r->tun.batch);
 	json_class_array(w, "transfer_cap", r->tun.transfer_cap);
@@ -241,6 +264,23 @@ static int stats_opt(int c, const char *arg)
 	return 0;
 }
 
+static void print_defer(const struct aa_defer *d, __u64 limit)
+{
+	printf("deferred free: %llu objects (%llu B) in limbo, peak %llu B, limit %llu B; epoch %u, "
+	       "oldest waiting %u, reclaimed up to %u; %llu grace periods\n"
+	       "  deferred %llu, reclaimed %llu; deferred -> freed: last %.2f ms, max %.2f ms, "
+	       "mean %.2f ms; refused for want of a node %llu, allocations failed while limbo "
+	       "held memory %llu, limit signals %llu\n\n",
+	       (unsigned long long)d->pending_objs, (unsigned long long)d->pending_bytes,
+	       (unsigned long long)d->peak_pending_bytes, (unsigned long long)limit, d->epoch,
+	       d->oldest_epoch, d->reclaim_epoch, (unsigned long long)d->grace_periods,
+	       (unsigned long long)d->deferred, (unsigned long long)d->reclaimed,
+	       d->latency_last_ns / 1e6, d->latency_max_ns / 1e6,
+	       d->reclaimed ? (double)d->latency_sum_ns / d->reclaimed / 1e6 : 0.0,
+	       (unsigned long long)d->node_failures, (unsigned long long)d->nomem_in_limbo,
+	       (unsigned long long)d->limit_signals);
+}
+
 void cli_print_stats(const struct aa_heap *h, const char *where)
 {
 	__u64 cached_objs = 0, cached;
@@ -264,6 +304,8 @@ void cli_print_stats(const struct aa_heap *h, const char *where)
 	       (unsigned long long)st.refill_events_lost,
 	       (unsigned long long)aa_heap__root(h)->tun.low_watermark,
 	       (unsigned long long)aa_heap__root(h)->tun.keep_bytes);
+	if (aa_heap__root(h)->flags & AA_F_DEFER)
+		print_defer(&aa_heap__root(h)->defer, aa_heap__root(h)->tun.defer_limit);
 	printf("%4s %6s %10s %10s %10s %8s %8s %8s %7s %8s %7s\n", "cpu", "class", "allocs",
 	       "frees", "hits", "misses", "refills", "spills", "nested", "failures", "cached");
 	for_each_row(h, print_row, NULL);
