@@ -150,14 +150,17 @@ enum bench_htab_impl {
 	BENCH_HTAB_ARENA = 0,	/* hash table in the arena, arena-alloc elems */
 	BENCH_HTAB_PREALLOC = 1,	/* BPF_MAP_TYPE_HASH */
 	BENCH_HTAB_NO_PREALLOC = 2,	/* BPF_MAP_TYPE_HASH, BPF_F_NO_PREALLOC */
-	BENCH_NR_HTAB_IMPLS = 3,
+	BENCH_HTAB_ARENA_DEFER = 3,	/* the arena table, freed with aa_free_deferred:
+					 * lookups may go without the bucket lock */
+	BENCH_NR_HTAB_IMPLS = 4,
 };
 
 enum bench_htab_case {
 	BENCH_HTAB_OVERWRITE = 0,	/* update (BPF_ANY) every key of my range */
 	BENCH_HTAB_BATCH_ADD_DEL = 1,	/* add my range, then delete it */
 	BENCH_HTAB_ADD_DEL_DIFF_CPU = 2,	/* even worker adds, odd one deletes */
-	BENCH_NR_HTAB_CASES = 3,
+	BENCH_HTAB_LOOKUP_MOSTLY = 3,	/* 7 lookups per overwrite of my range */
+	BENCH_NR_HTAB_CASES = 4,
 };
 
 struct bench_htab_args {

@@ -149,7 +149,7 @@ extern const unsigned int allocs_rows[NR_ROWS];
 extern struct bench_opts opt;
 extern FILE *out;		/* the tables: stdout, or stderr with --json */
 extern int cpus[BENCH_MAX_WORKERS], nproc;
-extern struct inst inst_on, inst_off;
+extern struct inst inst_on, inst_off, inst_defer;
 extern const char *const col_name[NR_COLS];
 extern const char *const impl_name[];
 extern const char *const var_name[2];

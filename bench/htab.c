@@ -5,10 +5,10 @@
 /* --- 4: htab-mem -------------------------------------------------------------- */
 
 const char *const htab_impl_name[BENCH_NR_HTAB_IMPLS] = {
-	"arena-alloc", "htab prealloc", "htab no-prealloc",
+	"arena-alloc", "htab prealloc", "htab no-prealloc", "arena-alloc deferred",
 };
 const char *const htab_case_name[BENCH_NR_HTAB_CASES] = {
-	"overwrite", "batch_add_batch_del", "add_del_on_diff_cpu",
+	"overwrite", "batch_add_batch_del", "add_del_on_diff_cpu", "lookup_mostly",
 };
 
 
@@ -33,9 +33,14 @@ __u64 map_memlock(int fd)
 }
 
 
+static bool is_arena(int impl)
+{
+	return impl == BENCH_HTAB_ARENA || impl == BENCH_HTAB_ARENA_DEFER;
+}
+
 __u64 htab_mem_now(struct mem_poll *m)
 {
-	if (m->impl == BENCH_HTAB_ARENA)
+	if (is_arena(m->impl))
 		return aa_heap__root(m->in->h)->stats.pages_mapped * 4096ULL;
 	return map_memlock(m->map_fd);
 }
@@ -47,6 +52,7 @@ void htab_poll(void *data, bool measuring)
 
 	/* answer the heap's low-watermark signal, as a loader would */
 	if (m->impl == BENCH_HTAB_ARENA && aa_heap__root(m->in->h)->need_refill) {
+		/* (the deferred table's agent thread answers it there) */
 		if (aa_heap__refill(m->in->h, MiB) > 0)
 			m->grows++;
 	}
@@ -55,7 +61,7 @@ void htab_poll(void *data, bool measuring)
 	v = htab_mem_now(m);
 	m->sum += v;
 	m->samples++;
-	if (m->impl == BENCH_HTAB_ARENA)
+	if (is_arena(m->impl))
 		m->used_sum += aa_heap__root(m->in->h)->stats.bytes_in_use;
 	if (v > m->peak)
 		m->peak = v;
@@ -78,16 +84,41 @@ void htab_setup(struct inst *in, int impl, bool destroy)
 		die("bench_htab_setup: %s", strerror(-a.err));
 }
 
+/* The deferred table's agent, as `arena-alloc refill-agent` runs it: asleep
+ * on the event ring, reclaim rounds while limbo holds objects, refills. */
+static volatile int agent_stop;
+
+static void *agent_main(void *arg)
+{
+	struct inst *in = arg;
+	int n;
+
+	while (!agent_stop) {
+		n = aa_heap__wait_refill(in->h, 50, NULL);
+		if (n == 2)
+			aa_heap__reclaim(in->h);
+		else if (n == 1 && aa_heap__refill(in->h, 8 * MiB) < 0)
+			usleep(1000);
+	}
+	return NULL;
+}
+
 /* One pass of a cell: set the table up, warm up, measure, tear down. */
 void htab_cell_run(struct inst *in, int impl, int uc, int P, struct hcell *c, int ms)
 {
 	static struct job j;
 	struct mem_poll m = { .in = in, .impl = impl };
+	pthread_t agent;
 	size_t k;
 	int i;
 
 	memset(&j, 0, sizeof(j));
-	if (impl == BENCH_HTAB_ARENA) {
+	if (impl == BENCH_HTAB_ARENA_DEFER) {
+		agent_stop = 0;
+		if (pthread_create(&agent, NULL, agent_main, in))
+			die("agent thread: %s", strerror(errno));
+	}
+	if (is_arena(impl)) {
 		/* start from an empty heap: what it maps is what the table needs */
 		if (aa_heap__drain(in->h) < 0 || aa_heap__trim(in->h, 0) < 0)
 			die("drain/trim: %s", strerror(errno));
@@ -102,6 +133,12 @@ void htab_cell_run(struct inst *in, int impl, int uc, int P, struct hcell *c, in
 	j.htab.use_case = uc;
 	job_run(&j, opt.htab_warm_ms, ms, htab_poll, &m);
 	htab_setup(in, impl, true);
+	if (impl == BENCH_HTAB_ARENA_DEFER) {
+		agent_stop = 1;
+		pthread_join(agent, NULL);
+		while (aa_heap__root(in->h)->defer.pending_objs && aa_heap__reclaim(in->h) >= 0)
+			;
+	}
 
 	for (i = 0; i < P; i++) {
 		struct worker *w = &j.w[i];
@@ -214,7 +251,9 @@ void run_htab(void)
 					memset(tmp, 0, sizeof(tmp));
 					min = 1;
 					for (impl = 0; impl < BENCH_NR_HTAB_IMPLS; impl++) {
-						htab_cell_run(&inst_on, impl, uc, P, &tmp[impl], ms);
+						htab_cell_run(impl == BENCH_HTAB_ARENA_DEFER ?
+							      &inst_defer : &inst_on,
+							      impl, uc, P, &tmp[impl], ms);
 						if (tmp[impl].min_share < min)
 							min = tmp[impl].min_share;
 					}
@@ -237,7 +276,7 @@ void run_htab(void)
 					continue;
 				c->ops_per_prod = median(c->v, c->n);
 				c->mem_avg = c->mem_samples ? c->mem_sum / c->mem_samples : NAN;
-				c->used_avg = c->mem_samples && impl == BENCH_HTAB_ARENA ?
+				c->used_avg = c->mem_samples && is_arena(impl) ?
 					      c->used_sum / c->mem_samples : NAN;
 				c->share = c->wall_ns ? c->cpu_ns / c->wall_ns : NAN;
 				c->valid = true;

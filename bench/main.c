@@ -142,6 +142,7 @@ int main(int argc, char **argv)
 
 	inst_open(&inst_on, 0);
 	inst_open(&inst_off, AA_F_NO_CACHES);
+	inst_open(&inst_defer, AA_F_DEFER);
 
 	/* the floor's LIFOs are indexed by CPU id modulo BENCH_MAX_WORKERS */
 	floor_ok = true;
@@ -194,6 +195,8 @@ int main(int argc, char **argv)
 		write_json(f, runtime);
 		fclose(f);
 	}
+	aa_heap__destroy(inst_defer.h);
+	bench__destroy(inst_defer.skel);
 	aa_heap__destroy(inst_on.h);
 	aa_heap__destroy(inst_off.h);
 	bench__destroy(inst_on.skel);

@@ -114,6 +114,7 @@ int pin_self(int cpu)
 
 
 struct inst inst_on = { .name = "caches on" }, inst_off = { .name = "caches off" };
+struct inst inst_defer = { .name = "deferred free" };
 
 void inst_open(struct inst *in, __u32 flags)
 {
@@ -124,13 +125,21 @@ void inst_open(struct inst *in, __u32 flags)
 		die("open the BPF object: %s", strerror(errno));
 	if (bench__load(in->skel))
 		die("load the BPF object (%s): %s", in->name, strerror(errno));
-	AA_OPTS(aa_heap_opts, o, .init_bytes = 64 * MiB, .flags = flags);
+	struct aa_tunables tun;
+
+	/* deferred free: limbo holds what one grace period (~10 ms) of frees
+	 * amounts to, millions of objects a second here: keep 16 MiB free */
+	if (aa_tunables__default(&tun))
+		die("tunables: %s", strerror(errno));
+	if (flags & AA_F_DEFER)
+		tun.low_watermark = 16 * MiB;
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 64 * MiB, .flags = flags, .tunables = &tun);
 	in->h = aa_heap__attach(in->skel->obj, &o);
 	if (!in->h)
 		die("aa_heap__attach (%s): %s", in->name, strerror(errno));
-	if ((aa_heap__root(in->h)->flags & AA_F_NO_CACHES) != (flags & AA_F_NO_CACHES))
+	if ((aa_heap__root(in->h)->flags & (AA_F_NO_CACHES | AA_F_DEFER)) != flags)
 		die("the %s heap came up with caches %s (ARENA_ALLOC_NO_CACHES set?)", in->name,
-		    flags ? "on" : "off");
+		    flags & AA_F_NO_CACHES ? "on" : "off");
 	progress("loaded %s in %.1f s", in->name, now_s() - t);
 }
 

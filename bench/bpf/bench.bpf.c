@@ -47,6 +47,8 @@ AA_ARENA(AA_ARENA_PAGES_DEFAULT);
 
 extern void *bpf_obj_new_impl(__u64 local_type_id__k, void *meta__ign) __ksym;
 extern void bpf_obj_drop_impl(void *p__alloc, void *meta__ign) __ksym;
+extern void bpf_rcu_read_lock(void) __ksym;
+extern void bpf_rcu_read_unlock(void) __ksym;
 #define bpf_obj_new(type)	((type *)bpf_obj_new_impl(bpf_core_type_id_local(type), NULL))
 #define bpf_obj_drop(kptr)	bpf_obj_drop_impl(kptr, NULL)
 
@@ -576,8 +578,12 @@ int bench_floor_reset(struct bench_floor_args *a)
  * each a test-and-set lock and a singly linked chain of elements
  * (arena-alloc allocations). Like the kernel's htab, an update allocates a
  * new element under the bucket lock and replaces the old one, which is
- * freed after the unlock; a delete unlinks and frees. Nothing reads the
- * chains without the lock, so elements are reused at once (no RCU).
+ * freed after the unlock; a delete unlinks and frees. The plain table
+ * frees with aa_free(): elements are reused at once, so a lookup must take
+ * the bucket lock. The deferred one (BENCH_HTAB_ARENA_DEFER, a heap with
+ * AA_F_DEFER) frees with aa_free_deferred(), as the kernel's htab frees
+ * through bpf_mem_free_rcu(): bench_ah_lookup() walks a chain without the
+ * lock. Links are published with a release order (x86: stores in order).
  */
 struct bench_helem {
 	__u64 next;		/* user address of the next element, 0 */
@@ -661,7 +667,58 @@ static __always_inline __u64 ah_find(struct bench_hbucket __arena *b, __u32 key,
 }
 
 /* Insert or replace key. flags: BPF_ANY or BPF_NOEXIST. */
-__attribute__((noinline)) int bench_ah_update(__u32 key, __u64 flags)
+/* Lock-free lookup (the deferred table only): the value's first word, or
+ * -ENOENT. Inside RCU (every non-sleepable program): an element it reaches
+ * is not reused before the program ends. */
+__attribute__((noinline)) long bench_ah_lookup(__u32 key)
+{
+	struct bench_helem __arena *e;
+	long ret = -ENOENT;
+	__u64 cur;
+
+	if (!bench_ah.buckets)
+		return -EINVAL;
+	bpf_rcu_read_lock();	/* a syscall program sleeps otherwise */
+	cur = READ_ONCE_A(ah_bucket(key)->head);
+	while (cur && can_loop) {
+		e = (struct bench_helem __arena *)cur;
+		if (e->key == key) {
+			ret = e->value[0];
+			break;
+		}
+		cur = READ_ONCE_A(e->next);
+	}
+	bpf_rcu_read_unlock();
+	return ret;
+}
+
+/* The plain table's lookup: under the bucket lock (its elements are
+ * reused at once). */
+__attribute__((noinline)) long bench_ah_lookup_locked(__u32 key)
+{
+	struct bench_hbucket __arena *b;
+	__u64 __arena *link = NULL;
+	long ret = -ENOENT;
+	__u64 cur;
+
+	if (!bench_ah.buckets)
+		return -EINVAL;
+	b = ah_bucket(key);
+	if (!ah_lock(b))
+		return -EBUSY;
+	cur = ah_find(b, key, &link);
+	if (cur)
+		ret = ((struct bench_helem __arena *)cur)->value[0];
+	ah_unlock(b);
+	return ret;
+}
+
+static __always_inline int ah_free(__u64 old, bool deferred)
+{
+	return deferred ? aa_free_deferred(old) : aa_free(old);
+}
+
+static __always_inline int bench_ah_update(__u32 key, __u64 flags, bool deferred)
 {
 	struct bench_hbucket __arena *b;
 	struct bench_helem __arena *e;
@@ -688,20 +745,24 @@ __attribute__((noinline)) int bench_ah_update(__u32 key, __u64 flags)
 	e->key = key;
 	for (i = 0; i < BENCH_HTAB_VALUE / 8; i++)
 		e->value[i] = 0;
+	/* the element is complete before a lock-free reader can reach it
+	 * (x86 keeps stores in order; the barrier keeps the compiler's) */
 	if (old) {
 		e->next = ((struct bench_helem __arena *)old)->next;
+		barrier();
 		*link = p;
 	} else {
 		e->next = b->head;
+		barrier();
 		b->head = p;
 	}
 	ah_unlock(b);
 	if (old)
-		aa_free(old);
+		ah_free(old, deferred);
 	return 0;
 }
 
-__attribute__((noinline)) int bench_ah_delete(__u32 key)
+static __always_inline int bench_ah_delete(__u32 key, bool deferred)
 {
 	struct bench_hbucket __arena *b;
 	__u64 __arena *link = NULL;
@@ -718,17 +779,21 @@ __attribute__((noinline)) int bench_ah_delete(__u32 key)
 	ah_unlock(b);
 	if (!old)
 		return -ENOENT;
-	aa_free(old);
+	ah_free(old, deferred);
 	return 0;
 }
 
-static __always_inline int h_update(__u32 impl, __u32 key, __u64 flags)
+/* Global: the loops over keys call one function per op whatever impl
+ * is, so the verifier walks each loop once (inlined, the four tables'
+ * paths multiplied through every loop: over 10^6 instructions). */
+__attribute__((noinline)) int h_update(__u32 impl, __u32 key, __u64 flags)
 {
 	struct bench_hval v = {};
 
 	switch (impl) {
 	case BENCH_HTAB_ARENA:
-		return bench_ah_update(key, flags);
+	case BENCH_HTAB_ARENA_DEFER:
+		return bench_ah_update(key, flags, impl == BENCH_HTAB_ARENA_DEFER);
 	case BENCH_HTAB_PREALLOC:
 		return bpf_map_update_elem(&bench_htab_prealloc, &key, &v, flags);
 	default:
@@ -736,15 +801,34 @@ static __always_inline int h_update(__u32 impl, __u32 key, __u64 flags)
 	}
 }
 
-static __always_inline int h_delete(__u32 impl, __u32 key)
+__attribute__((noinline)) int h_delete(__u32 impl, __u32 key)
 {
 	switch (impl) {
 	case BENCH_HTAB_ARENA:
-		return bench_ah_delete(key);
+	case BENCH_HTAB_ARENA_DEFER:
+		return bench_ah_delete(key, impl == BENCH_HTAB_ARENA_DEFER);
 	case BENCH_HTAB_PREALLOC:
 		return bpf_map_delete_elem(&bench_htab_prealloc, &key);
 	default:
 		return bpf_map_delete_elem(&bench_htab_no_prealloc, &key);
+	}
+}
+
+static __always_inline long h_lookup(__u32 impl, __u32 key)
+{
+	void *v;
+
+	switch (impl) {
+	case BENCH_HTAB_ARENA:
+		return bench_ah_lookup_locked(key);
+	case BENCH_HTAB_ARENA_DEFER:
+		return bench_ah_lookup(key);
+	case BENCH_HTAB_PREALLOC:
+		v = bpf_map_lookup_elem(&bench_htab_prealloc, &key);
+		return v ? 0 : -ENOENT;
+	default:
+		v = bpf_map_lookup_elem(&bench_htab_no_prealloc, &key);
+		return v ? 0 : -ENOENT;
 	}
 }
 
@@ -776,6 +860,34 @@ static __always_inline void h_deletes(struct htab_ctx *c, __u32 impl, __u32 from
 		c->ops++;
 		if (!h_delete(impl, k))
 			c->ok++;
+	}
+}
+
+/* lookup_mostly, key k, its i-th: an overwrite every 8th key, else a
+ * lookup (a miss inserts it: the first pass fills the table). >= 0 ok,
+ * or -errno. A global function: the verifier walks the loop over it once. */
+__attribute__((noinline)) long bench_h_lookup_op(__u32 impl, __u32 k, __u32 i)
+{
+	long r;
+
+	if (i % 8 == 7)
+		return h_update(impl, k, BPF_ANY);
+	r = h_lookup(impl, k);
+	return r == -ENOENT ? h_update(impl, k, BPF_NOEXIST) : r;
+}
+
+static __always_inline void h_lookups(struct htab_ctx *c, __u32 impl, __u32 from, __u32 step)
+{
+	__u32 k, i = ZERO;
+	long r;
+
+	for (k = from; k < BENCH_HTAB_ENTRIES && can_loop; k += step) {
+		c->ops++;
+		r = bench_h_lookup_op(impl, k, i++);
+		if (r >= 0)
+			c->ok++;
+		else if (r == -ENOMEM || r == -E2BIG)
+			c->nomem++;
 	}
 }
 
@@ -823,6 +935,8 @@ static __always_inline void h_pair_side(struct htab_ctx *c, __u32 impl, __u32 pa
  *   add_del_on_diff_cpu:  workers 2i and 2i + 1 share keys i, i + P/2, ...:
  *                         the even one adds batches of them, the odd one
  *                         deletes the batches the even one filled
+ *   lookup_mostly:        7 lookups per overwrite over my keys (not
+ *                         htab-mem's: the read-mostly case RCU is for)
  */
 SEC("syscall")
 int bench_htab(struct bench_htab_args *a)
@@ -846,6 +960,9 @@ int bench_htab(struct bench_htab_args *a)
 		break;
 	case BENCH_HTAB_ADD_DEL_DIFF_CPU:
 		h_pair_side(&c, impl, w / 2, nw / 2, !(w & 1));
+		break;
+	case BENCH_HTAB_LOOKUP_MOSTLY:
+		h_lookups(&c, impl, w, nw);
 		break;
 	default:
 		return -EINVAL;
@@ -884,7 +1001,7 @@ int bench_htab_setup(struct bench_htab_setup_args *a)
 	__u64 p;
 
 	a->err = 0;
-	if (a->impl == BENCH_HTAB_ARENA && !bench_ah.buckets) {
+	if ((a->impl == BENCH_HTAB_ARENA || a->impl == BENCH_HTAB_ARENA_DEFER) && !bench_ah.buckets) {
 		if (a->destroy)
 			return 0;
 		p = aa_calloc_u64(BENCH_HTAB_ENTRIES, sizeof(struct bench_hbucket));
@@ -905,7 +1022,7 @@ int bench_htab_setup(struct bench_htab_setup_args *a)
 		hp->cursor[0] = 0;
 		hp->cursor[1] = 0;
 	}
-	if (a->impl == BENCH_HTAB_ARENA && a->destroy) {
+	if ((a->impl == BENCH_HTAB_ARENA || a->impl == BENCH_HTAB_ARENA_DEFER) && a->destroy) {
 		aa_free_u64(bench_ah.buckets);
 		bench_ah.buckets = 0;
 	}
