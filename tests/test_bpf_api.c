@@ -131,3 +131,44 @@ Test(bpf, sleepable_caller_grows_inline)
 	cr_assert_gt(t_stats(heap).nr_chunks, chunks);
 	cr_assert_eq(aa_heap__free(heap, a.ptr), 0);
 }
+
+/* Deferred free from every non-sleepable program type the API supports:
+ * tc, xdp, raw_tp and tp_btf (hard IRQ) each defer an object; limbo holds
+ * them until aa_heap__reclaim(). */
+Test(bpf, deferred_free_from_tc_xdp_raw_tp_and_tp_btf, .init = NULL, .fini = NULL)
+{
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20, .flags = AA_F_DEFER);
+	__u64 args[1] = { 0 }, want;
+	struct bpf_link *link;
+	int i;
+
+	if (!t_have_arena())
+		cr_skip_test(AA_SKIP_REASON);
+	skel = test_alloc__open();
+	cr_assert_not_null(skel);
+	bpf_program__set_autoattach(skel->progs.tp_btf_alloc, false);
+	cr_assert_eq(test_alloc__load(skel), 0);
+	heap = aa_heap__attach(skel->obj, &o);
+	cr_assert_not_null(heap);
+	for (i = 0; i < 5; i++) {
+		cr_assert_eq(run_pkt(skel->progs.tc_alloc), 1);
+		cr_assert_eq(run_pkt(skel->progs.xdp_alloc), 1);
+		cr_assert_eq(t_run(skel->progs.raw_tp_alloc, args, sizeof(args)), 1);
+	}
+	cr_assert_eq(skel->bss->deferred, 15);
+	link = bpf_program__attach(skel->progs.tp_btf_alloc);
+	cr_assert_not_null(link, "attach tp_btf/hrtimer_expire_entry: %s", strerror(errno));
+	for (i = 0; i < 200 && skel->bss->tp_btf_allocs < 5; i++)
+		usleep(10000);	/* bounded: 2 s of timer interrupts */
+	bpf_link__destroy(link);
+	cr_assert_geq(skel->bss->tp_btf_allocs, 5, "tp_btf ran %llu times",
+		      (unsigned long long)skel->bss->tp_btf_runs);
+	want = skel->bss->deferred;
+	cr_assert_geq(want, 20);
+	cr_assert_eq(aa_heap__root(heap)->defer.pending_objs, want);
+	cr_assert_eq(aa_heap__reclaim(heap) + aa_heap__reclaim(heap), (long)want);
+	cr_assert_eq(t_user_live(heap), 0, "a deferred object was lost or leaked");
+	t_check(heap);
+	aa_heap__destroy(heap);
+	test_alloc__destroy(skel);
+}

@@ -172,8 +172,31 @@ int test_bpf_api(void *ctx)
 	return 0;
 }
 
-/* A non-sleepable program: allocate, touch, free. Returns 1 when it got
- * memory, 2 when the heap was empty (NULL), 3 on a wrong result. */
+/* A second object freed deferred: counted in `deferred`; on a heap
+ * without AA_F_DEFER refused (-EOPNOTSUPP) and freed plain. 0, or 3 on a
+ * wrong result. Any context: the deferred path verifies and runs here. */
+__u64 deferred;
+
+static __always_inline int defer_one(void)
+{
+	__u64 __arena *q = aa_malloc(64);
+	int r;
+
+	if (!q)
+		return 0;
+	q[0] = 1;
+	r = aa_free_deferred(q);
+	if (r == -95 /* -EOPNOTSUPP */)
+		return aa_free(q) ? 3 : 0;
+	if (r)
+		return 3;
+	__sync_fetch_and_add(&deferred, 1);
+	return 0;
+}
+
+/* A non-sleepable program: allocate, touch, free (and defer_one()).
+ * Returns 1 when it got memory, 2 when the heap was empty (NULL), 3 on a
+ * wrong result. */
 static __always_inline int alloc_touch_free(void)
 {
 	__u64 __arena *p = aa_malloc(128);
@@ -185,7 +208,7 @@ static __always_inline int alloc_touch_free(void)
 	}
 	p[0] = 42;
 	p[15] = p[0] + 1;
-	if (p[15] != 43 || aa_free(p))
+	if (p[15] != 43 || aa_free(p) || defer_one())
 		return 3;
 	__sync_fetch_and_add(&tc_allocs, 1);
 	return 1;
@@ -222,7 +245,7 @@ int tp_btf_alloc(void *ctx)
 	if (!p)
 		return 0;
 	p[3] = 7;
-	if (p[3] == 7 && !aa_free(p))
+	if (p[3] == 7 && !aa_free(p) && !defer_one())
 		__sync_fetch_and_add(&tp_btf_allocs, 1);
 	return 0;
 }
