@@ -135,15 +135,15 @@ Test(bpf, sleepable_caller_grows_inline)
 /* Deferred free from every non-sleepable program type the API supports:
  * tc, xdp, raw_tp and tp_btf (hard IRQ) each defer an object; limbo holds
  * them until aa_heap__reclaim(). */
-Test(bpf, deferred_free_from_tc_xdp_raw_tp_and_tp_btf, .init = NULL, .fini = NULL)
+Test(bpf, deferred_free_from_tc_xdp_raw_tp_and_tp_btf)
 {
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20, .flags = AA_F_DEFER);
 	__u64 args[1] = { 0 }, want;
 	struct bpf_link *link;
 	int i;
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	/* its own object and heap, with AA_F_DEFER, in place of the suite's */
+	teardown();
 	skel = test_alloc__open();
 	cr_assert_not_null(skel);
 	bpf_program__set_autoattach(skel->progs.tp_btf_alloc, false);
@@ -168,7 +168,5 @@ Test(bpf, deferred_free_from_tc_xdp_raw_tp_and_tp_btf, .init = NULL, .fini = NUL
 	cr_assert_eq(aa_heap__root(heap)->defer.pending_objs, want);
 	cr_assert_eq(aa_heap__reclaim(heap) + aa_heap__reclaim(heap), (long)want);
 	cr_assert_eq(t_user_live(heap), 0, "a deferred object was lost or leaked");
-	t_check(heap);
-	aa_heap__destroy(heap);
-	test_alloc__destroy(skel);
+	t_check(heap);	/* the suite's teardown destroys this object and heap */
 }
