@@ -116,9 +116,12 @@ Test(defer, bad_pointers_are_refused_like_plain_frees)
 	cr_assert_eq(t_free(h, run), 0);
 }
 
-Test(defer, without_the_flag_it_is_refused, .init = NULL)
+Test(defer, without_the_flag_it_is_refused)
 {
-	struct aa_heap *plain = t_open_flags(1 << 12, MiB, 0);
+	struct aa_heap *plain;
+
+	close_heap();	/* the suite's heap has the flag */
+	plain = t_open_flags(1 << 12, MiB, 0);
 	__u64 p = t_malloc(plain, 64);
 	struct aa_op_args a = t_call(plain, AA_OP_FREE_DEFERRED, 0, 0, p, 0);
 
@@ -126,7 +129,6 @@ Test(defer, without_the_flag_it_is_refused, .init = NULL)
 	cr_assert_eq(aa_heap__reclaim(plain), -EOPNOTSUPP);
 	cr_assert_eq(t_free(plain, p), 0, "the refusal kept it allocated");
 	aa_heap__destroy(plain);
-	h = NULL;
 }
 
 /* Memory freed deferred comes back only through reclaim; and a reclaim
@@ -148,12 +150,13 @@ Test(defer, memory_is_reused_only_after_reclaim)
 
 /* The bound: limbo over tun.defer_limit raises need_refill; an allocation
  * that fails while limbo holds memory says so. */
-Test(defer, limbo_over_its_limit_raises_the_signal, .init = NULL)
+Test(defer, limbo_over_its_limit_raises_the_signal)
 {
 	struct aa_tunables t;
 	__u64 objs[40], signals, x;
 	int i;
 
+	close_heap();	/* this one with its own tunables */
 	cr_assert_eq(aa_tunables__default(&t), 0);
 	t.defer_limit = 64 << 10;
 	t.low_watermark = 0;	/* only limbo raises the signal here */
