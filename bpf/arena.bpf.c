@@ -146,6 +146,7 @@ static void init_classes(void)
 	aa_root.defer.pending_objs = 0;
 	aa_root.defer.pending_bytes = 0;
 	aa_root.defer.reclaiming = 0;
+	aa_reclaim_run.rest = AA_NIL;
 }
 
 /*

@@ -18,9 +18,9 @@
  *                 is a second deferred free (the bit is already set);
  *               - on the stack aa_root.defer.limbo[e & 1], e the global
  *                 epoch read after the bit was set. Pushers cmpxchg the
- *                 head; only the reclaimer pops (one at a time: it holds
- *                 defer.reclaiming), so a popped node cannot come back
- *                 under it (no ABA).
+ *                 head; the reclaimer (one at a time: it holds
+ *                 defer.reclaiming) takes a whole stack with an exchange
+ *                 and walks it privately: no ABA, one atomic per run.
  *
  * Epochs and the guarantee. The agent (aa_heap__reclaim()) runs a round:
  *   1. ADVANCE: e = epoch++ (atomic);
@@ -200,8 +200,6 @@ static __always_inline void reclaim_object(__u64 ptr)
 		return;
 	}
 	pending_update(w, bit, false);
-	__sync_fetch_and_sub(&aa_root.defer.pending_objs, 1);
-	__sync_fetch_and_sub(&aa_root.defer.pending_bytes, bytes);
 	aa_reclaim_run.batch[aa_reclaim_run.nb & (RECLAIM_BATCH - 1)] = ptr;
 	if (++aa_reclaim_run.nb >= RECLAIM_BATCH)
 		batch_flush();
@@ -235,7 +233,6 @@ int aa_defer_reclaim_node(__u32 off, __u32 e)
 	if (lat > aa_root.defer.latency_max_ns)
 		aa_root.defer.latency_max_ns = lat;
 	aa_root.defer.latency_sum_ns += lat;
-	__sync_fetch_and_add(&aa_root.defer.reclaimed, 1);
 	free_inline((__u64)node);
 	return 1;
 }
@@ -246,9 +243,7 @@ int aa_defer_reclaim_node(__u32 off, __u32 e)
  * (-EBUSY otherwise). */
 static int aa_defer_reclaim(struct aa_reclaim_args *a)
 {
-	__u32 e = a->epoch, head;
-	__u32 __arena *top = &aa_root.defer.limbo[e & 1];
-	aa_defer_node_t *node;
+	__u32 e = a->epoch, head, next;
 	bool done = false;
 
 	if (__sync_val_compare_and_swap(&aa_root.defer.reclaiming, 0, 1))
@@ -260,17 +255,22 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a)
 	aa_reclaim_run.objects = 0;
 	aa_reclaim_run.bytes = 0;
 	aa_reclaim_run.kept = 0;
+	/* what the last run left, else the whole stack of epoch e */
+	head = aa_reclaim_run.rest;
+	aa_reclaim_run.rest = AA_NIL;
+	if (head == AA_NIL || head == 0)
+		head = __sync_lock_test_and_set(&aa_root.defer.limbo[e & 1], AA_NIL);
 	aa_repeat(AA_RECLAIM_MAX) {
-		head = READ_ONCE_ARENA(*top);
 		if (head == AA_NIL) {
 			done = true;
 			break;
 		}
-		node = aa_addr(head);
-		if (__sync_val_compare_and_swap(top, head, node->next) != head)
-			continue;	/* a push came in: read again */
-		aa_defer_reclaim_node(head, e);
+		next = ((aa_defer_node_t *)aa_addr(head))->next;
+		aa_defer_reclaim_node(head, e);	/* may free the node */
+		head = next;
 	}
+	if (!done)
+		aa_reclaim_run.rest = head;
 	batch_flush();
 	if (aa_reclaim_run.keep != AA_NIL) {
 		limbo_push(e, aa_reclaim_run.keep, aa_addr(aa_reclaim_run.keep_last));
@@ -278,6 +278,10 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a)
 	} else {
 		aa_root.defer.oldest_epoch = READ_ONCE_ARENA(aa_root.defer.epoch);
 	}
+	/* once per run, not per object: these lines are the deferrers' */
+	__sync_fetch_and_sub(&aa_root.defer.pending_objs, aa_reclaim_run.objects);
+	__sync_fetch_and_sub(&aa_root.defer.pending_bytes, aa_reclaim_run.bytes);
+	aa_root.defer.reclaimed += aa_reclaim_run.objects;
 	a->objects = aa_reclaim_run.objects;
 	a->bytes = aa_reclaim_run.bytes;
 	a->kept = aa_reclaim_run.kept;

@@ -352,27 +352,32 @@ struct aa_defer_node {
 };
 
 struct aa_defer {
-	__u32 epoch;		/* advanced by the agent only (AA_RECLAIM_ADVANCE) */
+	/* one cache line written by deferring frees (any CPU) */
 	__u32 limbo[2];		/* lock-free stacks of nodes, arena offsets
-				 * (AA_NIL: empty): push by cmpxchg, pop by
-				 * the reclaimer only */
-	__u32 reclaiming;	/* 1 while a reclaimer runs (cmpxchg) */
-	/* atomic counters */
-	__u64 pending_objs;	/* objects in limbo now */
+				 * (AA_NIL: empty): push by cmpxchg; the
+				 * reclaimer takes a whole stack by exchange */
+	__u32 epoch;		/* advanced by the agent only (AA_RECLAIM_ADVANCE) */
+	__u32 pad0;
+	__u64 pending_objs;	/* objects in limbo now (the reclaimer
+				 * subtracts once per run) */
 	__u64 pending_bytes;	/* their usable bytes */
 	__u64 peak_pending_bytes;
 	__u64 deferred;		/* objects deferred, total */
-	__u64 reclaimed;	/* objects reclaimed, total */
-	__u64 grace_periods;	/* reclaim rounds completed */
 	__u64 node_failures;	/* deferred frees refused: no memory for a node */
 	__u64 nomem_in_limbo;	/* allocations that failed while limbo held memory */
 	__u64 limit_signals;	/* refill signals raised for limbo over defer_limit */
+	/* one cache line written by the reclaimer */
+	__u32 reclaiming;	/* 1 while a reclaimer runs (cmpxchg) */
+	__u32 oldest_epoch;	/* epoch of the oldest node the last reclaim kept */
+	__u32 reclaim_epoch;	/* newest epoch reclaimed */
+	__u32 pad1;
+	__u64 reclaimed;	/* objects reclaimed, total */
+	__u64 grace_periods;	/* reclaim rounds completed */
 	__u64 latency_last_ns;	/* deferred -> reclaimed, newest node reclaimed */
 	__u64 latency_max_ns;
 	__u64 latency_sum_ns;	/* over `reclaimed` */
-	__u32 oldest_epoch;	/* epoch of the oldest node the last reclaim kept */
-	__u32 reclaim_epoch;	/* newest epoch reclaimed */
-};
+	__u64 pad2[2];
+} __attribute__((aligned(64)));
 
 /* The reclaimer's scratch state (bpf/defer.bpf.c, an arena global of its
  * own; here because skeletons show arena globals with their types). */
@@ -382,6 +387,9 @@ struct aa_reclaim_run {
 	__u32 nb;		/* objects in batch */
 	__u32 keep, keep_last;	/* chain of kept nodes (arena offsets, AA_NIL) */
 	__u32 oldest;		/* oldest epoch on it */
+	__u32 rest;		/* nodes taken from limbo, not yet seen (a run's
+				 * budget ended): the next run starts there */
+	__u32 pad;
 	__u64 now, objects, bytes, kept;
 };
 
