@@ -24,7 +24,7 @@ live=$(sed -n 's/.* in \([0-9]*\) live allocations.*/\1/p' "$out/stats.txt")
 cached=$(sed -n 's/^cached: [0-9]* B in \([0-9]*\) objects.*/\1/p' "$out/stats.txt")
 [ "$((live - cached))" -eq 2 ] ||
 	{ echo "inspect: stats count $live - $cached allocations, flowtab holds 2"; exit 1; }
-"$cli" -j --pid $pid stats | grep -q '"heap":"process '$pid'"' ||
+"$cli" -j --pid $pid stats | grep -q '"source":"process '$pid'"' ||
 	{ echo "inspect: stats --json does not name the process"; exit 1; }
 "$cli" --pid $pid drain
 timeout --preserve-status -s TERM 1 "$cli" --pid $pid refill-agent >"$out/agent.log"

@@ -79,7 +79,7 @@ static json_t *run_json(const char *what)
 	json_t *j;
 
 	cr_assert_eq(run(out, sizeof(out), false, "-j %s", what), 0, "%s failed", what);
-	j = json_loads(out, 0, &e);
+	j = json_loads(out, JSON_REJECT_DUPLICATES, &e);
 	cr_assert_not_null(j, "%s: not JSON (%s at line %d): %.200s", what, e.text, e.line, out);
 	return j;
 }

@@ -59,7 +59,7 @@ void cli_print_dump(const struct aa_heap *h, const char *where)
 	if (cli.json) {
 		w = jw_new(stdout, cli.pretty);
 		jw_start_object(w);
-		jw_kv_string(w, "heap", where);
+		jw_kv_string(w, "source", where);
 		jw_name(w, "chunks");
 		jw_start_array(w);
 	} else {

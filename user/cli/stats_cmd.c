@@ -95,7 +95,7 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 	int k;
 
 	jw_start_object(w);
-	jw_kv_string(w, "heap", where);
+	jw_kv_string(w, "source", where);
 	jw_kv_uint(w, "layout", r->version);
 	jw_kv_uint(w, "arena_bytes", aa_heap__arena_size(h));
 	jw_kv_uint(w, "nr_cpus", r->nr_cpus);
