@@ -40,7 +40,7 @@ static const struct cmd cmds[] = {
 	{ "drain", cmd_drain, "", "flush every CPU and transfer cache into the heap" },
 	{ "check", cmd_check, "", "run the validity checker" },
 	{ "refill-agent", cmd_refill_agent, "[--bytes N[K|M|G]] [--interval-ms N]",
-	  "grow the heap whenever its low-watermark signal is up" },
+	  "grow the heap whenever its low-watermark signal is up; reclaim deferred frees" },
 	{ "demo", cmd_demo, "[--arena-mb N] [--objects N] [--runs N]",
 	  "load, run a small workload, check the stats (make run)" },
 };
