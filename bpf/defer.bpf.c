@@ -44,6 +44,7 @@
 #include "internal.h"
 
 #define AA_RECLAIM_MAX		(1U << 16)	/* nodes per aa_reclaim run */
+_Static_assert(sizeof(struct aa_defer_node) == AA_MIN_SIZE, "a limbo node is one 16-B object");
 
 typedef struct aa_defer_node __arena aa_defer_node_t;
 
@@ -132,7 +133,7 @@ static __always_inline int free_deferred_inline(__u64 ptr)
 	}
 	node = (aa_defer_node_t *)node_addr;
 	node->obj = ptr - aa_root.arena_base;
-	node->ts_ns = bpf_ktime_get_ns();
+	node->ts = bpf_ktime_get_ns() >> AA_DEFER_TS_SHIFT;
 	e = READ_ONCE_ARENA(aa_root.defer.epoch);	/* after the caller's unlink */
 	node->epoch = e;
 	if (__sync_fetch_and_add(&aa_root.defer.pending_objs, 1) == 0)
@@ -228,7 +229,7 @@ int aa_defer_reclaim_node(__u32 off, __u32 e)
 		return 0;
 	}
 	reclaim_object(aa_root.arena_base + node->obj);
-	lat = aa_reclaim_run.now - node->ts_ns;
+	lat = (__u64)(__u32)((aa_reclaim_run.now >> AA_DEFER_TS_SHIFT) - node->ts) << AA_DEFER_TS_SHIFT;
 	aa_root.defer.latency_last_ns = lat;
 	if (lat > aa_root.defer.latency_max_ns)
 		aa_root.defer.latency_max_ns = lat;

@@ -347,9 +347,10 @@ struct aa_defer_node {
 	__u32 next;		/* arena offset of the next node, AA_NIL */
 	__u32 obj;		/* arena offset of the object */
 	__u32 epoch;		/* global epoch when it was deferred */
-	__u32 pad;
-	__u64 ts_ns;		/* bpf_ktime_get_ns() when it was deferred */
+	__u32 ts;		/* bpf_ktime_get_ns() >> AA_DEFER_TS_SHIFT when it
+				 * was deferred (wraps after 73 minutes) */
 };
+#define AA_DEFER_TS_SHIFT	10	/* ~1-us units */
 
 struct aa_defer {
 	/* one cache line written by deferring frees (any CPU) */
