@@ -141,6 +141,18 @@ static inline void t_check(struct aa_heap *h)
 	cr_assert_eq(aa_heap__check(h), 0, "heap validity check failed");
 }
 
+/* Run a packet program (tc, xdp) once on a 64-byte zero packet; asserts it
+ * ran, returns its retval. */
+static inline int t_run_pkt(struct bpf_program *prog)
+{
+	char pkt[64] = {};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt));
+
+	cr_assert_eq(bpf_prog_test_run_opts(bpf_program__fd(prog), &o), 0,
+		     "test run of %s: %s", bpf_program__name(prog), strerror(errno));
+	return (int)o.retval;
+}
+
 /* Run a SEC("syscall") program of any object; returns its retval. */
 static inline int t_run(struct bpf_program *prog, void *ctx, size_t ctx_sz)
 {

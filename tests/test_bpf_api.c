@@ -49,24 +49,13 @@ Test(bpf, api_subtests)
 	cr_assert_eq(t_user_live(heap), 0);
 }
 
-static int run_pkt(struct bpf_program *prog)
-{
-	char pkt[64] = { 0 };
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt),
-		    .repeat = 1);
-
-	cr_assert_eq(bpf_prog_test_run_opts(bpf_program__fd(prog), &o), 0,
-		     "test run of %s: %s", bpf_program__name(prog), strerror(errno));
-	return (int)o.retval;
-}
-
 Test(bpf, tc_and_xdp_alloc_after_prefill)
 {
 	int i;
 
 	for (i = 0; i < 10; i++) {
-		cr_assert_eq(run_pkt(skel->progs.tc_alloc), 1, "tc program got no memory");
-		cr_assert_eq(run_pkt(skel->progs.xdp_alloc), 1, "xdp program got no memory");
+		cr_assert_eq(t_run_pkt(skel->progs.tc_alloc), 1, "tc program got no memory");
+		cr_assert_eq(t_run_pkt(skel->progs.xdp_alloc), 1, "xdp program got no memory");
 	}
 	cr_assert_eq(skel->bss->tc_allocs, 20);
 	cr_assert_eq(t_user_live(heap), 0);
@@ -78,12 +67,12 @@ Test(bpf, tc_gets_null_when_heap_is_empty)
 	/* Empty the heap: tear it down. Non-sleepable programs cannot grow it,
 	 * so they must get NULL (counted), never fault or sleep. */
 	cr_assert_geq(aa_heap__teardown(heap), 1);
-	cr_assert_eq(run_pkt(skel->progs.tc_alloc), 2);
-	cr_assert_eq(run_pkt(skel->progs.xdp_alloc), 2);
+	cr_assert_eq(t_run_pkt(skel->progs.tc_alloc), 2);
+	cr_assert_eq(t_run_pkt(skel->progs.xdp_alloc), 2);
 	cr_assert_eq(skel->bss->tc_nulls, 2);
 	/* grown again from userspace, they get memory again */
 	cr_assert_eq(aa_heap__init(heap, 1 << 20), 0);
-	cr_assert_eq(run_pkt(skel->progs.tc_alloc), 1);
+	cr_assert_eq(t_run_pkt(skel->progs.tc_alloc), 1);
 }
 
 Test(bpf, raw_tp_and_tp_btf_alloc)
@@ -151,8 +140,8 @@ Test(bpf, deferred_free_from_tc_xdp_raw_tp_and_tp_btf)
 	heap = aa_heap__attach(skel->obj, &o);
 	cr_assert_not_null(heap);
 	for (i = 0; i < 5; i++) {
-		cr_assert_eq(run_pkt(skel->progs.tc_alloc), 1);
-		cr_assert_eq(run_pkt(skel->progs.xdp_alloc), 1);
+		cr_assert_eq(t_run_pkt(skel->progs.tc_alloc), 1);
+		cr_assert_eq(t_run_pkt(skel->progs.xdp_alloc), 1);
 		cr_assert_eq(t_run(skel->progs.raw_tp_alloc, args, sizeof(args)), 1);
 	}
 	cr_assert_eq(skel->bss->deferred, 15);

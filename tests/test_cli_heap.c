@@ -492,15 +492,6 @@ static pid_t start_agent(FILE **out, const char *how, const char *arg, const cha
 	return child;
 }
 
-static int tc_alloc(struct test_cpu_cache *skel)
-{
-	char pkt[64] = {};
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt));
-
-	cr_assert_eq(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tc_alloc), &o), 0);
-	return o.retval;	/* 1 got memory, 2 NULL */
-}
-
 /* Wait (bounded: 5 s) until the agent has answered signal number `signals`. */
 static void await_refill(const struct aa_root *r, __u64 signals)
 {
@@ -538,7 +529,7 @@ Test(cli_heap, refill_agent_answers_the_low_watermark_signal)
 	for (size = 1 << 20; size >= 16; size >>= 1)	/* take everything */
 		while (aa_heap__malloc(h, size))
 			;
-	cr_assert_eq(tc_alloc(skel), 2, "a tc program must get NULL on the empty heap");
+	cr_assert_eq(t_run_pkt(skel->progs.tc_alloc), 2, "a tc program must get NULL on the empty heap");
 	cr_assert_eq(r->need_refill, 1, "no low-watermark signal");
 	signals = r->refill_signals;
 
@@ -547,7 +538,7 @@ Test(cli_heap, refill_agent_answers_the_low_watermark_signal)
 	cr_assert_not_null(fgets(log, sizeof(log), agent));
 	cr_assert(strstr(log, "waiting on the refill event ring"), "agent: %s", log);
 	await_refill(r, signals);
-	cr_assert_eq(tc_alloc(skel), 1, "no memory after the refill");
+	cr_assert_eq(t_run_pkt(skel->progs.tc_alloc), 1, "no memory after the refill");
 
 	/* phase 2: the agent sleeps; go below the low watermark again */
 	grows = r->stats.nr_grows;

@@ -225,15 +225,6 @@ Test(cpu_cache, reentrancy_from_hard_irq)
 
 /* --- Non-sleepable programs on an empty heap -------------------------------- */
 
-static int run_tc(void)
-{
-	char pkt[64] = { 0 };
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt));
-
-	cr_assert_eq(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tc_alloc), &o), 0);
-	return o.retval;
-}
-
 static void setup_small(void)
 {
 	open_with(1 << 11, 1 * MiB, 0);
@@ -247,12 +238,12 @@ Test(cpu_cache, empty_heap_gives_null_and_refill_signal, .init = setup_small)
 	int fd;
 
 	pin(0);
-	cr_assert_eq(run_tc(), 1, "tc program got no memory after the prefill");
+	cr_assert_eq(t_run_pkt(skel->progs.tc_alloc), 1, "tc program got no memory after the prefill");
 	/* take everything: the buddy and every cache of the sizes we use */
 	for (size = 1 << 20; size >= 16; size >>= 1)
 		while (t_malloc(h, size))
 			;
-	cr_assert_eq(run_tc(), 2, "tc program must get NULL on an empty heap");
+	cr_assert_eq(t_run_pkt(skel->progs.tc_alloc), 2, "tc program must get NULL on an empty heap");
 	cr_assert_eq(r->need_refill, 1, "no low-watermark signal");
 	cr_assert_geq(r->refill_signals, 1);
 
@@ -271,7 +262,7 @@ Test(cpu_cache, empty_heap_gives_null_and_refill_signal, .init = setup_small)
 	/* the loader answers the signal; programs get memory again */
 	cr_assert_geq(aa_heap__refill(h, 2 * MiB), 1);
 	cr_assert_eq(r->need_refill, 0);
-	cr_assert_eq(run_tc(), 1);
+	cr_assert_eq(t_run_pkt(skel->progs.tc_alloc), 1);
 	t_check(h);
 }
 

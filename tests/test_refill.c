@@ -37,15 +37,6 @@ static void teardown(void)
 
 TestSuite(refill, .init = setup, .fini = teardown);
 
-static int tc_alloc(void)
-{
-	char pkt[64] = {};
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt));
-
-	cr_assert_eq(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tc_alloc), &o), 0);
-	return o.retval;	/* 1 got memory, 2 NULL */
-}
-
 static void take_everything(void)
 {
 	__u64 size;
@@ -144,14 +135,14 @@ Test(refill, a_tc_program_that_finds_the_heap_empty_wakes_the_waiter)
 	usleep(50000);		/* let it sleep in epoll */
 	cr_assert_eq(w.woke_ms, 0, "the waiter returned with no signal up: %d", w.ret);
 	raised = now_ms();
-	cr_assert_eq(tc_alloc(), 2, "the tc program got memory on an empty heap");
+	cr_assert_eq(t_run_pkt(skel->progs.tc_alloc), 2, "the tc program got memory on an empty heap");
 	pthread_join(t, NULL);
 	cr_assert_eq(w.ret, 1, "wait: %d", w.ret);
 	cr_assert_eq(w.ev.reason, AA_EV_NOMEM, "the tc program's allocation failed: that is the event");
 	cr_assert_geq(w.ev.ts_ns / 1e6, raised - 1, "the event is older than the tc run");
 	cr_log_info("woke %.3f ms after the tc run began\n", w.woke_ms - raised);
 	cr_assert_eq(aa_heap__refill(h, MiB), 1);
-	cr_assert_eq(tc_alloc(), 1, "no memory after the refill");
+	cr_assert_eq(t_run_pkt(skel->progs.tc_alloc), 1, "no memory after the refill");
 }
 
 /* Nobody reading: the 4-KiB ring fills; further raises are counted as
