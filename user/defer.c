@@ -16,7 +16,6 @@
 #include <linux/membarrier.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "internal.h"
@@ -25,10 +24,7 @@
 
 static double now_ms(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+	return aa__now_ns() / 1e6;
 }
 
 void aa__heap_close_defer(struct aa_heap *h)

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include "arena_alloc.h"
 #include "aa_size_classes.h"
 
@@ -68,6 +69,15 @@ __attribute__((format(printf, 2, 3)))
 void aa_pr(enum aa_print_level level, const char *fmt, ...);
 #define pr_warn(fmt, ...)	aa_pr(AA_WARN, "arena-alloc: " fmt, ##__VA_ARGS__)
 #define pr_info(fmt, ...)	aa_pr(AA_INFO, "arena-alloc: " fmt, ##__VA_ARGS__)
+
+/* CLOCK_MONOTONIC in ns (bpf_ktime_get_ns()'s clock). */
+static inline __u64 aa__now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
 
 /* libbpf_err(): set errno from a negative error and return it. */
 static inline int aa_err(int ret)

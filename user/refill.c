@@ -20,7 +20,6 @@
  * Only one thread may wait on a heap handle at a time (the ring reader is
  * the handle's).
  */
-#include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "internal.h"
@@ -58,10 +57,7 @@ static struct ring_buffer *refill_ring(struct aa_heap *h)
 
 static long long now_ms(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+	return aa__now_ns() / 1000000;
 }
 
 AA_API int aa_heap__refill_fd(struct aa_heap *h)
@@ -137,7 +133,7 @@ AA_API int aa_heap__refill(struct aa_heap *h, __u64 bytes)
 		/* limbo first: over its limit, it raised the signal itself */
 		if (aa_heap__reclaim(h) < 0)
 			return -errno;
-		if ((h->root->stats.nr_chunks << 20) - h->root->stats.bytes_in_use >=
+		if ((h->root->stats.nr_chunks << AA_CHUNK_SHIFT) - h->root->stats.bytes_in_use >=
 		    h->root->tun.low_watermark) {
 			*flag = 0;
 			return 0;
