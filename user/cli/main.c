@@ -268,20 +268,21 @@ struct aa_heap *cli_open_heap(void)
 	return h;
 }
 
-/* Is capability cap in this process's effective set (/proc/self/status)? */
-static bool has_cap(int cap)
+/* This process's effective capabilities (/proc/self/status), or all of
+ * them for root when the file cannot be read. */
+static unsigned long long cap_eff(void)
 {
-	char line[128];
 	unsigned long long eff = 0;
+	char line[128];
 	FILE *f = fopen("/proc/self/status", "r");
 
 	if (!f)
-		return geteuid() == 0;
+		return geteuid() == 0 ? ~0ULL : 0;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "CapEff: %llx", &eff) == 1)
 			break;
 	fclose(f);
-	return eff >> cap & 1;
+	return eff;
 }
 
 #define CAP_SYS_ADMIN_BIT	21
@@ -289,7 +290,7 @@ static bool has_cap(int cap)
 
 int cli_need_root(const char *name)
 {
-	if (has_cap(CAP_SYS_ADMIN_BIT) || has_cap(CAP_BPF_BIT))
+	if (cap_eff() & (1ULL << CAP_SYS_ADMIN_BIT | 1ULL << CAP_BPF_BIT))
 		return 0;
 	cli_err("%s: needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, to use BPF): "
 		"run it with sudo", name);
