@@ -28,6 +28,8 @@ static __always_inline bool caches_on(void)
  */
 static __always_inline __u64 malloc_inline(__u64 size)
 {
+	if (debug_on())
+		return debug_alloc(size, 0);
 	/* size - 1: size 0 wraps and goes to the heap, which refuses it */
 	if (size - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready())
 		return aa_cpu_cache_alloc(aa_size_class(size), size);
@@ -38,6 +40,8 @@ static __always_inline int free_inline(__u64 ptr)
 {
 	if (!ptr)
 		return 0;
+	if (debug_on())
+		return debug_free(ptr);
 	if (caches_on())
 		return aa_cpu_cache_free(ptr);
 	return aa_heap_free(ptr);
@@ -54,6 +58,8 @@ __u64 aa_aligned_alloc_u64(__u64 align, __u64 size)
 		aa_fail(AA_ERR_ALIGN);
 		return 0;
 	}
+	if (debug_on())
+		return debug_alloc(size, align);
 	if (size && caches_on() && aa_heap_ready()) {
 		int cls = aa_aligned_class(size, align);
 
@@ -79,13 +85,16 @@ __u64 aa_calloc_u64(__u64 n, __u64 size)
 	p = malloc_inline(bytes);
 	if (!p)
 		return 0;
-	/* Blocks are 16-byte multiples: clear whole words. */
+	/* Whole words, then the last few bytes one by one: exactly `bytes`
+	 * (in debug mode the redzone starts right after them). */
 	w = (__u64 __arena *)p;
-	words = (bytes + 7) / 8;
+	words = bytes / 8;
 	aa_for(i, 0, words < AA_MAX_LOOPS ? words : AA_MAX_LOOPS) {
 		w[i] = 0;
 		done++;
 	}
+	aa_for(i, words * 8, bytes)
+		((__u8 __arena *)p)[i] = 0;
 	if (done < words) {	/* more than the loop bound: fail cleanly */
 		aa_heap_free(p);	/* > 64 MiB: a page run */
 		aa_fail(AA_ERR_ZEROING);
@@ -103,6 +112,8 @@ __u64 aa_usable_size_u64(__u64 ptr)
 {
 	if (!ptr)
 		return 0;
+	if (debug_on())
+		return debug_usable(ptr);
 	return aa_heap_usable_size(ptr);
 }
 
@@ -128,7 +139,7 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 	err = bulk_args(arr, n);
 	if (err)
 		return err;
-	if (size - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready()) {
+	if (size - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready() && !debug_on()) {
 		/* one by one through the CPU cache, like aa_free_bulk_u64():
 		 * the heap lock only when the caches run dry */
 		__u32 cls = aa_size_class(size);
@@ -143,10 +154,10 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 		}
 		return got;
 	}
-	if (size - 1 < AA_MAX_CLASS_SIZE)
+	if (size - 1 < AA_MAX_CLASS_SIZE && !debug_on())
 		return aa_heap_alloc_bulk(arr, n, aa_size_class(size), 0);
-	aa_for(i, 0, n) {
-		__u64 p = aa_heap_alloc(size, 0);
+	aa_for(i, 0, n) {	/* page runs, and everything in debug mode */
+		__u64 p = malloc_inline(size);
 
 		if (!p)
 			break;

@@ -53,6 +53,11 @@ static void publish_fast(void)
 		return;
 	aa_fast.key = aa_root.cache_key;
 	aa_fast.zero = 0;
+	/* debug mode: no cache address and no arena size for the inline
+	 * API, whose every call then goes through the global functions
+	 * (debug.bpf.c); the library finds the caches in the root */
+	if (aa_root.flags & AA_F_DEBUG)
+		return;
 	aa_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
 		off = aa_root.cpu_cache_off[cpu];
 		aa_fast.cc[cpu] = off ? aa_root.arena_base + off : 0;
@@ -147,6 +152,7 @@ static void init_classes(void)
 	aa_root.defer.pending_bytes = 0;
 	aa_root.defer.reclaiming = 0;
 	aa_reclaim_run.rest = AA_NIL;
+	debug_reset();		/* the quarantine's objects are gone too */
 }
 
 /*
@@ -169,7 +175,7 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags
 		return -EINVAL;
 	if (aa_heap_ready())
 		return aa_root.arena_base == arena_base ? 0 : -EEXIST;
-	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER))
+	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG))
 		return -EINVAL;
 	if (flags & AA_F_NO_CACHES)
 		nr_cpus = 0;

@@ -14,6 +14,7 @@
 #include "buddy_chunks.bpf.c"
 #include "transfer_cache.bpf.c"
 #include "cpu_cache.bpf.c"
+#include "debug.bpf.c"
 #include "alloc.bpf.c"
 #include "defer.bpf.c"
 #include "arena.bpf.c"

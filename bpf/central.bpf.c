@@ -83,6 +83,12 @@ static __u32 span_new_locked(__u32 cls)
 	off = run_alloc_locked(pages);
 	if (off == AA_NIL)
 		return AA_NIL;
+	/* debug mode: every object starts poisoned (debug.bpf.c); the
+	 * links below take words 0 and 1 */
+	if (aa_root.flags & AA_F_DEBUG) {
+		aa_for(i, 0, pages * (AA_PAGE_SIZE / 8))
+			((__u64 __arena *)aa_addr(off))[i] = AA_DEBUG_POISON;
+	}
 	/* free list in address order: refills hand out neighbours */
 	aa_for(i, 0, objs) {
 		o = off + i * size;

@@ -42,9 +42,25 @@
 
 /* The hit path's helpers are arena_alloc.bpf.h's: the inline API and the
  * library run the same code under the same claim protocol. */
-#define this_cpu_cache()	__aa_this_cache()
 #define cache_claim(cc, who)	__aa_cache_claim((cc), (who))
 #define cache_release(cc)	__aa_cache_release(cc)
+
+/* This CPU's cache: aa_fast's copy, or with AA_F_DEBUG (which leaves
+ * aa_fast.cc[] empty, so that inline callers always call the global
+ * functions) the root's. NULL: none. */
+static __always_inline struct aa_cpu_cache __arena *this_cpu_cache(void)
+{
+	struct aa_cpu_cache __arena *cc = __aa_this_cache();
+	__u32 cpu, off;
+
+	if (cc || !(aa_root.flags & AA_F_DEBUG))
+		return cc;
+	cpu = bpf_get_smp_processor_id();
+	if (cpu >= AA_MAX_CPUS || cpu >= aa_root.nr_cpus)
+		return NULL;
+	off = aa_root.cpu_cache_off[cpu];
+	return off ? aa_addr(off) : NULL;
+}
 
 static __always_inline __u32 cache_cap(struct aa_cpu_cache __arena *cc, __u32 c)
 {

@@ -201,6 +201,8 @@ static __always_inline void reclaim_object(__u64 ptr)
 		return;
 	}
 	pending_update(w, bit, false);
+	if (aa_root.flags & AA_F_DEBUG)
+		aa_debug_on_free(ptr);	/* checked and poisoned as any free */
 	aa_reclaim_run.batch[aa_reclaim_run.nb & (RECLAIM_BATCH - 1)] = ptr;
 	if (++aa_reclaim_run.nb >= RECLAIM_BATCH)
 		batch_flush();

@@ -32,6 +32,8 @@ static __always_inline void set_tunables(struct aa_tunables *t)
 	aa_root.tun.keep_bytes = t->keep_bytes;
 	aa_root.tun.low_watermark = t->low_watermark;
 	aa_root.tun.defer_limit = t->defer_limit;
+	aa_root.tun.quarantine = t->quarantine <= AA_QUARANTINE_MAX ? t->quarantine
+								    : AA_QUARANTINE_MAX;
 }
 
 /* Initialise and publish the heap (idempotent while it is ready: tear it
@@ -83,7 +85,7 @@ int aa_teardown(struct aa_trim_args *args)
 	return 0;
 }
 
-/* Return every cached and parked object to the heap: each CPU cache it can
+/* Return every cached, quarantined and parked object to the heap: each CPU cache it can
  * claim (from whatever CPU it runs on, so CPUs outside the caller's cpuset
  * or offline are reached too), the transfer caches, then the parked frees.
  * Caches claimed by someone else are reported in busy[]: try again. */
@@ -98,6 +100,8 @@ int aa_drain(struct aa_drain_args *args)
 		args->err = -ENODEV;
 		return 0;
 	}
+	if (aa_root.flags & AA_F_DEBUG)	/* the quarantine, to the heap */
+		objects += aa_debug_flush();
 	aa_for(cpu, 0, nr < AA_MAX_CPUS ? nr : AA_MAX_CPUS) {
 		n = aa_cpu_cache_drain(cpu);
 		if (n == -EBUSY) {

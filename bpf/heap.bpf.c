@@ -372,17 +372,34 @@ static __always_inline int judge(__u64 ptr, __u32 *off, __u32 *pmw)
 	return kind;
 }
 
-int aa_heap_claim(__u64 ptr)
+/* The claim itself: the kind claimed (a class, AA_KIND_RUN or
+ * AA_KIND_LARGE) or -errno, counted. */
+static __always_inline int claim_kind(__u64 ptr)
 {
 	__u32 off = 0, pmw = 0;
-	int kind;
+	int kind, err;
 
 	if (!aa_heap_ready())
 		return aa_fail(AA_ERR_UNINIT);
 	kind = judge(ptr, &off, &pmw);
-	if (kind >= 0)
-		kind = aa_claim(ptr, off, kind, pmw);
-	return kind < 0 ? aa_fail(-kind) : 0;
+	if (kind < 0)
+		return aa_fail(-kind);
+	err = aa_claim(ptr, off, kind, pmw);
+	return err < 0 ? aa_fail(-err) : kind;
+}
+
+int aa_heap_claim(__u64 ptr)
+{
+	int kind = claim_kind(ptr);
+
+	return kind < 0 ? kind : 0;
+}
+
+/* aa_heap_claim() that says what it claimed (debug mode): the kind (>= 0)
+ * or -errno, counted. */
+long aa_heap_claim_kind(__u64 ptr)
+{
+	return claim_kind(ptr);
 }
 
 /* Usable bytes of ptr's allocation if ptr starts a live one (> 0), else

@@ -376,6 +376,7 @@ int aa_heap_free(__u64 ptr);
 int aa_heap_return(__u64 ptr);
 int aa_heap_return_bulk(__u64 arr, __u32 n);
 int aa_heap_claim(__u64 ptr);
+long aa_heap_claim_kind(__u64 ptr);
 int aa_heap_unpark(void);
 int aa_heap_release_empty(void);
 __u64 aa_heap_usable_size(__u64 ptr);
@@ -386,6 +387,12 @@ int aa_buddy_add_chunk(__u32 slot, __u32 meta_off);
 int aa_buddy_take_free_chunk(__u32 keep);
 int aa_buddy_release_slot(__u32 slot);
 int aa_buddy_check(void);
+
+/* debug.bpf.c: debug mode (AA_F_DEBUG) */
+int aa_debug_on_alloc(__u64 addr, int kind, __u64 n);
+int aa_debug_on_free(__u64 addr);
+__u64 aa_debug_quarantine(__u64 addr, __u32 cls);
+int aa_debug_flush(void);
 
 /* arena.bpf.c: pages from the kernel, sleepable only */
 int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags);

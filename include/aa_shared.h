@@ -17,7 +17,7 @@
 #endif
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	7
+#define AA_LAYOUT_VERSION	8
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -144,6 +144,8 @@ struct aa_slot {
 						 * request takes the heap lock */
 #define AA_F_DEFER		(1U << 1)	/* deferred free (aa_free_deferred):
 						 * the pending bitmaps */
+#define AA_F_DEBUG		(1U << 2)	/* debug mode (bpf/debug.bpf.c):
+						 * poison, redzones, error records */
 
 /* Counters of one size class in one CPU cache (64 bytes: one line, and
  * an index the hit path computes with a shift). Written by the cache's
@@ -266,6 +268,9 @@ struct aa_tunables {
 	__u64 keep_bytes;	/* trim keeps this much free memory mapped */
 	__u64 low_watermark;	/* signal a refill below this many free bytes */
 	__u64 defer_limit;	/* signal a reclaim above this many bytes in limbo */
+	__u32 quarantine;	/* AA_F_DEBUG: freed objects held back from
+				 * reuse, <= AA_QUARANTINE_MAX (0: none) */
+	__u32 pad;
 };
 
 /* Error codes: returned negated by BPF functions, counted in aa_stats.err. */
@@ -316,6 +321,75 @@ struct aa_stats {
 	__u64 refill_events_lost; /* refill events the ring had no room for
 				 * (nobody reading it); need_refill was
 				 * still raised */
+};
+
+/*
+ * Debug mode (AA_F_DEBUG, bpf/debug.bpf.c). Every allocation gets AA_DEBUG_TAIL
+ * more bytes: an object of n requested bytes and b bytes in all (its class
+ * size, or its page run) is laid out as
+ *
+ *   0           n                     b-8        b
+ *   | user data | redzone 0xcc ...    | trailer |
+ *
+ * trailer = (AA_DEBUG_MAGIC ^ n ^ (addr >> 4)) << 32 | n, one 64-bit store.
+ * A free checks the trailer and the redzone (overflow) and the 8 bytes
+ * before the object (the previous object's trailer, or its poison:
+ * underflow), then fills words 1 .. b/8-1 of a class object with
+ * AA_DEBUG_POISON; an allocation checks words 2 .. b/8-1 (words 0 and 1
+ * hold the allocator's custody mark and free-list link) and reports any
+ * that changed (a write after free). Spans are carved poisoned. Word 0 is
+ * never checked: a free's claim replaces it with the FREED mark first.
+ */
+#define AA_DEBUG_TAIL		16	/* redzone >= 8 bytes + the trailer */
+#define AA_DEBUG_MAGIC		0xa110c8edU
+#define AA_DEBUG_POISON		0x6b6b6b6b6b6b6b6bULL	/* freed memory */
+#define AA_DEBUG_REDZONE	0xcc			/* each byte past n */
+#define AA_DEBUG_RECORDS	32	/* first errors kept in the root */
+#define AA_QUARANTINE_MAX	1024	/* quarantine slots, at most */
+#define AA_QUARANTINE_DEFAULT	256
+#define AA_DEBUG_CLS_RUN	AA_NR_CLASSES		/* aa_debug_error.cls: a page run */
+#define AA_DEBUG_CLS_NONE	0xffU			/* not an allocation */
+
+/* What debug mode found (aa_debug_error.kind). */
+enum aa_debug_kind {
+	AA_DBG_USE_AFTER_FREE = 0,	/* poison changed while the object was free */
+	AA_DBG_OVERFLOW = 1,		/* redzone or trailer changed: a write past n */
+	AA_DBG_UNDERFLOW = 2,		/* the 8 bytes before the object changed */
+	AA_DBG_DOUBLE_FREE = 3,		/* freed while free (or in a cache, quarantine) */
+	AA_DBG_INVALID_FREE = 4,	/* interior, misaligned or foreign pointer */
+	AA_DBG_NR_KINDS,
+};
+
+/* One error, in aa_debug.rec[] (the first AA_DEBUG_RECORDS) and in the
+ * ring buffer aa_debug_rb (every one, while it has room). */
+struct aa_debug_error {
+	__u64 addr;		/* user address of the object (or the pointer freed) */
+	__u64 ts_ns;		/* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
+	__u64 found;		/* the 8 bytes found at offset & ~7 */
+	__u32 kind;		/* enum aa_debug_kind */
+	__u32 cls;		/* size class, AA_DEBUG_CLS_RUN, AA_DEBUG_CLS_NONE */
+	__u32 cpu;
+	__u32 size;		/* object bytes (class size or run), 0 if none */
+	__u32 req;		/* bytes requested (the trailer's n), 0 if unknown */
+	__s32 offset;		/* first bad byte, from addr (negative: before it) */
+	__u32 seq;		/* 1 + its index: written last (0: being written) */
+	__u32 pad;
+};
+
+/* Debug mode's state in the root. Counters: atomic adds, any context. */
+struct aa_debug {
+	__u64 errors[AA_DBG_NR_KINDS];	/* errors found, per kind */
+	__u64 recorded;		/* errors found, total (rec[] keeps the first) */
+	__u64 events_lost;	/* errors the ring had no room for */
+	__u64 q_head;		/* quarantine: pushes, total (slot q_head % cap) */
+	__u64 q_objs;		/* objects in quarantine now */
+	__u64 q_bytes;		/* their bytes */
+	struct aa_debug_error rec[AA_DEBUG_RECORDS];
+	/* The quarantine ring: arena offset << 8 | class of a freed object,
+	 * poisoned and claimed (word 0: the FREED mark), 0 = empty. A free
+	 * exchanges its object into slot q_head++ % cap and releases the one
+	 * it takes out. Reset by init and teardown; flushed by drain. */
+	__u64 quarantine[AA_QUARANTINE_MAX];
 };
 
 /* One record of the refill event ring (aa_refill_rb): need_refill was
@@ -423,6 +497,7 @@ struct aa_root {
 	__u64 order_summary[AA_NR_ORDERS];
 	__u64 order_map[AA_NR_ORDERS][AA_MAX_SLOTS / 64];
 	struct aa_stats stats;
+	struct aa_debug debug;		/* AA_F_DEBUG: errors, quarantine */
 	struct aa_slot slots[AA_MAX_SLOTS];
 
 	/* cache tiers */

@@ -559,9 +559,13 @@ static __always_inline __u64 aa_calloc_inline(__u64 n, __u64 size)
 	p = aa_malloc_inline(n * size);
 	if (!p)
 		return 0;
+	/* exactly n * size bytes (debug mode's redzone starts after them) */
 #pragma clang loop unroll(full)
-	for (i = 0; i < (int)((n * size + 7) / 8); i++)
+	for (i = 0; i < (int)(n * size / 8); i++)
 		((volatile __u64 __arena *)p)[i] = 0;
+#pragma clang loop unroll(full)
+	for (i = (int)(n * size / 8 * 8); i < (int)(n * size); i++)
+		((volatile __u8 __arena *)p)[i] = 0;
 	return p;
 }
 

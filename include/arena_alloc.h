@@ -55,7 +55,9 @@ struct aa_heap_opts {
 	/* Grow the heap by this many bytes at init (whole 1-MiB chunks).
 	 * 0: one chunk. */
 	__u64 init_bytes;
-	/* AA_F_DEFER: deferred free (aa_free_deferred(); 2 more metadata pages
+	/* AA_F_DEBUG: debug mode (poisoned frees, redzones, error records:
+	 * aa_heap__errors(); also set by ARENA_ALLOC_DEBUG=1).
+	 * AA_F_DEFER: deferred free (aa_free_deferred(); 2 more metadata pages
 	 * per chunk, also set by ARENA_ALLOC_DEFER=1).
 	 * AA_F_NO_CACHES: no CPU or transfer caches (the "before" of the benchmarks). Also
 	 * set by ARENA_ALLOC_NO_CACHES=1. */
@@ -236,6 +238,27 @@ AA_API long aa_heap__reclaim(struct aa_heap *heap);
  * @return the fd (owned by the heap); -ENOENT when the heap has no refill
  * event ring; negative error, otherwise */
 AA_API int aa_heap__refill_fd(struct aa_heap *heap);
+
+/** @brief **aa_heap__errors()** reads debug mode's error records
+ * (AA_F_DEBUG) from the mmap: copies up to max of the first
+ * AA_DEBUG_RECORDS errors found into recs, in the order they were found.
+ * @param total if not NULL, gets the number of errors found in all
+ * (counted per kind in aa_root.debug.errors[])
+ * @return records copied (>= 0); negative error */
+AA_API int aa_heap__errors(const struct aa_heap *heap, struct aa_debug_error *recs, __u32 max,
+			   __u64 *total);
+
+/** @brief **aa_heap__wait_error()** reads the next error from debug
+ * mode's ring buffer (the map aa_debug_rb), waiting at most timeout_ms (0:
+ * no wait, -1: no limit). Every error goes there while the ring has room
+ * (aa_root.debug.events_lost counts the others). One reader per handle.
+ * @return 1 with *out filled; 0: none within the timeout; -ENOENT: the
+ * heap's object has no such ring; negative error, otherwise */
+AA_API int aa_heap__wait_error(struct aa_heap *heap, int timeout_ms, struct aa_debug_error *out);
+
+/** @brief **aa_debug_kind_str()** names an enum aa_debug_kind
+ * ("use-after-free", "overflow", ...). */
+AA_API const char *aa_debug_kind_str(__u32 kind);
 
 /** @brief **aa_heap__cpu_cache()** is CPU cpu's cache inside the mmap
  * (read-only view: counters can be read at any time).

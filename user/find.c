@@ -71,7 +71,7 @@ AA_API struct aa_heap *aa_heap__open_map_id(__u32 arena_id)
 		n = prog_maps(pfd, ids, name);
 		for (i = 0, ours = false; i < n; i++)
 			ours |= ids[i] == arena_id;
-		for (i = 0; ours && i < n && (!fast_id || h->refill_fd < 0); i++) {
+		for (i = 0; ours && i < n && (!fast_id || h->refill_fd < 0 || h->debug_fd < 0); i++) {
 			len = sizeof(mi);
 			memset(&mi, 0, sizeof(mi));
 			fd = bpf_map_get_fd_by_id(ids[i]);
@@ -85,6 +85,9 @@ AA_API struct aa_heap *aa_heap__open_map_id(__u32 arena_id)
 			} else if (h->refill_fd < 0 && mi.type == BPF_MAP_TYPE_RINGBUF &&
 				   !strcmp(mi.name, AA_REFILL_RING)) {
 				h->refill_fd = aa__heap_keep_fd(h, fd);
+			} else if (h->debug_fd < 0 && mi.type == BPF_MAP_TYPE_RINGBUF &&
+				   !strcmp(mi.name, AA_DEBUG_RING)) {
+				h->debug_fd = aa__heap_keep_fd(h, fd);
 			} else {
 				close(fd);
 			}

@@ -121,6 +121,8 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 	}
 	h->refill_map = bpf_object__find_map_by_name(obj, AA_REFILL_RING);
 	h->refill_fd = h->refill_map ? bpf_map__fd(h->refill_map) : -1;
+	h->debug_map = bpf_object__find_map_by_name(obj, AA_DEBUG_RING);
+	h->debug_fd = h->debug_map ? bpf_map__fd(h->debug_map) : -1;
 	h->arena = bpf_map__initial_value(map, &sz);
 	if (!h->arena || bpf_map__fd(map) < 0) {
 		pr_warn("arena map is not loaded or not mapped\n");
@@ -238,7 +240,9 @@ static int heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts)
 		flags |= AA_F_NO_CACHES;
 	if (getenv("ARENA_ALLOC_DEFER") && !strcmp(getenv("ARENA_ALLOC_DEFER"), "1"))
 		flags |= AA_F_DEFER;
-	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER)) {
+	if (getenv("ARENA_ALLOC_DEBUG") && !strcmp(getenv("ARENA_ALLOC_DEBUG"), "1"))
+		flags |= AA_F_DEBUG;
+	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG)) {
 		pr_warn("unknown flags 0x%x\n", flags);
 		return -EINVAL;
 	}
@@ -362,6 +366,7 @@ AA_API void aa_heap__destroy(struct aa_heap *h)
 		return;
 	aa__heap_close_refill(h);
 	aa__heap_close_defer(h);
+	aa__heap_close_debug(h);
 	if (h->skel)
 		arena_alloc__destroy(h->skel);
 	aa__heap_close_pinned(h);
@@ -593,6 +598,7 @@ static int env_per_class(const char *name, __u32 *per_class)
 AA_API int aa_tunables__default(struct aa_tunables *t)
 {
 	int c, err;
+	__u64 q;
 
 	if (!t)
 		return aa_err(-EINVAL);
@@ -607,6 +613,7 @@ AA_API int aa_tunables__default(struct aa_tunables *t)
 	t->keep_bytes = DEFAULT_KEEP_BYTES;
 	t->low_watermark = DEFAULT_LOW_WATERMARK;
 	t->defer_limit = DEFAULT_DEFER_LIMIT;
+	t->quarantine = AA_QUARANTINE_DEFAULT;
 
 	if ((err = env_per_class("ARENA_ALLOC_CPU_CACHE_CAP", t->cpu_cache_cap)) < 0 ||
 	    (err = env_per_class("ARENA_ALLOC_BATCH", t->batch)) < 0 ||
@@ -618,6 +625,16 @@ AA_API int aa_tunables__default(struct aa_tunables *t)
 		return aa_err(err);
 	if ((err = env_u64("ARENA_ALLOC_DEFER_LIMIT", &t->defer_limit)) < 0)
 		return aa_err(err);
+	if ((err = env_u64("ARENA_ALLOC_QUARANTINE", &q)) < 0)
+		return aa_err(err);
+	if (err > 0) {
+		if (q > AA_QUARANTINE_MAX) {
+			pr_warn("ARENA_ALLOC_QUARANTINE=%llu: at most %u slots\n",
+				(unsigned long long)q, AA_QUARANTINE_MAX);
+			return aa_err(-EINVAL);
+		}
+		t->quarantine = q;
+	}
 	return 0;
 }
 
@@ -638,6 +655,11 @@ AA_API int aa_tunables__validate(const struct aa_tunables *t)
 				AA_TRANSFER_MAX);
 			return aa_err(-EINVAL);
 		}
+	}
+	if (t->quarantine > AA_QUARANTINE_MAX) {
+		pr_warn("quarantine (%u) must be at most %u slots\n", t->quarantine,
+			AA_QUARANTINE_MAX);
+		return aa_err(-EINVAL);
 	}
 	return 0;
 }

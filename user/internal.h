@@ -16,6 +16,8 @@ struct ring_buffer;
 
 /* The library's refill event ring map (bpf/buddy.bpf.c). */
 #define AA_REFILL_RING	"aa_refill_rb"
+/* The debug-mode error ring (bpf/debug.bpf.c). */
+#define AA_DEBUG_RING	"aa_debug_rb"
 
 /* A heap handle: from aa_heap__open() (skel set: we own the object),
  * aa_heap__attach() (obj set: the caller's) or aa_heap__open_pinned()
@@ -28,6 +30,11 @@ struct aa_heap {
 	int refill_fd;			/* the refill event ring, -1 = none */
 	struct ring_buffer *refill_rb;	/* its reader, opened on first wait */
 	struct aa_refill_event last_event; /* newest event it read */
+	struct bpf_map *debug_map;	/* in obj: aa_debug_rb, or NULL */
+	int debug_fd;			/* the debug error ring, -1 = none */
+	struct ring_buffer *debug_rb;	/* its reader, opened on first wait */
+	struct aa_debug_error *error_out; /* debug.c: where the reader copies */
+	int errors_read;		/* debug.c: records the reader copied */
 	char *arena;			/* our mapping of the arena */
 	__u64 arena_size;
 	__u64 arena_base;		/* == (__u64)arena: arenas map at their
@@ -58,6 +65,8 @@ int aa__heap_set_prog(struct aa_heap *h, const char *name, int fd);
 void aa__heap_close_refill(struct aa_heap *h);
 /* defer.c */
 void aa__heap_close_defer(struct aa_heap *h);
+/* debug.c */
+void aa__heap_close_debug(struct aa_heap *h);
 /* Map the arena and find the root through aa_fast; where names the source
  * in messages. */
 int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where);

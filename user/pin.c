@@ -57,6 +57,8 @@ AA_API int aa_heap__unpin(const char *dir)
 		unlink(path);
 	if (!pin_path(path, dir, AA_REFILL_RING))
 		unlink(path);
+	if (!pin_path(path, dir, AA_DEBUG_RING))
+		unlink(path);
 	for (i = 0; i < NR_PIN_PROGS; i++)
 		if (!pin_path(path, dir, pin_progs[i]))
 			unlink(path);
@@ -100,6 +102,8 @@ AA_API int aa_heap__pin(struct aa_heap *h, const char *dir)
 		err = bpf_map__pin(h->fast_map, path);
 	if (!err && h->refill_map && !(err = pin_path(path, dir, AA_REFILL_RING)))
 		err = bpf_map__pin(h->refill_map, path);
+	if (!err && h->debug_map && !(err = pin_path(path, dir, AA_DEBUG_RING)))
+		err = bpf_map__pin(h->debug_map, path);
 	for (i = 0; !err && i < NR_PIN_PROGS; i++) {
 		p = bpf_object__find_program_by_name(h->obj, pin_progs[i]);
 		if (p && !(err = pin_path(path, dir, pin_progs[i])))
@@ -210,6 +214,8 @@ AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
 	fast_fd = pin_get(h, dir, "aa_fast");
 	fd = pin_get(h, dir, AA_REFILL_RING);
 	h->refill_fd = fd < 0 ? -1 : fd;
+	fd = pin_get(h, dir, AA_DEBUG_RING);
+	h->debug_fd = fd < 0 ? -1 : fd;
 	err = aa__heap_map_fds(h, arena_fd, fast_fd, dir);
 	if (err)
 		goto fail;
@@ -229,8 +235,10 @@ struct aa_heap *aa__heap_new_foreign(void)
 	struct aa_heap *h = calloc(1, sizeof(*h));
 	size_t i;
 
-	if (h)
+	if (h) {
 		h->refill_fd = -1;
+		h->debug_fd = -1;
+	}
 	for (i = 0; h && i < NR_PIN_PROGS; i++)
 		aa__heap_set_prog(h, pin_progs[i], -1);
 	return h;

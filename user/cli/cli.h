@@ -99,5 +99,9 @@ int cmd_stats(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_refill_agent(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_errors(int argc, char **argv);
+/* Debug mode's totals (errors_cmd.c): a text line, a JSON member "debug". */
+void cli_print_debug(const struct aa_heap *h);
+void cli_json_debug(struct jw *w, const struct aa_heap *h);
 
 #endif

@@ -38,7 +38,7 @@ static void report(const char *cmd, const char *what, long long n, const struct 
 
 static unsigned long load_arena_mb = 256;
 static __u64 load_init = 4 << 20;
-static bool load_no_caches, load_defer;
+static bool load_no_caches, load_defer, load_debug;
 static struct aa_tunables load_tun;
 static bool load_tun_set;
 
@@ -70,6 +70,16 @@ static int tunable_opt(const char *arg)
 		return cli_parse_size("--tunable low_watermark", eq + 1, &load_tun.low_watermark);
 	if (klen == 11 && !strncmp(arg, "defer_limit", klen))
 		return cli_parse_size("--tunable defer_limit", eq + 1, &load_tun.defer_limit);
+	if (klen == 10 && !strncmp(arg, "quarantine", klen)) {
+		errno = 0;
+		v = strtoull(eq + 1, &end, 10);
+		if (errno || *end || !eq[1] || v > AA_QUARANTINE_MAX) {
+			cli_err("load: --tunable '%s': give 0 .. %u slots", arg, AA_QUARANTINE_MAX);
+			return -1;
+		}
+		load_tun.quarantine = v;
+		return 0;
+	}
 	colon = memchr(arg, ':', klen);
 	if (colon) {
 		errno = 0;
@@ -87,7 +97,7 @@ static int tunable_opt(const char *arg)
 			break;
 	if (i == 3) {
 		cli_err("load: --tunable '%.*s': unknown (keep_bytes, low_watermark, defer_limit, "
-			"cpu_cache_cap, batch, transfer_cap)", (int)klen, arg);
+			"quarantine, cpu_cache_cap, batch, transfer_cap)", (int)klen, arg);
 		return -1;
 	}
 	errno = 0;
@@ -123,6 +133,9 @@ static int load_opt(int c, const char *arg)
 	case 'd':
 		load_defer = true;
 		return 0;
+	case 'D':
+		load_debug = true;
+		return 0;
 	case 't':
 		return tunable_opt(arg);
 	}
@@ -136,6 +149,7 @@ int cmd_load(int argc, char **argv)
 		{ "init", required_argument, NULL, 'i' },
 		{ "no-caches", no_argument, NULL, 'n' },
 		{ "deferred", no_argument, NULL, 'd' },
+		{ "debug", no_argument, NULL, 'D' },
 		{ "tunable", required_argument, NULL, 't' },
 		{},
 	};
@@ -157,7 +171,8 @@ int cmd_load(int argc, char **argv)
 		return 1;
 	AA_OPTS(aa_heap_opts, o, .arena_pages = load_arena_mb * 256,
 		.init_bytes = load_init ? load_init : 1,
-		.flags = (load_no_caches ? AA_F_NO_CACHES : 0) | (load_defer ? AA_F_DEFER : 0),
+		.flags = (load_no_caches ? AA_F_NO_CACHES : 0) | (load_defer ? AA_F_DEFER : 0) |
+			 (load_debug ? AA_F_DEBUG : 0),
 		.tunables = load_tun_set ? &load_tun : NULL);
 	h = aa_heap__open(&o);
 	if (!h) {

@@ -26,9 +26,11 @@ struct cli_opts cli = { .pin = AA_DEFAULT_PIN };
 
 static const struct cmd cmds[] = {
 	{ "load", cmd_load,
-	  "[--arena-mb N] [--init BYTES] [--no-caches] [--deferred] [--tunable K=V ...]\n"
+	  "[--arena-mb N] [--init BYTES] [--no-caches] [--deferred] [--debug] [--tunable K=V ...]\n"
 	  "  --deferred: deferred free (aa_free_deferred) on this heap\n"
-	  "  K: keep_bytes, low_watermark, defer_limit (sizes); cpu_cache_cap, batch, transfer_cap\n"
+	  "  --debug: debug mode: poison, redzones, error records (arena-alloc errors)\n"
+	  "  K: keep_bytes, low_watermark, defer_limit (sizes); quarantine (debug: slots, <= 1024);\n"
+	  "  cpu_cache_cap, batch, transfer_cap\n"
 	  "  (every class, or K:SIZE=V for the class of SIZE-byte objects)",
 	  "load the allocator, initialise it, pin it under --pin" },
 	{ "unload", cmd_unload, "", "remove the pins (the heap goes with its last user)" },
@@ -39,6 +41,8 @@ static const struct cmd cmds[] = {
 	{ "trim", cmd_trim, "[--keep BYTES]", "return free chunks beyond --keep to the kernel" },
 	{ "drain", cmd_drain, "", "flush every CPU and transfer cache into the heap" },
 	{ "check", cmd_check, "", "run the validity checker" },
+	{ "errors", cmd_errors, "[--follow SECS]",
+	  "memory errors debug mode found (load --debug); --follow: as they happen" },
 	{ "refill-agent", cmd_refill_agent, "[--bytes N[K|M|G]] [--interval-ms N]",
 	  "grow the heap whenever its low-watermark signal is up; reclaim deferred frees" },
 	{ "demo", cmd_demo, "[--arena-mb N] [--objects N] [--runs N]",

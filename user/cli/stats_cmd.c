@@ -150,11 +150,13 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 		jw_kv_uint(w, "latency_mean_ns", d->reclaimed ? d->latency_sum_ns / d->reclaimed : 0);
 		jw_end_object(w);
 	}
+	cli_json_debug(w, h);
 	jw_name(w, "tunables");
 	jw_start_object(w);
 	jw_kv_uint(w, "keep_bytes", r->tun.keep_bytes);
 	jw_kv_uint(w, "low_watermark", r->tun.low_watermark);
 	jw_kv_uint(w, "defer_limit", r->tun.defer_limit);
+	jw_kv_uint(w, "quarantine", r->tun.quarantine);
 	json_class_array(w, "cpu_cache_cap", r->tun.cpu_cache_cap);
 	json_class_array(w, "batch", r->tun.batch);
 	json_class_array(w, "transfer_cap", r->tun.transfer_cap);
@@ -306,6 +308,10 @@ void cli_print_stats(const struct aa_heap *h, const char *where)
 	       (unsigned long long)aa_heap__root(h)->tun.keep_bytes);
 	if (aa_heap__root(h)->flags & AA_F_DEFER)
 		print_defer(&aa_heap__root(h)->defer, aa_heap__root(h)->tun.defer_limit);
+	if (aa_heap__root(h)->flags & AA_F_DEBUG) {
+		cli_print_debug(h);
+		printf("\n");
+	}
 	printf("%4s %6s %10s %10s %10s %8s %8s %8s %7s %8s %7s\n", "cpu", "class", "allocs",
 	       "frees", "hits", "misses", "refills", "spills", "nested", "failures", "cached");
 	for_each_row(h, print_row, NULL);

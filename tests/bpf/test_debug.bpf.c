@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_debug.bpf.c - the memory errors debug mode must find, made on
+ * purpose by tc programs through the inline API (as a user's program
+ * would), and a clean workload it must not complain about
+ * (tests/test_debug.c runs them).
+ *
+ * Each buggy program leaves the address it misused in `victim` (and the
+ * size it asked for in `asked`) so the test can look for its record.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "arena_alloc.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+AA_ARENA(1 << 14);	/* 64 MiB */
+
+__u64 victim, victim2, asked;
+__u32 req_size = 40;	/* set by the test */
+__s32 ret_free, ret_free2;
+__u64 nulls, bad_frees, usable_wrong, not_zero, steps;
+
+/* Use after free: free an object, write into it, allocate the class
+ * again (the CPU cache is LIFO: the same object comes back, and its
+ * poison is checked). With a quarantine the write is found when the
+ * object leaves it (later frees, or a drain). */
+SEC("tc")
+int use_after_free(struct __sk_buff *skb)
+{
+	__u64 __arena *p = aa_malloc(req_size), *q;
+
+	if (!p)
+		return 1;
+	victim = (__u64)p;
+	asked = req_size;
+	ret_free = aa_free(p);
+	p[2] = 0x1234;		/* the bug: a write after free */
+	q = aa_malloc(req_size);
+	victim2 = (__u64)q;
+	if (q)
+		aa_free(q);
+	return 0;
+}
+
+/* Overflow: write one byte past what was asked for, then free. */
+SEC("tc")
+int overflow(struct __sk_buff *skb)
+{
+	__u8 __arena *p = aa_malloc(req_size);
+
+	if (!p)
+		return 1;
+	victim = (__u64)p;
+	asked = req_size;
+	p[req_size] = 0x42;	/* the bug: one byte too far */
+	ret_free = aa_free(p);
+	return 0;
+}
+
+/* Underflow: of two neighbours, write one byte before the second, then
+ * free it. */
+SEC("tc")
+int underflow(struct __sk_buff *skb)
+{
+	__u8 __arena *a = aa_malloc(req_size), *b = aa_malloc(req_size), *hi, *lo;
+
+	if (!a || !b) {
+		aa_free(a);
+		aa_free(b);
+		return 1;
+	}
+	hi = (__u64)a > (__u64)b ? a : b;
+	lo = hi == a ? b : a;
+	victim = (__u64)hi;
+	victim2 = (__u64)lo;
+	asked = req_size;
+	hi[-1] = 0x42;		/* the bug: one byte before the object */
+	ret_free = aa_free(hi);
+	ret_free2 = aa_free(lo);
+	return 0;
+}
+
+/* Double free. */
+SEC("tc")
+int double_free(struct __sk_buff *skb)
+{
+	void __arena *p = aa_malloc(req_size);
+
+	if (!p)
+		return 1;
+	victim = (__u64)p;
+	ret_free = aa_free(p);
+	ret_free2 = aa_free(p);	/* the bug */
+	return 0;
+}
+
+/* A correct program: sizes 1 .. 9000 through every call, each object
+ * filled to its last requested byte; calloc checked for zeros, usable
+ * size checked against the request. Nothing for debug mode to find. */
+SEC("tc")
+int clean(struct __sk_buff *skb)
+{
+	int n = (bpf_get_prandom_u32() % 9000) + 1, i;
+	__u8 __arena *p, *c, *a;
+	__u64 __arena *bulk;
+
+	p = aa_malloc(n);
+	c = aa_calloc(1, n);
+	a = aa_aligned_alloc(64, n);
+	bulk = aa_calloc(4, sizeof(__u64));
+	if (!p || !c || !a || !bulk) {
+		__sync_fetch_and_add(&nulls, 1);
+		goto out;
+	}
+	if (aa_usable_size(p) != n || aa_usable_size(a) != n || ((__u64)a & 63))
+		__sync_fetch_and_add(&usable_wrong, 1);
+	bpf_for(i, 0, n) {
+		if (c[i])
+			__sync_fetch_and_add(&not_zero, 1);
+		p[i] = i;
+		a[i] = i;
+		c[i] = i;
+	}
+	if (aa_malloc_bulk(bulk, 4, 24) == 4) {
+		bpf_for(i, 0, 4) {
+			__u8 __arena *o = (__u8 __arena *)bulk[i];
+
+			o[23] = 1;	/* the last byte asked for */
+		}
+		if (aa_free_bulk(bulk, 4) != 4)
+			__sync_fetch_and_add(&bad_frees, 1);
+	}
+out:
+	if (aa_free(p) || aa_free(c) || aa_free(a) || aa_free(bulk))
+		__sync_fetch_and_add(&bad_frees, 1);
+	__sync_fetch_and_add(&steps, 1);
+	return 0;
+}

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_debug.c - debug mode (AA_F_DEBUG, bpf/debug.bpf.c) finds the memory
+ * errors of tests/bpf/test_debug.bpf.c's tc programs: a write after free,
+ * a one-byte overflow, a one-byte underflow, a double free; each with its
+ * record (address, class, kind, CPU) in the mmap and on the ring buffer.
+ * A clean workload over every call and size (classes and page runs) gets
+ * no report, and the quarantine holds freed objects back from reuse.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include "common.h"
+#include "test_debug.skel.h"
+
+#define MiB		(1ULL << 20)
+
+static struct test_debug *skel;
+static struct aa_heap *h;
+
+static void teardown(void)
+{
+	aa_heap__destroy(h);
+	test_debug__destroy(skel);
+	h = NULL;
+	skel = NULL;
+}
+
+TestSuite(debug, .fini = teardown, .timeout = 300);
+
+/* The test object with a debug heap of quarantine q slots (0: none). */
+static void setup_heap(__u32 quarantine, __u32 flags)
+{
+	struct aa_tunables t;
+
+	if (!t_have_arena())
+		cr_skip_test(AA_SKIP_REASON);
+	skel = test_debug__open_and_load();
+	cr_assert_not_null(skel, "test_debug: %s", strerror(errno));
+	cr_assert_eq(aa_tunables__default(&t), 0);
+	t.quarantine = quarantine;
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 8 * MiB, .flags = AA_F_DEBUG | flags,
+		.tunables = &t);
+	h = aa_heap__attach(skel->obj, &o);
+	cr_assert_not_null(h, "aa_heap__attach: %s", strerror(errno));
+}
+
+/* The errors found so far, and the newest record of kind `kind` about
+ * addr (asserts there is one). */
+static __u64 errors_of(__u32 kind)
+{
+	return aa_heap__root(h)->debug.errors[kind];
+}
+
+static struct aa_debug_error find_record(__u32 kind, __u64 addr)
+{
+	struct aa_debug_error recs[AA_DEBUG_RECORDS];
+	__u64 total = 0;
+	int n = aa_heap__errors(h, recs, AA_DEBUG_RECORDS, &total), i;
+
+	cr_assert_geq(n, 0);
+	for (i = n - 1; i >= 0; i--)	/* the newest */
+		if (recs[i].kind == kind && recs[i].addr == addr)
+			return recs[i];
+	cr_assert_fail("no %s record for 0x%llx among %d (%llu found)", aa_debug_kind_str(kind),
+		       (unsigned long long)addr, n, (unsigned long long)total);
+	return recs[0];
+}
+
+/* The next error on the ring must be this one. */
+static void expect_ring(__u32 kind, __u64 addr)
+{
+	struct aa_debug_error e;
+
+	cr_assert_eq(aa_heap__wait_error(h, 1000, &e), 1, "no error on the ring");
+	cr_assert_eq(e.kind, kind, "ring: %s, expected %s", aa_debug_kind_str(e.kind),
+		     aa_debug_kind_str(kind));
+	cr_assert_eq(e.addr, addr);
+}
+
+static void print_record(const char *what, const struct aa_debug_error *r);
+static void print_all(void)
+{
+	struct aa_debug_error recs[AA_DEBUG_RECORDS];
+	int n = aa_heap__errors(h, recs, AA_DEBUG_RECORDS, NULL), i;
+
+	for (i = 0; i < n; i++)
+		print_record("record", &recs[i]);
+}
+
+static void print_record(const char *what, const struct aa_debug_error *r)
+{
+	cr_log_info("%s: %s at 0x%llx, class %u (%u B), asked %u, offset %d, found 0x%016llx, "
+		    "cpu %u", what, aa_debug_kind_str(r->kind), (unsigned long long)r->addr,
+		    r->cls, r->size, r->req, r->offset, (unsigned long long)r->found, r->cpu);
+}
+
+Test(debug, a_write_after_free_is_found_when_the_object_comes_back)
+{
+	struct aa_debug_error r;
+
+	setup_heap(0, 0);
+	cr_assert_eq(t_run_pkt(skel->progs.use_after_free), 0);
+	cr_assert_eq(skel->bss->ret_free, 0);
+	cr_assert_eq(skel->bss->victim2, skel->bss->victim, "LIFO reuse expected");
+	cr_assert_eq(errors_of(AA_DBG_USE_AFTER_FREE), 1);
+	r = find_record(AA_DBG_USE_AFTER_FREE, skel->bss->victim);
+	print_record("use after free", &r);
+	cr_assert_eq(r.offset, 16, "the write was to word 2");
+	cr_assert_eq(r.found, 0x1234);
+	cr_assert_eq(r.size, 64, "40 B + the 16-B tail: the 64-B class");
+	cr_assert_eq(r.cls, (__u32)aa_size_class(64));
+	cr_assert_lt(r.cpu, (__u32)libbpf_num_possible_cpus());
+	expect_ring(AA_DBG_USE_AFTER_FREE, skel->bss->victim);
+	/* nothing else was reported */
+	cr_assert_eq(aa_heap__root(h)->debug.recorded, 1);
+	t_check(h);
+}
+
+Test(debug, a_one_byte_overflow_is_found_at_free)
+{
+	struct aa_debug_error r;
+	__u32 sizes[] = { 40, 48, 100, 8000, 9000, 20000 }, i;
+
+	setup_heap(0, 0);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		skel->data->req_size = sizes[i];
+		cr_assert_eq(t_run_pkt(skel->progs.overflow), 0, "size %u", sizes[i]);
+		cr_assert_eq(skel->bss->ret_free, 0, "the free still frees");
+		cr_assert_eq(errors_of(AA_DBG_OVERFLOW), i + 1, "size %u", sizes[i]);
+		r = find_record(AA_DBG_OVERFLOW, skel->bss->victim);
+		print_record("overflow", &r);
+		cr_assert_eq(r.offset, (int)sizes[i], "size %u: first bad byte", sizes[i]);
+		cr_assert_eq(r.req, sizes[i]);
+		cr_assert_eq(r.cls, sizes[i] + 16 <= 8192 ? (__u32)aa_size_class(sizes[i] + 16)
+							  : AA_DEBUG_CLS_RUN);
+		expect_ring(AA_DBG_OVERFLOW, skel->bss->victim);
+	}
+	cr_assert_eq(aa_heap__root(h)->debug.recorded, i);
+	t_check(h);
+}
+
+Test(debug, a_one_byte_underflow_is_found_at_free)
+{
+	struct aa_debug_error r;
+
+	setup_heap(0, 0);
+	cr_assert_eq(t_run_pkt(skel->progs.underflow), 0);
+	cr_assert_eq(skel->bss->victim - skel->bss->victim2, 64, "neighbours in one span");
+	cr_assert_eq(errors_of(AA_DBG_UNDERFLOW), 1);
+	r = find_record(AA_DBG_UNDERFLOW, skel->bss->victim);
+	print_record("underflow", &r);
+	cr_assert_eq(r.offset, -8);
+	/* the byte landed in the lower neighbour's trailer: its own free
+	 * reports an overflow (which of the two writes it was cannot be told) */
+	cr_assert_eq(errors_of(AA_DBG_OVERFLOW), 1);
+	find_record(AA_DBG_OVERFLOW, skel->bss->victim2);
+	t_check(h);
+}
+
+Test(debug, a_double_free_is_refused_and_recorded)
+{
+	setup_heap(0, 0);
+	cr_assert_eq(t_run_pkt(skel->progs.double_free), 0);
+	cr_assert_eq(skel->bss->ret_free, 0);
+	cr_assert_eq(skel->bss->ret_free2, -EALREADY);
+	cr_assert_eq(errors_of(AA_DBG_DOUBLE_FREE), 1);
+	find_record(AA_DBG_DOUBLE_FREE, skel->bss->victim);
+	cr_assert_eq(t_stats(h).err[AA_ERR_DOUBLE_FREE], 1, "counted as always too");
+	t_check(h);
+}
+
+Test(debug, a_clean_workload_gets_no_report)
+{
+	struct aa_stats st;
+	int i;
+
+	setup_heap(AA_QUARANTINE_DEFAULT, 0);
+	for (i = 0; i < 3000; i++)
+		cr_assert_eq(t_run_pkt(skel->progs.clean), 0);
+	cr_assert_eq(skel->bss->steps, 3000);
+	cr_assert_eq(skel->bss->nulls, 0);
+	cr_assert_eq(skel->bss->bad_frees, 0);
+	cr_assert_eq(skel->bss->usable_wrong, 0, "usable size is the size asked for");
+	cr_assert_eq(skel->bss->not_zero, 0, "calloc zeroes");
+	print_all();
+	cr_assert_eq(aa_heap__root(h)->debug.recorded, 0, "a clean program got %llu reports",
+		     (unsigned long long)aa_heap__root(h)->debug.recorded);
+	cr_assert_gt(aa_heap__root(h)->debug.q_objs, 0, "the quarantine holds objects");
+	cr_assert_geq(aa_heap__drain(h), 0);
+	cr_assert_eq(aa_heap__root(h)->debug.q_objs, 0, "drain empties the quarantine");
+	cr_assert_eq(aa_heap__root(h)->debug.recorded, 0);
+	st = t_stats(h);
+	cr_assert_eq(st.live_allocs, 0, "%llu live after drain", (unsigned long long)st.live_allocs);
+	t_check(h);
+}
+
+Test(debug, the_quarantine_delays_reuse_and_finds_writes_made_there)
+{
+	__u64 first, p;
+	int i;
+
+	setup_heap(8, 0);
+	cr_assert_eq(t_run_pkt(skel->progs.use_after_free), 0);
+	first = skel->bss->victim;
+	cr_assert_neq(skel->bss->victim2, first, "quarantined: not handed out again");
+	cr_assert_eq(errors_of(AA_DBG_USE_AFTER_FREE), 0, "not found yet");
+	/* 8 more frees of the class push it out of quarantine: found there */
+	for (i = 0; i < 8; i++) {
+		p = t_malloc(h, 40);
+		cr_assert_neq(p, 0);
+		cr_assert_eq(t_free(h, p), 0);
+	}
+	cr_assert_eq(errors_of(AA_DBG_USE_AFTER_FREE), 1);
+	find_record(AA_DBG_USE_AFTER_FREE, first);
+	t_check(h);
+}
+
+Test(debug, the_inline_api_takes_the_checked_path)
+{
+	struct aa_stats st;
+
+	/* the inline hit path in users' programs never sees a cache in debug
+	 * mode: a tc program's malloc/free still get the tail and poison */
+	setup_heap(0, 0);
+	cr_assert_eq(t_run_pkt(skel->progs.overflow), 0);
+	cr_assert_eq(errors_of(AA_DBG_OVERFLOW), 1);
+	st = t_stats(h);
+	cr_assert_eq(st.bytes_in_use - (aa_heap__cached_bytes(h, NULL)), 0);
+	/* while the caches stay on: the freed object sits in this CPU's cache */
+	cr_assert_gt(aa_heap__cached_bytes(h, NULL), 0, "caches stay on in debug mode");
+}
+
+Test(debug, bad_tunables_are_refused)
+{
+	struct aa_tunables t;
+
+	cr_assert_eq(aa_tunables__default(&t), 0);
+	cr_assert_eq(t.quarantine, AA_QUARANTINE_DEFAULT);
+	t.quarantine = AA_QUARANTINE_MAX + 1;
+	cr_assert_eq(aa_tunables__validate(&t), -EINVAL);
+	setenv("ARENA_ALLOC_QUARANTINE", "5000", 1);
+	cr_assert_eq(aa_tunables__default(&t), -EINVAL);
+	setenv("ARENA_ALLOC_QUARANTINE", "12", 1);
+	cr_assert_eq(aa_tunables__default(&t), 0);
+	cr_assert_eq(t.quarantine, 12);
+	unsetenv("ARENA_ALLOC_QUARANTINE");
+}
+
+/* Run `arena-alloc ARGS` (stderr too); its output into out. Returns its
+ * exit status. */
+static int run_cli(char *out, size_t sz, const char *args)
+{
+	char cli[4200], cmd[8400];
+	size_t len;
+	FILE *p;
+	int st;
+
+	t_cli_path(cli, sizeof(cli));
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", cli, args);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	len = fread(out, 1, sz - 1, p);
+	out[len] = 0;
+	while (fgetc(p) != EOF)
+		;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+Test(debug, arena_alloc_errors_reports_what_a_program_did)
+{
+	char args[128], out[16384], addr[2][32];
+
+	setup_heap(0, 0);
+	cr_assert_eq(t_run_pkt(skel->progs.use_after_free), 0);
+	snprintf(addr[0], sizeof(addr[0]), "0x%012llx", (unsigned long long)skel->bss->victim);
+	skel->data->req_size = 100;
+	cr_assert_eq(t_run_pkt(skel->progs.overflow), 0);
+	snprintf(addr[1], sizeof(addr[1]), "0x%012llx", (unsigned long long)skel->bss->victim);
+	/* this process holds the heap: the CLI finds it by pid */
+	snprintf(args, sizeof(args), "--pid %d errors", getpid());
+	cr_assert_eq(run_cli(out, sizeof(out), args), 0, "%s", out);
+	cr_log_info("arena-alloc %s:\n%s", args, out);
+	cr_assert(strstr(out, "debug mode: 2 errors found (use-after-free 1, overflow 1,"), "%s", out);
+	cr_assert(strstr(out, addr[0]) && strstr(out, addr[1]), "%s", out);
+	cr_assert(strstr(out, "use-after-free") && strstr(out, " overflow "), "%s", out);
+	snprintf(args, sizeof(args), "--pid %d stats", getpid());
+	cr_assert_eq(run_cli(out, sizeof(out), args), 0, "%s", out);
+	cr_assert(strstr(out, "debug mode: 2 errors found"), "stats shows them: %s", out);
+	/* the ring, from another process: one more error while it follows
+	 * (it prints those the ring still holds first) */
+	{
+		char cli[4200], cmd[8400];
+		FILE *p;
+		size_t len;
+
+		t_cli_path(cli, sizeof(cli));
+		snprintf(cmd, sizeof(cmd), "%s --pid %d -j errors --follow 2", cli, getpid());
+		p = popen(cmd, "r");
+		cr_assert_not_null(p);
+		usleep(500000);		/* it opened the ring */
+		cr_assert_eq(t_run_pkt(skel->progs.double_free), 0);
+		len = fread(out, 1, sizeof(out) - 1, p);
+		out[len] = 0;
+		cr_assert_eq(pclose(p), 0);
+	}
+	cr_log_info("--follow:\n%s", out);
+	cr_assert(strstr(out, "\"seq\":1,\"kind\":\"use-after-free\""), "%s", out);
+	cr_assert(strstr(out, "\"seq\":2,\"kind\":\"overflow\""), "%s", out);
+	cr_assert(strstr(out, "\"seq\":3,\"kind\":\"double-free\""), "%s", out);
+}
