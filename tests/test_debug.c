@@ -8,6 +8,7 @@
  * no report, and the quarantine holds freed objects back from reuse.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include "common.h"
 #include "test_debug.skel.h"
@@ -308,4 +309,69 @@ Test(debug, arena_alloc_errors_reports_what_a_program_did)
 	cr_assert(strstr(out, "\"seq\":1,\"kind\":\"use-after-free\""), "%s", out);
 	cr_assert(strstr(out, "\"seq\":2,\"kind\":\"overflow\""), "%s", out);
 	cr_assert(strstr(out, "\"seq\":3,\"kind\":\"double-free\""), "%s", out);
+}
+
+/* --- No false reports under concurrency ------------------------------------ */
+
+#define XT_PER_CPU	3
+#define XT_RUNS		4000
+#define XT_IRQ_NS	100000	/* 10 kHz per CPU */
+
+static void *exchange_thread(void *arg)
+{
+	int cpu = (long)arg, i;
+	char pkt[64] = {};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt),
+		    .repeat = 10);
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+	for (i = 0; i < XT_RUNS / 10; i++)
+		if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.exchange), &o))
+			return (void *)1L;
+	return NULL;
+}
+
+Test(debug, no_false_reports_with_every_cpu_and_hard_irq)
+{
+	int ncpu = libbpf_num_possible_cpus(), online = sysconf(_SC_NPROCESSORS_ONLN);
+	struct bpf_link *links[64] = {};
+	pthread_t th[64 * XT_PER_CPU];
+	int nth = 0, c, i, fd, nlinks = 0;
+	void *ret;
+
+	setup_heap(AA_QUARANTINE_DEFAULT, 0);
+	for (c = 0; c < online && c < 64; c++) {
+		fd = t_open_cpu_clock(c, XT_IRQ_NS);
+		if (fd < 0)
+			continue;
+		links[nlinks] = bpf_program__attach_perf_event(skel->progs.exchange_irq, fd);
+		if (links[nlinks])
+			nlinks++;
+		else
+			close(fd);
+	}
+	cr_assert_gt(nlinks, 0, "no perf_event program attached");
+	for (c = 0; c < online && c < 64; c++)
+		for (i = 0; i < XT_PER_CPU; i++)
+			cr_assert_eq(pthread_create(&th[nth++], NULL, exchange_thread, (void *)(long)c), 0);
+	for (i = 0; i < nth; i++) {
+		cr_assert_eq(pthread_join(th[i], &ret), 0);
+		cr_assert_null(ret, "a test run failed");
+	}
+	for (i = 0; i < nlinks; i++)
+		bpf_link__destroy(links[i]);
+	cr_assert_eq(t_run(skel->progs.drain_slots, NULL, 0), 0);
+	cr_log_info("%llu exchanges (%d threads, %d CPUs of %d, IRQ programs on %d), %llu bad",
+		    (unsigned long long)skel->bss->x_ops, nth, online, ncpu, nlinks,
+		    (unsigned long long)skel->bss->x_bad);
+	cr_assert_gt(skel->bss->x_ops, (__u64)nth * XT_RUNS - 1, "every task run exchanged");
+	cr_assert_eq(skel->bss->x_bad, 0, "objects kept their size and contents");
+	print_all();
+	cr_assert_eq(aa_heap__root(h)->debug.recorded, 0, "false reports");
+	cr_assert_geq(aa_heap__drain(h), 0);
+	cr_assert_eq(t_stats(h).live_allocs, 0);
+	t_check(h);
 }
