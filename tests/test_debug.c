@@ -375,3 +375,45 @@ Test(debug, no_false_reports_with_every_cpu_and_hard_irq)
 	cr_assert_eq(t_stats(h).live_allocs, 0);
 	t_check(h);
 }
+
+/* --- With the other flags ---------------------------------------------------- */
+
+Test(debug, caches_off_finds_the_same_errors)
+{
+	setup_heap(0, AA_F_NO_CACHES);
+	cr_assert_eq(t_run_pkt(skel->progs.use_after_free), 0);
+	cr_assert_eq(skel->bss->victim2, skel->bss->victim, "the span hands it out again");
+	find_record(AA_DBG_USE_AFTER_FREE, skel->bss->victim);
+	cr_assert_eq(t_run_pkt(skel->progs.overflow), 0);
+	find_record(AA_DBG_OVERFLOW, skel->bss->victim);
+	cr_assert_eq(aa_heap__root(h)->debug.recorded, 2);
+	cr_assert_eq(t_stats(h).live_allocs, 0);
+	t_check(h);
+}
+
+Test(debug, deferred_frees_are_checked_and_poisoned_at_reclaim)
+{
+	__u64 p[64];
+	__u8 *bytes;
+	int i;
+
+	setup_heap(0, AA_F_DEFER);
+	for (i = 0; i < 64; i++) {
+		p[i] = t_malloc(h, 24 + i * 40);
+		cr_assert_neq(p[i], 0);
+		memset(aa_heap__ptr(h, p[i]), 0x5a, 24 + i * 40);	/* all it asked for */
+		cr_assert_eq(t_usable(h, p[i]), 24 + i * 40);
+	}
+	bytes = aa_heap__ptr(h, p[7]);
+	bytes[24 + 7 * 40] = 1;		/* one overflow among them */
+	for (i = 0; i < 64; i++)
+		cr_assert_eq(aa_heap__free_deferred(h, p[i]), 0);
+	cr_assert_eq(aa_heap__root(h)->debug.recorded, 0, "limbo leaves objects alone");
+	cr_assert_geq(aa_heap__reclaim(h), 0);
+	cr_assert_eq(aa_heap__root(h)->defer.pending_objs, 0);
+	cr_assert_eq(aa_heap__root(h)->debug.recorded, 1, "the overflow, found at reclaim");
+	find_record(AA_DBG_OVERFLOW, p[7]);
+	cr_assert_geq(aa_heap__drain(h), 0);
+	cr_assert_eq(t_stats(h).live_allocs, 0, "limbo nodes freed too");
+	t_check(h);
+}
