@@ -144,23 +144,15 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 	return 0;
 }
 
-/* Number of possible CPUs: the highest CPU in /sys/devices/system/cpu/possible
- * ("0-3", "0,2-5", ...) plus one. Read every time (libbpf caches its own
- * answer for the life of the process). */
-static int possible_cpus(void)
+/* The number of CPUs a CPU list names ("0-3", "0,2-5", ... as in
+ * /sys/devices/system/cpu/possible): the highest CPU plus one, or -EINVAL. */
+int aa__cpu_list_count(const char *list)
 {
-	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
-	char buf[4096], *p, *end;
+	const char *p;
+	char *end;
 	long hi = -1, v;
 
-	if (!f)
-		return libbpf_num_possible_cpus();
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return -EINVAL;
-	}
-	fclose(f);
-	for (p = buf; *p && *p != '\n';) {
+	for (p = list; *p && *p != '\n';) {
 		errno = 0;
 		v = strtol(p, &end, 10);
 		if (errno || end == p || v < 0)
@@ -172,6 +164,23 @@ static int possible_cpus(void)
 			p++;
 	}
 	return hi < 0 ? -EINVAL : (int)(hi + 1);
+}
+
+/* Number of possible CPUs (/sys/devices/system/cpu/possible). Read every
+ * time (libbpf caches its own answer for the life of the process). */
+static int possible_cpus(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+	char buf[4096];
+
+	if (!f)
+		return libbpf_num_possible_cpus();
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	return aa__cpu_list_count(buf);
 }
 
 AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
@@ -225,8 +234,9 @@ int aa__heap_set_root(struct aa_heap *h, __u64 addr)
 	return 0;
 }
 
-/* Flags and tunables from opts (and the environment) into h. */
-static int heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts)
+/* Flags and tunables from opts (and the environment) into h: 0, or
+ * -EINVAL (said). Reads nothing but opts and the environment. */
+int aa__heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts)
 {
 	const struct aa_tunables *tun = AA_OPTS_GET(opts, tunables, NULL);
 	const char *env = getenv("ARENA_ALLOC_NO_CACHES");
@@ -258,7 +268,7 @@ static struct aa_heap *heap_finish(struct aa_heap *h, const struct aa_heap_opts 
 	__u64 init = AA_OPTS_GET(opts, init_bytes, 0);
 	int err;
 
-	err = heap_configure(h, opts);
+	err = aa__heap_configure(h, opts);
 	if (!err)
 		err = aa_heap__init(h, init ? init : AA_CHUNK_SIZE);
 	if (err) {
@@ -277,7 +287,7 @@ AA_API int aa_heap__reinit(struct aa_heap *h, const struct aa_heap_opts *opts)
 		pr_warn("invalid arguments to aa_heap__reinit\n");
 		return aa_err(-EINVAL);
 	}
-	err = heap_configure(h, opts);
+	err = aa__heap_configure(h, opts);
 	if (err)
 		return aa_err(err);
 	if (h->root && h->root->magic == AA_ROOT_MAGIC) {
@@ -288,15 +298,15 @@ AA_API int aa_heap__reinit(struct aa_heap *h, const struct aa_heap_opts *opts)
 	return aa_heap__init(h, init ? init : AA_CHUNK_SIZE);
 }
 
-AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts)
+/* aa_heap__open()'s checks of opts, before anything is loaded: the arena
+ * size in pages, or -EINVAL (said). */
+int aa__heap_open_pages(const struct aa_heap_opts *opts)
 {
-	struct aa_heap *h;
 	__u32 pages;
-	int err;
 
 	if (!AA_OPTS_VALID(opts, aa_heap_opts)) {
 		pr_warn("invalid aa_heap_opts\n");
-		return aa_err_ptr(-EINVAL);
+		return -EINVAL;
 	}
 	pages = AA_OPTS_GET(opts, arena_pages, 0);
 	if (!pages)
@@ -304,8 +314,19 @@ AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts)
 	if (pages > AA_MAX_ARENA_PAGES || pages < AA_CHUNK_PAGES * 2) {
 		pr_warn("arena_pages %u out of range [%u, %u]\n", pages,
 			AA_CHUNK_PAGES * 2, AA_MAX_ARENA_PAGES);
-		return aa_err_ptr(-EINVAL);
+		return -EINVAL;
 	}
+	return pages;
+}
+
+AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts)
+{
+	struct aa_heap *h;
+	int pages, err;
+
+	pages = aa__heap_open_pages(opts);
+	if (pages < 0)
+		return aa_err_ptr(pages);
 	err = arena_check();
 	if (err)
 		return aa_err_ptr(err);
