@@ -200,7 +200,8 @@ int cli_parse_size(const char *opt, const char *s, __u64 *out)
 
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (end == s || errno || *s == '-') {
+	/* strtoull() negates "-N", also behind white space: no size has a '-' */
+	if (end == s || errno || strchr(s, '-')) {
 		cli_err("%s: '%s' is not a size (N, NK, NM or NG)", opt, s);
 		return -1;
 	}
