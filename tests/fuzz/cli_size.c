@@ -7,46 +7,15 @@
  * powers of 1024) or nothing, and fits in 64 bits; anything else,
  * negative numbers included, is refused with *out unchanged.
  */
-#include <ctype.h>
 #include "fuzz.h"
 #include "cli.h"
-
-/* The oracle: 1 and the value, or 0 for a string that is not a size. */
-static int ref_size(const char *s, __u64 *out)
-{
-	unsigned __int128 v = 0;
-	unsigned int shift = 0;
-	const char *p = s;
-	int digits = 0;
-
-	while (isspace((unsigned char)*p))
-		p++;
-	if (*p == '+')
-		p++;
-	for (; *p >= '0' && *p <= '9'; p++, digits++) {
-		v = v * 10 + (*p - '0');
-		if (v > ~0ULL)
-			return 0;
-	}
-	if (!digits)
-		return 0;
-	switch (*p) {
-	case 'K': case 'k': shift = 10; p++; break;
-	case 'M': case 'm': shift = 20; p++; break;
-	case 'G': case 'g': shift = 30; p++; break;
-	}
-	if (*p || (v << shift) > ~0ULL)
-		return 0;
-	*out = (__u64)(v << shift);
-	return 1;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const __u64 canary = 0x5a5a5a5a5a5a5a5aULL;
 	__u64 got = canary, want = 0;
 	char *s = fuzz_str(data, size);
-	int r = cli_parse_size("--bytes", s, &got), ok = ref_size(s, &want);
+	int r = cli_parse_size("--bytes", s, &got), ok = fuzz_ref_size(s, &want);
 
 	if (r != 0 && r != -1)
 		fuzz_fail("cli_parse_size(\"%s\") returned %d, not 0 or -1", fuzz_show(s), r);

@@ -15,6 +15,8 @@
 #ifndef __AA_FUZZ_H
 #define __AA_FUZZ_H
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -94,6 +96,39 @@ static int fuzz_quiet_print(enum aa_print_level level, const char *fmt, va_list 
 
 	(void)level;
 	return vsnprintf(buf, sizeof(buf), fmt, ap);
+}
+
+/* The oracle of the CLI's sizes (cli_size.c, cli_tunable.c), written apart
+ * from cli_parse_size(): optional white space and '+', decimal digits,
+ * then K, M or G (either case, powers of 1024) or nothing, fitting in 64
+ * bits. 1 and the value, or 0 for a string that is not a size. */
+static int fuzz_ref_size(const char *s, __u64 *out)
+{
+	unsigned __int128 v = 0;
+	unsigned int shift = 0;
+	const char *p = s;
+	int digits = 0;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p == '+')
+		p++;
+	for (; *p >= '0' && *p <= '9'; p++, digits++) {
+		v = v * 10 + (*p - '0');
+		if (v > ~0ULL)
+			return 0;
+	}
+	if (!digits)
+		return 0;
+	switch (*p) {
+	case 'K': case 'k': shift = 10; p++; break;
+	case 'M': case 'm': shift = 20; p++; break;
+	case 'G': case 'g': shift = 30; p++; break;
+	}
+	if (*p || (v << shift) > ~0ULL)
+		return 0;
+	*out = (__u64)(v << shift);
+	return 1;
 }
 
 #define FUZZ_MAX_ARGS	32
