@@ -134,7 +134,7 @@ int cli_parse(int argc, char **argv, const struct option *own, const struct cmd 
 	for (i = 0; i < sizeof(global) / sizeof(global[0]); i++)
 		all[n++] = global[i];
 	memset(&all[n], 0, sizeof(all[n]));
-	optind = 1;
+	optind = 0;	/* glibc: 0 also drops the rest of a half-read option group */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+jph", all, NULL)) != -1) {
 		switch (c) {
