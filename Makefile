@@ -234,8 +234,9 @@ test: $(TEST_BIN) $(HDR_CHECKS)
 #   make fuzz FUZZ_TARGETS=cli_size FUZZ_SECONDS=600   one target, longer
 FUZZ_DIR := $(OUTPUT)/fuzz
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1
-FUZZ_CFLAGS := $(FUZZ_FLAGS) -Wall -Werror -Wno-unused-function $(LIBBPF_CFLAGS) $(INCLUDES) \
-	-I$(OUTPUT)/cli -Iuser -Iuser/cli -Iuser/cli/bpf
+# (user/ first: its internal.h, not bpf/'s)
+FUZZ_CFLAGS := $(FUZZ_FLAGS) -Wall -Werror -Wno-unused-function $(LIBBPF_CFLAGS) -Iuser -Iuser/cli \
+	$(INCLUDES) -I$(OUTPUT)/cli -Iuser/cli/bpf
 FUZZ_ALL := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/*.c))
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_SECONDS ?= 60
