@@ -589,7 +589,8 @@ static int env_u64(const char *name, __u64 *out)
 		return 0;
 	errno = 0;
 	*out = strtoull(v, &end, 0);
-	if (errno || *end) {
+	/* strtoull() negates "-N" (also behind white space) */
+	if (errno || *end || strchr(v, '-')) {
 		pr_warn("%s=%s is not a number\n", name, v);
 		return -EINVAL;
 	}
