@@ -8,6 +8,7 @@
  * with a message through aa_set_print()'s callback; nothing aborts.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -145,21 +146,24 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 }
 
 /* The number of CPUs a CPU list names ("0-3", "0,2-5", ... as in
- * /sys/devices/system/cpu/possible): the highest CPU plus one, or -EINVAL. */
+ * /sys/devices/system/cpu/possible): the highest CPU plus one, or -EINVAL
+ * for anything but digits, '-' and ',' up to the newline, or a CPU
+ * number that does not fit. */
 int aa__cpu_list_count(const char *list)
 {
 	const char *p;
-	char *end;
 	long hi = -1, v;
 
 	for (p = list; *p && *p != '\n';) {
-		errno = 0;
-		v = strtol(p, &end, 10);
-		if (errno || end == p || v < 0)
+		if (*p < '0' || *p > '9')
 			return -EINVAL;
+		for (v = 0; *p >= '0' && *p <= '9'; p++) {
+			v = v * 10 + (*p - '0');
+			if (v >= INT_MAX)
+				return -EINVAL;
+		}
 		if (v > hi)
 			hi = v;
-		p = end;
 		if (*p == '-' || *p == ',')
 			p++;
 	}
