@@ -215,10 +215,14 @@ HDR_CHECKS += $(OUTPUT)/headers/so_check
 header-check: $(HDR_CHECKS)
 
 # Criterion runs each test in its own process; -j2 matches this machine.
+# Then the short fuzz run (fuzz-short, below; its lines come after
+# Criterion's "Synthesis:" line): either failing fails make test.
 TEST_ARGS ?= -j2
-test: $(TEST_BIN) $(HDR_CHECKS)
+test: $(TEST_BIN) $(HDR_CHECKS) fuzz-build
 	$(call msg,TEST,$(TEST_BIN))
 	$(Q)$(TEST_BIN) $(TEST_ARGS)
+	$(call msg,FUZZ,$(words $(FUZZ_TARGETS)) targets,x $(FUZZ_SHORT_SECONDS) s)
+	$(Q)bash scripts/fuzz.sh $(FUZZ_SHORT_SECONDS) $(FUZZ_DIR) $(FUZZ_TARGETS)
 
 # --- fuzz: libFuzzer targets of the userspace parsers (tests/fuzz/) ---------
 # Each tests/fuzz/<target>.c is one LLVMFuzzerTestOneInput(), linked with
@@ -230,7 +234,7 @@ test: $(TEST_BIN) $(HDR_CHECKS)
 # totals per target and fails on any crash, leak, timeout or oracle
 # failure (the input is saved in $(FUZZ_DIR)/crashes/).
 #   make fuzz                  FUZZ_SECONDS (60) per target
-#   make fuzz-short            FUZZ_SHORT_SECONDS (2) per target; make test runs it
+#   make fuzz-short            FUZZ_SHORT_SECONDS (1; libFuzzer takes ~2) per target; make test runs it
 #   make fuzz FUZZ_TARGETS=cli_size FUZZ_SECONDS=600   one target, longer
 FUZZ_DIR := $(OUTPUT)/fuzz
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1
@@ -240,7 +244,7 @@ FUZZ_CFLAGS := $(FUZZ_FLAGS) -Wall -Werror -Wno-unused-function $(LIBBPF_CFLAGS)
 FUZZ_ALL := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/*.c))
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_SECONDS ?= 60
-FUZZ_SHORT_SECONDS ?= 2
+FUZZ_SHORT_SECONDS ?= 1
 FUZZ_OBJS := $(patsubst user/%.c,$(FUZZ_DIR)/user/%.o,$(USER_SRCS)) \
 	$(patsubst user/cli/%.c,$(FUZZ_DIR)/cli/%.o,$(CLI_SRCS))
 FUZZ_LIB := $(FUZZ_DIR)/libaa_fuzz.a
@@ -270,9 +274,11 @@ $(FUZZ_DIR)/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_LIB)
 fuzz-build: $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
 
 fuzz: fuzz-build
+	$(call msg,FUZZ,$(words $(FUZZ_TARGETS)) targets,x $(FUZZ_SECONDS) s)
 	$(Q)bash scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_DIR) $(FUZZ_TARGETS)
 
 fuzz-short: fuzz-build
+	$(call msg,FUZZ,$(words $(FUZZ_TARGETS)) targets,x $(FUZZ_SHORT_SECONDS) s)
 	$(Q)bash scripts/fuzz.sh $(FUZZ_SHORT_SECONDS) $(FUZZ_DIR) $(FUZZ_TARGETS)
 
 # --- install ---------------------------------------------------------------
