@@ -35,14 +35,11 @@ static __u64 agent_bytes, agent_interval;
 
 static int agent_opt(int c, const char *arg)
 {
-	char *end;
-
 	if (c == 'b')
 		return cli_parse_size("--bytes", arg, &agent_bytes) || !agent_bytes ? -1 : 0;
 	if (c == 'i') {
-		errno = 0;
-		agent_interval = strtoull(arg, &end, 10);
-		if (errno || *end || !*arg || agent_interval < 10 || agent_interval > 60000) {
+		if (cli_parse_number(arg, 10, &agent_interval) || agent_interval < 10 ||
+		    agent_interval > 60000) {
 			cli_err("refill-agent: --interval-ms '%s': give 10 .. 60000", arg);
 			return -1;
 		}

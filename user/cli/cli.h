@@ -62,6 +62,9 @@ const struct cmd *cli_cmd(const char *name);
  * after help, EXIT_USAGE). argv as main() gets it. */
 const struct cmd *cli_parse_args(int argc, char **argv, int *status);
 
+/* s as a whole number in base (0: 0x and 0 prefixes too; white space and
+ * '+' first taken, no '-') into *out: 0, or -1 (no message). */
+int cli_parse_number(const char *s, int base, unsigned long long *out);
 /* "N", "NK", "NM", "NG" (powers of 1024) into *out; -1 with a message. */
 int cli_parse_size(const char *opt, const char *s, __u64 *out);
 /* load's --tunable K=V or K:SIZE=V (heap_cmds.c) into *t: 0, or -1 with a

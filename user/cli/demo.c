@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,14 +69,13 @@ static unsigned long demo_arena_mb, demo_objects, demo_runs;
 static int demo_opt(int c, const char *arg)
 {
 	unsigned long *v = c == 'a' ? &demo_arena_mb : c == 'n' ? &demo_objects : &demo_runs;
-	char *end;
+	unsigned long long n;
 
-	errno = 0;
-	*v = strtoul(arg, &end, 0);
-	if (errno || *end || !*arg) {
+	if (cli_parse_number(arg, 0, &n) || n > ULONG_MAX) {
 		cli_err("demo: bad number '%s'", arg);
 		return -1;
 	}
+	*v = n;
 	return 0;
 }
 

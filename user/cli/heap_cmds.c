@@ -71,7 +71,8 @@ int cli_parse_tunable(const char *arg, struct aa_tunables *t)
 	if (colon) {
 		errno = 0;
 		v = strtoull(colon + 1, &end, 10);
-		cls = errno || end != eq || !v || v > AA_MAX_CLASS_SIZE ? -1 : aa_size_class(v);
+		cls = errno || end != eq || memchr(colon, '-', eq - colon) || !v || v > AA_MAX_CLASS_SIZE ?
+		      -1 : aa_size_class(v);
 		if (cls < 0) {
 			cli_err("load: --tunable '%s': give the object size of a class, 1 .. %u",
 				arg, AA_MAX_CLASS_SIZE);
@@ -87,9 +88,7 @@ int cli_parse_tunable(const char *arg, struct aa_tunables *t)
 			"cpu_cache_cap, batch, transfer_cap)", (int)klen, arg);
 		return -1;
 	}
-	errno = 0;
-	v = strtoull(eq + 1, &end, 10);
-	if (errno || *end || !eq[1] || v > 0xffffffffULL) {
+	if (cli_parse_number(eq + 1, 10, &v) || v > 0xffffffffULL) {
 		cli_err("load: --tunable '%s': the value is not a 32-bit number", arg);
 		return -1;
 	}
@@ -110,16 +109,15 @@ static int tunable_opt(const char *arg)
 
 static int load_opt(int c, const char *arg)
 {
-	char *end;
+	unsigned long long v;
 
 	switch (c) {
 	case 'a':
-		errno = 0;
-		load_arena_mb = strtoul(arg, &end, 10);
-		if (errno || *end || !*arg || load_arena_mb < 8 || load_arena_mb > 4096) {
+		if (cli_parse_number(arg, 10, &v) || v < 8 || v > 4096) {
 			cli_err("load: --arena-mb '%s': give 8 .. 4096", arg);
 			return -1;
 		}
+		load_arena_mb = v;
 		return 0;
 	case 'i':
 		return cli_parse_size("--init", arg, &load_init);

@@ -98,14 +98,25 @@ static void cmd_usage(const struct cmd *c, FILE *f)
 #define OPT_PROG_ID	1002
 #define OPT_PID		1003
 
-static int parse_id(const char *opt, const char *s, unsigned int *out)
+int cli_parse_number(const char *s, int base, unsigned long long *out)
 {
+	unsigned long long v;
 	char *end;
-	unsigned long v;
 
 	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || !*s || *s == '-' || v == 0 || v > 0x7fffffff) {
+	v = strtoull(s, &end, base);
+	/* strtoull() negates "-N", also behind white space */
+	if (errno || end == s || *end || strchr(s, '-'))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_id(const char *opt, const char *s, unsigned int *out)
+{
+	unsigned long long v;
+
+	if (cli_parse_number(s, 10, &v) || v == 0 || v > 0x7fffffff) {
 		cli_err("%s: '%s' is not a positive number", opt, s);
 		return -1;
 	}
