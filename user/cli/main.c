@@ -136,9 +136,10 @@ int cli_parse(int argc, char **argv, const struct option *own, const struct cmd 
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "help", no_argument, NULL, 'h' },
 	};
+	const char *who = self ? self->name : "", *sep = self ? ": " : "", *bad;
 	struct option all[32];
 	size_t n = 0, i;
-	int c;
+	int c, at;
 
 	for (i = 0; own && own[i].name && n < 27; i++)
 		all[n++] = own[i];
@@ -147,7 +148,11 @@ int cli_parse(int argc, char **argv, const struct option *own, const struct cmd 
 	memset(&all[n], 0, sizeof(all[n]));
 	optind = 0;	/* glibc: 0 also drops the rest of a half-read option group */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+jph", all, NULL)) != -1) {
+	/* ":": a missing value is ':', not '?'; at: where getopt stands */
+	while ((at = optind ? optind : 1, c = getopt_long(argc, argv, "+:jph", all, NULL)) != -1) {
+		/* the argument it complains about: the one it moved past, or the
+		 * group it is still in ("-xj") */
+		bad = optind > at ? argv[optind - 1] : argv[optind];
 		switch (c) {
 		case 'j':
 			cli.json = true;
@@ -176,14 +181,18 @@ int cli_parse(int argc, char **argv, const struct option *own, const struct cmd 
 				usage(stdout);
 			return 1;
 		case '?':
-			cli_err("%s: unknown option '%s'", self ? self->name : "arena-alloc",
-				argv[optind - 1]);
+			if (strncmp(bad, "--", 2))
+				cli_err("%s%sunknown option '-%c'", who, sep, optopt);
+			else if (optopt)	/* a known long option given =VALUE */
+				cli_err("%s%soption '%.*s' takes no value", who, sep,
+					(int)strcspn(bad, "="), bad);
+			else
+				cli_err("%s%sunknown option '%s'", who, sep, bad);
 			if (self)
 				cmd_usage(self, stderr);
 			return -1;
 		case ':':
-			cli_err("%s: option '%s' needs a value", self ? self->name : "arena-alloc",
-				argv[optind - 1]);
+			cli_err("%s%soption '%s' needs a value", who, sep, bad);
 			return -1;
 		default:
 			if (!on || on(c, optarg))
