@@ -12,7 +12,10 @@
 # .github/workflows/ci.yml).
 set -euo pipefail
 
-BOOKWORM_PKGS=(clang-19 llvm-19 libelf-dev zlib1g-dev libcriterion-dev libjansson-dev pkg-config make gcc g++)
+# libclang-rt-19-dev: libFuzzer and the sanitizer runtimes of clang-19
+# (tests/fuzz/, `make fuzz`; `make test` runs the short fuzz run).
+BOOKWORM_PKGS=(clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libcriterion-dev libjansson-dev
+	pkg-config make gcc g++)
 BACKPORTS_PKGS=(libbpf-dev bpftool)
 # Only needed for `make vmtest`; installed with --vmtest. The 6.12 kernel that
 # scripts/get-kernel.sh fetches also comes from bookworm-backports.
@@ -33,7 +36,7 @@ log() { echo "install-deps: $*" >&2; }
 
 command -v dpkg-query >/dev/null && command -v apt-get >/dev/null || {
 	log "this script needs an apt/dpkg system (Debian 12 is the supported one)."
-	log "needed: clang 19, llvm 19, libelf, zlib, Criterion, pkg-config, gcc, g++, libbpf >= 1.4, bpftool"
+	log "needed: clang 19 (with libFuzzer: libclang-rt-19-dev), llvm 19, libelf, zlib, Criterion, pkg-config, gcc, g++, libbpf >= 1.4, bpftool"
 	[ "$want_vmtest" = 1 ] && log "and for vmtest: qemu-system-x86_64, a static busybox, cpio, kmod, xz"
 	exit 1
 }

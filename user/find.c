@@ -171,13 +171,28 @@ AA_API struct aa_heap *aa_heap__open_map_pin(const char *path)
 	return aa_heap__open_map_id(mi.id);
 }
 
+/* The map id that a map fd's fdinfo text ("map_type:" and "map_id:"
+ * lines) gives, when it is an arena map; else 0. */
+__u32 aa__fdinfo_arena_id(const char *text)
+{
+	__u32 id = 0, type = 0;
+	const char *p;
+
+	for (p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		sscanf(p, "map_type: %u", &type);
+		sscanf(p, "map_id: %u", &id);
+	}
+	return type == BPF_MAP_TYPE_ARENA ? id : 0;
+}
+
 AA_API struct aa_heap *aa_heap__open_pid(int pid)
 {
-	char dir[64], path[320], line[128];
-	__u32 arena = 0, id, type;
+	char dir[64], path[320], text[4096];
+	__u32 arena = 0;
 	struct dirent *e;
-	DIR *d;
+	size_t n;
 	FILE *f;
+	DIR *d;
 
 	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", pid);
 	d = opendir(dir);
@@ -185,21 +200,15 @@ AA_API struct aa_heap *aa_heap__open_pid(int pid)
 		pr_warn("process %d: %s\n", pid, strerror(errno));
 		return aa_err_ptr(-errno);
 	}
-	/* a map fd's fdinfo has "map_type:" and "map_id:" lines */
 	while (!arena && (e = readdir(d))) {
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		f = fopen(path, "r");
 		if (!f)
 			continue;
-		type = 0;
-		id = 0;
-		while (fgets(line, sizeof(line), f)) {
-			sscanf(line, "map_type: %u", &type);
-			sscanf(line, "map_id: %u", &id);
-		}
+		n = fread(text, 1, sizeof(text) - 1, f);
+		text[n] = '\0';
 		fclose(f);
-		if (type == BPF_MAP_TYPE_ARENA && id)
-			arena = id;
+		arena = aa__fdinfo_arena_id(text);
 	}
 	closedir(d);
 	if (!arena) {

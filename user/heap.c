@@ -8,6 +8,7 @@
  * with a message through aa_set_print()'s callback; nothing aborts.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -146,14 +147,37 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 	return 0;
 }
 
-/* Number of possible CPUs: the highest CPU in /sys/devices/system/cpu/possible
- * ("0-3", "0,2-5", ...) plus one. Read every time (libbpf caches its own
- * answer for the life of the process). */
+/* The number of CPUs a CPU list names ("0-3", "0,2-5", ... as in
+ * /sys/devices/system/cpu/possible): the highest CPU plus one, or -EINVAL
+ * for anything but digits, '-' and ',' up to the newline, or a CPU
+ * number that does not fit. */
+int aa__cpu_list_count(const char *list)
+{
+	const char *p;
+	long hi = -1, v;
+
+	for (p = list; *p && *p != '\n';) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		for (v = 0; *p >= '0' && *p <= '9'; p++) {
+			v = v * 10 + (*p - '0');
+			if (v >= INT_MAX)
+				return -EINVAL;
+		}
+		if (v > hi)
+			hi = v;
+		if (*p == '-' || *p == ',')
+			p++;
+	}
+	return hi < 0 ? -EINVAL : (int)(hi + 1);
+}
+
+/* Number of possible CPUs (/sys/devices/system/cpu/possible). Read every
+ * time (libbpf caches its own answer for the life of the process). */
 static int possible_cpus(void)
 {
 	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
-	char buf[4096], *p, *end;
-	long hi = -1, v;
+	char buf[4096];
 
 	if (!f)
 		return libbpf_num_possible_cpus();
@@ -162,18 +186,7 @@ static int possible_cpus(void)
 		return -EINVAL;
 	}
 	fclose(f);
-	for (p = buf; *p && *p != '\n';) {
-		errno = 0;
-		v = strtol(p, &end, 10);
-		if (errno || end == p || v < 0)
-			return -EINVAL;
-		if (v > hi)
-			hi = v;
-		p = end;
-		if (*p == '-' || *p == ',')
-			p++;
-	}
-	return hi < 0 ? -EINVAL : (int)(hi + 1);
+	return aa__cpu_list_count(buf);
 }
 
 AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
@@ -227,8 +240,9 @@ int aa__heap_set_root(struct aa_heap *h, __u64 addr)
 	return 0;
 }
 
-/* Flags and tunables from opts (and the environment) into h. */
-static int heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts)
+/* Flags and tunables from opts (and the environment) into h: 0, or
+ * -EINVAL (said). Reads nothing but opts and the environment. */
+int aa__heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts)
 {
 	const struct aa_tunables *tun = AA_OPTS_GET(opts, tunables, NULL);
 	const char *env = getenv("ARENA_ALLOC_NO_CACHES");
@@ -262,7 +276,7 @@ static struct aa_heap *heap_finish(struct aa_heap *h, const struct aa_heap_opts 
 	__u64 init = AA_OPTS_GET(opts, init_bytes, 0);
 	int err;
 
-	err = heap_configure(h, opts);
+	err = aa__heap_configure(h, opts);
 	if (!err)
 		err = aa_heap__init(h, init ? init : AA_CHUNK_SIZE);
 	if (err) {
@@ -281,7 +295,7 @@ AA_API int aa_heap__reinit(struct aa_heap *h, const struct aa_heap_opts *opts)
 		pr_warn("invalid arguments to aa_heap__reinit\n");
 		return aa_err(-EINVAL);
 	}
-	err = heap_configure(h, opts);
+	err = aa__heap_configure(h, opts);
 	if (err)
 		return aa_err(err);
 	if (h->root && h->root->magic == AA_ROOT_MAGIC) {
@@ -292,15 +306,15 @@ AA_API int aa_heap__reinit(struct aa_heap *h, const struct aa_heap_opts *opts)
 	return aa_heap__init(h, init ? init : AA_CHUNK_SIZE);
 }
 
-AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts)
+/* aa_heap__open()'s checks of opts, before anything is loaded: the arena
+ * size in pages, or -EINVAL (said). */
+int aa__heap_open_pages(const struct aa_heap_opts *opts)
 {
-	struct aa_heap *h;
 	__u32 pages;
-	int err;
 
 	if (!AA_OPTS_VALID(opts, aa_heap_opts)) {
 		pr_warn("invalid aa_heap_opts\n");
-		return aa_err_ptr(-EINVAL);
+		return -EINVAL;
 	}
 	pages = AA_OPTS_GET(opts, arena_pages, 0);
 	if (!pages)
@@ -308,8 +322,19 @@ AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts)
 	if (pages > AA_MAX_ARENA_PAGES || pages < AA_CHUNK_PAGES * 2) {
 		pr_warn("arena_pages %u out of range [%u, %u]\n", pages,
 			AA_CHUNK_PAGES * 2, AA_MAX_ARENA_PAGES);
-		return aa_err_ptr(-EINVAL);
+		return -EINVAL;
 	}
+	return pages;
+}
+
+AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts)
+{
+	struct aa_heap *h;
+	int pages, err;
+
+	pages = aa__heap_open_pages(opts);
+	if (pages < 0)
+		return aa_err_ptr(pages);
 	err = arena_check();
 	if (err)
 		return aa_err_ptr(err);
@@ -573,7 +598,8 @@ static int env_u64(const char *name, __u64 *out)
 		return 0;
 	errno = 0;
 	*out = strtoull(v, &end, 0);
-	if (errno || *end) {
+	/* strtoull() negates "-N" (also behind white space) */
+	if (errno || *end || strchr(v, '-')) {
 		pr_warn("%s=%s is not a number\n", name, v);
 		return -EINVAL;
 	}

@@ -56,6 +56,15 @@ struct aa_heap {
 /* heap.c */
 int aa__run_prog(int fd, void *ctx, size_t ctx_sz, const char *name);
 int aa__heap_set_root(struct aa_heap *h, __u64 addr);
+/* The parsers of the library, apart so that tests/fuzz/ can call them
+ * without a kernel: aa_heap__open()'s opts check (the arena pages, or
+ * -EINVAL), the flags and tunables of opts and the environment into h, a
+ * CPU list's CPU count. */
+int aa__heap_open_pages(const struct aa_heap_opts *opts);
+int aa__heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts);
+int aa__cpu_list_count(const char *list);
+/* find.c: the arena map id in a map fd's fdinfo text, or 0 */
+__u32 aa__fdinfo_arena_id(const char *text);
 /* pin.c: handles on heaps other processes loaded (pinned or found) */
 void aa__heap_close_pinned(struct aa_heap *h);
 struct aa_heap *aa__heap_new_foreign(void);

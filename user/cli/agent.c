@@ -31,18 +31,15 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static __u64 agent_bytes = 4 << 20, agent_interval = 200;
+static __u64 agent_bytes, agent_interval;
 
 static int agent_opt(int c, const char *arg)
 {
-	char *end;
-
 	if (c == 'b')
 		return cli_parse_size("--bytes", arg, &agent_bytes) || !agent_bytes ? -1 : 0;
 	if (c == 'i') {
-		errno = 0;
-		agent_interval = strtoull(arg, &end, 10);
-		if (errno || *end || !*arg || agent_interval < 10 || agent_interval > 60000) {
+		if (cli_parse_number(arg, 10, &agent_interval) || agent_interval < 10 ||
+		    agent_interval > 60000) {
 			cli_err("refill-agent: --interval-ms '%s': give 10 .. 60000", arg);
 			return -1;
 		}
@@ -154,26 +151,34 @@ static bool refill(struct aa_heap *h, const struct aa_refill_event *ev)
 	return true;
 }
 
-int cmd_refill_agent(int argc, char **argv)
+int cmd_refill_agent_parse(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "bytes", required_argument, NULL, 'b' },
 		{ "interval-ms", required_argument, NULL, 'i' },
 		{},
 	};
+
+	agent_bytes = 4 << 20;
+	agent_interval = 200;
+	return cli_parse(argc, argv, opts, cli_cmd("refill-agent"), agent_opt);
+}
+
+int cmd_refill_agent(void)
+{
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct reclaim_log rec = {};
 	struct aa_refill_event ev;
 	unsigned long refills = 0;
 	struct timespec nap;
 	struct aa_heap *h;
-	int n, status;
+	int n;
 	bool ring;
 	char ts[40];
 
-	h = cli_begin(argc, argv, "refill-agent", opts, agent_opt, &status);
+	h = cli_begin("refill-agent");
 	if (!h)
-		return status;
+		return 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	sigaction(SIGINT, &sa, NULL);	/* no SA_RESTART: the wait ends */
 	sigaction(SIGTERM, &sa, NULL);

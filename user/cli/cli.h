@@ -25,9 +25,16 @@ struct cli_opts {
 };
 extern struct cli_opts cli;
 
+/* A command runs in two steps. parse() resets the command's settings to
+ * their defaults and reads its argv (cli_parse()) and checks the values:
+ * 0 to run, 1 after --help (exit 0), -1 after a message (EXIT_USAGE). It
+ * touches nothing outside the process (no BPF, no pins, no files): the
+ * fuzz target tests/fuzz/cli_argv.c calls it on hostile argv. run() does
+ * the work and returns the exit status. */
 struct cmd {
 	const char *name;
-	int (*fn)(int argc, char **argv);
+	int (*parse)(int argc, char **argv);
+	int (*run)(void);
 	const char *args;	/* its options, for the help text */
 	const char *summary;
 };
@@ -45,10 +52,24 @@ void cli_err(const char *fmt, ...);
  * EXIT_USAGE). Leaves optind after the options. */
 int cli_parse(int argc, char **argv, const struct option *own, const struct cmd *self,
 	      int (*on)(int c, const char *arg));
+/* parse() of the commands that have no options of their own (argv[0] is
+ * the command's name). */
+int cli_parse_plain(int argc, char **argv);
 const struct cmd *cli_cmd(const char *name);
+/* Everything main() does before a command runs: the global options (reset
+ * to their defaults first), the command's name, its parse(). The command
+ * to run, or NULL when there is none, with the exit status in *status (0
+ * after help, EXIT_USAGE). argv as main() gets it. */
+const struct cmd *cli_parse_args(int argc, char **argv, int *status);
 
+/* s as a whole number in base (0: 0x and 0 prefixes too; white space and
+ * '+' first taken, no '-') into *out: 0, or -1 (no message). */
+int cli_parse_number(const char *s, int base, unsigned long long *out);
 /* "N", "NK", "NM", "NG" (powers of 1024) into *out; -1 with a message. */
 int cli_parse_size(const char *opt, const char *s, __u64 *out);
+/* load's --tunable K=V or K:SIZE=V (heap_cmds.c) into *t: 0, or -1 with a
+ * message. t is not validated as a whole (aa_tunables__validate()). */
+int cli_parse_tunable(const char *arg, struct aa_tunables *t);
 
 /* The heap pinned at cli.pin (or given by --map, --prog-id, --pid), or
  * NULL with a message naming the fix. */
@@ -56,11 +77,12 @@ struct aa_heap *cli_open_heap(void);
 /* 0 if this process may use BPF (root, or CAP_BPF / CAP_SYS_ADMIN);
  * else -1 after a message that says to run command `name` as root. */
 int cli_need_root(const char *name);
-/* The start of every command that works on a heap: cli_parse(), then
- * cli_need_root(), cli_open_heap(). NULL when the command is over, its exit status in
- * *status (0 after --help, EXIT_USAGE, or 1: no heap). */
-struct aa_heap *cli_begin(int argc, char **argv, const char *name, const struct option *own,
-			  int (*on)(int c, const char *arg), int *status);
+/* The CapEff mask of /proc/self/status text (0 when it has none). */
+unsigned long long cli_cap_eff_parse(const char *status);
+/* The start of run() of every command that works on a heap:
+ * cli_need_root(), then cli_open_heap(). NULL (exit status 1) after a
+ * message. */
+struct aa_heap *cli_begin(const char *name);
 /* Where the heap came from, for output: the pin dir, "arena map PATH",
  * "program ID" or "process PID". */
 const char *cli_where(void);
@@ -88,18 +110,25 @@ void jw_double(struct jw *w, double v);
 void jw_kv_uint(struct jw *w, const char *name, unsigned long long v);
 void jw_kv_string(struct jw *w, const char *name, const char *s);
 
-/* The commands (one file per group). */
-int cmd_load(int argc, char **argv);
-int cmd_unload(int argc, char **argv);
-int cmd_grow(int argc, char **argv);
-int cmd_trim(int argc, char **argv);
-int cmd_drain(int argc, char **argv);
-int cmd_check(int argc, char **argv);
-int cmd_stats(int argc, char **argv);
-int cmd_dump(int argc, char **argv);
-int cmd_refill_agent(int argc, char **argv);
-int cmd_demo(int argc, char **argv);
-int cmd_errors(int argc, char **argv);
+/* The commands (one file per group): their parse() and run(). */
+int cmd_load_parse(int argc, char **argv);
+int cmd_load(void);
+int cmd_unload(void);
+int cmd_grow_parse(int argc, char **argv);
+int cmd_grow(void);
+int cmd_trim_parse(int argc, char **argv);
+int cmd_trim(void);
+int cmd_drain(void);
+int cmd_check(void);
+int cmd_stats_parse(int argc, char **argv);
+int cmd_stats(void);
+int cmd_dump(void);
+int cmd_refill_agent_parse(int argc, char **argv);
+int cmd_refill_agent(void);
+int cmd_demo_parse(int argc, char **argv);
+int cmd_demo(void);
+int cmd_errors_parse(int argc, char **argv);
+int cmd_errors(void);
 /* Debug mode's totals (errors_cmd.c): a text line, a JSON member "debug". */
 void cli_print_debug(const struct aa_heap *h);
 void cli_json_debug(struct jw *w, const struct aa_heap *h);

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,19 +64,18 @@ static int check_stats(struct aa_heap *h, const char *when, __u64 want_bytes, __
 	return !ok;
 }
 
-static unsigned long demo_arena_mb = 256, demo_objects = 1000, demo_runs = 20000;
+static unsigned long demo_arena_mb, demo_objects, demo_runs;
 
 static int demo_opt(int c, const char *arg)
 {
 	unsigned long *v = c == 'a' ? &demo_arena_mb : c == 'n' ? &demo_objects : &demo_runs;
-	char *end;
+	unsigned long long n;
 
-	errno = 0;
-	*v = strtoul(arg, &end, 0);
-	if (errno || *end || !*arg) {
+	if (cli_parse_number(arg, 0, &n) || n > ULONG_MAX) {
 		cli_err("demo: bad number '%s'", arg);
 		return -1;
 	}
+	*v = n;
 	return 0;
 }
 
@@ -184,7 +184,7 @@ static int tc_step(struct demo_bpf *skel, struct aa_heap *h, __u64 *bytes, __u64
 	return check_stats(h, "   the heap after the tc program", *bytes, *live);
 }
 
-int cmd_demo(int argc, char **argv)
+int cmd_demo_parse(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "arena-mb", required_argument, NULL, 'a' },
@@ -192,23 +192,33 @@ int cmd_demo(int argc, char **argv)
 		{ "runs", required_argument, NULL, 'r' },
 		{},
 	};
+	int r;
+
+	demo_arena_mb = 256;
+	demo_objects = 1000;
+	demo_runs = 20000;
+	r = cli_parse(argc, argv, opts, cli_cmd("demo"), demo_opt);
+	if (r)
+		return r;
+	if (cli.json) {
+		cli_err("demo: no --json: it is a walk-through; `arena-alloc -j stats` reads a pinned heap");
+		return -1;
+	}
+	if (demo_objects == 0 || demo_objects > 100000 || demo_arena_mb < 16 ||
+	    demo_arena_mb > 4096 || demo_runs == 0 || demo_runs > 10000000) {
+		cli_err("demo: --objects must be 1..100000, --arena-mb 16..4096, --runs 1..10^7");
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_demo(void)
+{
 	struct demo_bpf *skel;
 	struct aa_heap *h = NULL;
 	__u64 bytes = 0, live = 0;
 	int r, err;
 
-	r = cli_parse(argc, argv, opts, cli_cmd("demo"), demo_opt);
-	if (r)
-		return r > 0 ? 0 : EXIT_USAGE;
-	if (cli.json) {
-		cli_err("demo: no --json: it is a walk-through; `arena-alloc -j stats` reads a pinned heap");
-		return EXIT_USAGE;
-	}
-	if (demo_objects == 0 || demo_objects > 100000 || demo_arena_mb < 16 ||
-	    demo_arena_mb > 4096 || demo_runs == 0 || demo_runs > 10000000) {
-		cli_err("demo: --objects must be 1..100000, --arena-mb 16..4096, --runs 1..10^7");
-		return EXIT_USAGE;
-	}
 	if (cli_need_root("demo"))
 		return 1;
 	skel = demo_bpf__open();

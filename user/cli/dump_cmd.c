@@ -140,14 +140,13 @@ void cli_print_dump(const struct aa_heap *h, const char *where)
 	}
 }
 
-int cmd_dump(int argc, char **argv)
+int cmd_dump(void)
 {
 	struct aa_heap *h;
-	int status;
 
-	h = cli_begin(argc, argv, "dump", NULL, NULL, &status);
+	h = cli_begin("dump");
 	if (!h)
-		return status;
+		return 1;
 	cli_print_dump(h, cli_where());
 	aa_heap__destroy(h);
 	return 0;

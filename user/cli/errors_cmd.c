@@ -165,21 +165,28 @@ static int errors_opt(int c, const char *arg)
 	return 0;
 }
 
-int cmd_errors(int argc, char **argv)
+int cmd_errors_parse(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "follow", required_argument, NULL, 'f' },
 		{},
 	};
+
+	follow_secs = -1;
+	return cli_parse(argc, argv, opts, cli_cmd("errors"), errors_opt);
+}
+
+int cmd_errors(void)
+{
 	struct aa_debug_error recs[AA_DEBUG_RECORDS];
 	__u64 total = 0, now = now_ns();
 	struct aa_heap *h;
 	int status, n, i;
 	struct jw *w;
 
-	h = cli_begin(argc, argv, "errors", opts, errors_opt, &status);
+	h = cli_begin("errors");
 	if (!h)
-		return status;
+		return 1;
 	if (follow_secs >= 0) {
 		status = follow(h);
 		aa_heap__destroy(h);

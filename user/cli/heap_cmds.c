@@ -36,55 +36,52 @@ static void report(const char *cmd, const char *what, long long n, const struct 
 	       (unsigned long long)st.bytes_in_use);
 }
 
-static unsigned long load_arena_mb = 256;
-static __u64 load_init = 4 << 20;
+static unsigned long load_arena_mb;
+static __u64 load_init;
 static bool load_no_caches, load_defer, load_debug;
 static struct aa_tunables load_tun;
 static bool load_tun_set;
 
-/* --tunable K=V: keep_bytes, low_watermark and defer_limit take sizes; cpu_cache_cap,
+/* --tunable K=V: keep_bytes, low_watermark and defer_limit take sizes,
+ * quarantine a number of slots; cpu_cache_cap,
  * batch and transfer_cap set every class, or with K:SIZE=V the class that
  * serves SIZE bytes (the class column of `stats`). Checked as a whole by
  * aa_tunables__validate() once all are read. */
-static int tunable_opt(const char *arg)
+int cli_parse_tunable(const char *arg, struct aa_tunables *t)
 {
 	static const char *const per_class[] = { "cpu_cache_cap", "batch", "transfer_cap" };
-	__u32 *fields[] = { load_tun.cpu_cache_cap, load_tun.batch, load_tun.transfer_cap };
+	__u32 *fields[] = { t->cpu_cache_cap, t->batch, t->transfer_cap };
 	const char *eq = strchr(arg, '='), *colon;
 	unsigned long long v;
 	long cls = -1;
 	size_t klen, i;
 	char *end;
 
-	if (!load_tun_set && aa_tunables__default(&load_tun))
-		return -1;
-	load_tun_set = true;
 	if (!eq || eq == arg) {
 		cli_err("load: --tunable '%s': give KEY=VALUE", arg);
 		return -1;
 	}
 	klen = eq - arg;
 	if (klen == 10 && !strncmp(arg, "keep_bytes", klen))
-		return cli_parse_size("--tunable keep_bytes", eq + 1, &load_tun.keep_bytes);
+		return cli_parse_size("--tunable keep_bytes", eq + 1, &t->keep_bytes);
 	if (klen == 13 && !strncmp(arg, "low_watermark", klen))
-		return cli_parse_size("--tunable low_watermark", eq + 1, &load_tun.low_watermark);
+		return cli_parse_size("--tunable low_watermark", eq + 1, &t->low_watermark);
 	if (klen == 11 && !strncmp(arg, "defer_limit", klen))
-		return cli_parse_size("--tunable defer_limit", eq + 1, &load_tun.defer_limit);
+		return cli_parse_size("--tunable defer_limit", eq + 1, &t->defer_limit);
 	if (klen == 10 && !strncmp(arg, "quarantine", klen)) {
-		errno = 0;
-		v = strtoull(eq + 1, &end, 10);
-		if (errno || *end || !eq[1] || v > AA_QUARANTINE_MAX) {
+		if (cli_parse_number(eq + 1, 10, &v) || v > AA_QUARANTINE_MAX) {
 			cli_err("load: --tunable '%s': give 0 .. %u slots", arg, AA_QUARANTINE_MAX);
 			return -1;
 		}
-		load_tun.quarantine = v;
+		t->quarantine = v;
 		return 0;
 	}
 	colon = memchr(arg, ':', klen);
 	if (colon) {
 		errno = 0;
 		v = strtoull(colon + 1, &end, 10);
-		cls = errno || end != eq || !v || v > AA_MAX_CLASS_SIZE ? -1 : aa_size_class(v);
+		cls = errno || end != eq || memchr(colon, '-', eq - colon) || !v || v > AA_MAX_CLASS_SIZE ?
+		      -1 : aa_size_class(v);
 		if (cls < 0) {
 			cli_err("load: --tunable '%s': give the object size of a class, 1 .. %u",
 				arg, AA_MAX_CLASS_SIZE);
@@ -100,9 +97,7 @@ static int tunable_opt(const char *arg)
 			"quarantine, cpu_cache_cap, batch, transfer_cap)", (int)klen, arg);
 		return -1;
 	}
-	errno = 0;
-	v = strtoull(eq + 1, &end, 10);
-	if (errno || *end || !eq[1] || v > 0xffffffffULL) {
+	if (cli_parse_number(eq + 1, 10, &v) || v > 0xffffffffULL) {
 		cli_err("load: --tunable '%s': the value is not a 32-bit number", arg);
 		return -1;
 	}
@@ -112,18 +107,26 @@ static int tunable_opt(const char *arg)
 	return 0;
 }
 
+/* The first --tunable starts from the defaults (and the environment). */
+static int tunable_opt(const char *arg)
+{
+	if (!load_tun_set && aa_tunables__default(&load_tun))
+		return -1;
+	load_tun_set = true;
+	return cli_parse_tunable(arg, &load_tun);
+}
+
 static int load_opt(int c, const char *arg)
 {
-	char *end;
+	unsigned long long v;
 
 	switch (c) {
 	case 'a':
-		errno = 0;
-		load_arena_mb = strtoul(arg, &end, 10);
-		if (errno || *end || !*arg || load_arena_mb < 8 || load_arena_mb > 4096) {
+		if (cli_parse_number(arg, 10, &v) || v < 8 || v > 4096) {
 			cli_err("load: --arena-mb '%s': give 8 .. 4096", arg);
 			return -1;
 		}
+		load_arena_mb = v;
 		return 0;
 	case 'i':
 		return cli_parse_size("--init", arg, &load_init);
@@ -142,7 +145,7 @@ static int load_opt(int c, const char *arg)
 	return -1;
 }
 
-int cmd_load(int argc, char **argv)
+int cmd_load_parse(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "arena-mb", required_argument, NULL, 'a' },
@@ -153,20 +156,31 @@ int cmd_load(int argc, char **argv)
 		{ "tunable", required_argument, NULL, 't' },
 		{},
 	};
-	struct aa_heap *h;
-	int r = cli_parse(argc, argv, opts, cli_cmd("load"), load_opt), err;
+	int r;
 
+	load_arena_mb = 256;
+	load_init = 4 << 20;
+	load_no_caches = load_defer = load_debug = load_tun_set = false;
+	r = cli_parse(argc, argv, opts, cli_cmd("load"), load_opt);
 	if (r)
-		return r > 0 ? 0 : EXIT_USAGE;
+		return r;
 	if (load_init > (__u64)load_arena_mb << 20) {
 		cli_err("load: --init %llu is more than the arena (%lu MiB)",
 			(unsigned long long)load_init, load_arena_mb);
-		return EXIT_USAGE;
+		return -1;
 	}
 	if (load_tun_set && aa_tunables__validate(&load_tun)) {
 		cli_err("load: the --tunable values do not fit together (above)");
-		return EXIT_USAGE;
+		return -1;
 	}
+	return 0;
+}
+
+int cmd_load(void)
+{
+	struct aa_heap *h;
+	int err;
+
 	if (cli_need_root("load") || cli_ensure_bpffs())
 		return 1;
 	AA_OPTS(aa_heap_opts, o, .arena_pages = load_arena_mb * 256,
@@ -191,12 +205,8 @@ int cmd_load(int argc, char **argv)
 	return 0;
 }
 
-int cmd_unload(int argc, char **argv)
+int cmd_unload(void)
 {
-	int r = cli_parse(argc, argv, NULL, cli_cmd("unload"), NULL);
-
-	if (r)
-		return r > 0 ? 0 : EXIT_USAGE;
 	if (cli_need_root("unload"))
 		return 1;
 	if (aa_heap__unpin(cli.pin)) {
@@ -218,20 +228,26 @@ static int size_opt(int c, const char *arg)
 	       c == 'k' ? cli_parse_size("--keep", arg, &size_arg) : -1;
 }
 
+/* parse() of grow and trim: the one size option of opts. */
+static int size_parse(int argc, char **argv, const struct option *opts)
+{
+	size_arg = 0;
+	size_set = false;
+	return cli_parse(argc, argv, opts, cli_cmd(argv[0]), size_opt);
+}
+
 #define OP_USAGE	(-1000)	/* an op's "bad input, said": exit 2 */
 
-/* The shape of grow, trim and drain: options, the pinned heap, one library
+/* The shape of run() of grow, trim and drain: the pinned heap, one library
  * call (op: a count or -errno, said by the library or by op), the report. */
-static int heap_op(int argc, char **argv, const char *name, const struct option *opts,
-		   long (*op)(struct aa_heap *h), const char *what)
+static int heap_op(const char *name, long (*op)(struct aa_heap *h), const char *what)
 {
 	struct aa_heap *h;
-	int status;
 	long n;
 
-	h = cli_begin(argc, argv, name, opts, size_opt, &status);
+	h = cli_begin(name);
 	if (!h)
-		return status;
+		return 1;
 	n = op(h);
 	if (n >= 0)
 		report(name, what, n, h);
@@ -303,39 +319,49 @@ static long drain_op(struct aa_heap *h)
 	return aa_heap__drain(h);	/* names the CPUs it could not reach */
 }
 
-int cmd_grow(int argc, char **argv)
+int cmd_grow_parse(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "bytes", required_argument, NULL, 'b' },
 		{},
 	};
 
-	return heap_op(argc, argv, "grow", opts, grow_op, "chunks_added");
+	return size_parse(argc, argv, opts);
 }
 
-int cmd_trim(int argc, char **argv)
+int cmd_grow(void)
+{
+	return heap_op("grow", grow_op, "chunks_added");
+}
+
+int cmd_trim_parse(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "keep", required_argument, NULL, 'k' },
 		{},
 	};
 
-	return heap_op(argc, argv, "trim", opts, trim_op, "chunks_returned");
+	return size_parse(argc, argv, opts);
 }
 
-int cmd_drain(int argc, char **argv)
+int cmd_trim(void)
 {
-	return heap_op(argc, argv, "drain", NULL, drain_op, "objects_flushed");
+	return heap_op("trim", trim_op, "chunks_returned");
 }
 
-int cmd_check(int argc, char **argv)
+int cmd_drain(void)
+{
+	return heap_op("drain", drain_op, "objects_flushed");
+}
+
+int cmd_check(void)
 {
 	struct aa_heap *h;
 	int code;
 
-	h = cli_begin(argc, argv, "check", NULL, NULL, &code);
+	h = cli_begin("check");
 	if (!h)
-		return code;
+		return 1;
 	code = aa_heap__check(h);
 	if (cli.json) {
 		struct jw *w = jw_new(stdout, cli.pretty);

@@ -88,11 +88,39 @@ void jw_end_object(struct jw *w) { close_(w, '}'); }
 void jw_start_array(struct jw *w) { open_(w, '['); }
 void jw_end_array(struct jw *w) { close_(w, ']'); }
 
+/* The length of the UTF-8 character at s (2 .. 4 bytes), or 0 when the
+ * bytes there are not one: a stray continuation byte, a sequence cut
+ * short, an overlong form, a surrogate or more than U+10FFFF. */
+static int utf8_char(const unsigned char *s)
+{
+	static const unsigned int min[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+	unsigned int cp;
+	int len, i;
+
+	len = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+	if (!len || s[0] > 0xf4)
+		return 0;
+	cp = s[0] & (0x7f >> len);
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)	/* the NUL too: cut short */
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* s as a JSON string. JSON is UTF-8: a byte of s that is not part of a
+ * UTF-8 character (a path in Latin-1, say) is written as U+FFFD. */
 static void quoted(struct jw *w, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	int len;
+
 	fputc('"', w->f);
-	for (; *s; s++) {
-		unsigned char c = *s;
+	for (; *p; p++) {
+		unsigned char c = *p;
 
 		if (c == '"' || c == '\\')
 			fprintf(w->f, "\\%c", c);
@@ -102,8 +130,14 @@ static void quoted(struct jw *w, const char *s)
 			fputs("\\t", w->f);
 		else if (c < 0x20)
 			fprintf(w->f, "\\u%04x", c);
-		else
+		else if (c < 0x80)
 			fputc(c, w->f);
+		else if ((len = utf8_char(p))) {
+			fwrite(p, 1, len, w->f);
+			p += len - 1;
+		} else {
+			fputs("\\ufffd", w->f);
+		}
 	}
 	fputc('"', w->f);
 }

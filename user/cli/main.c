@@ -25,7 +25,7 @@
 struct cli_opts cli = { .pin = AA_DEFAULT_PIN };
 
 static const struct cmd cmds[] = {
-	{ "load", cmd_load,
+	{ "load", cmd_load_parse, cmd_load,
 	  "[--arena-mb N] [--init BYTES] [--no-caches] [--deferred] [--debug] [--tunable K=V ...]\n"
 	  "  --deferred: deferred free (aa_free_deferred) on this heap\n"
 	  "  --debug: debug mode: poison, redzones, error records (arena-alloc errors)\n"
@@ -33,19 +33,19 @@ static const struct cmd cmds[] = {
 	  "  cpu_cache_cap, batch, transfer_cap\n"
 	  "  (every class, or K:SIZE=V for the class of SIZE-byte objects)",
 	  "load the allocator, initialise it, pin it under --pin" },
-	{ "unload", cmd_unload, "", "remove the pins (the heap goes with its last user)" },
-	{ "grow", cmd_grow, "--bytes N[K|M|G]", "map more chunks into the heap" },
-	{ "stats", cmd_stats, "[--watch SECS]",
+	{ "unload", cli_parse_plain, cmd_unload, "", "remove the pins (the heap goes with its last user)" },
+	{ "grow", cmd_grow_parse, cmd_grow, "--bytes N[K|M|G]", "map more chunks into the heap" },
+	{ "stats", cmd_stats_parse, cmd_stats, "[--watch SECS]",
 	  "counters per CPU and size class, totals (from the mmap)" },
-	{ "dump", cmd_dump, "", "the chunk map: occupancy, free blocks, fragmentation" },
-	{ "trim", cmd_trim, "[--keep BYTES]", "return free chunks beyond --keep to the kernel" },
-	{ "drain", cmd_drain, "", "flush every CPU and transfer cache into the heap" },
-	{ "check", cmd_check, "", "run the validity checker" },
-	{ "errors", cmd_errors, "[--follow SECS]",
+	{ "dump", cli_parse_plain, cmd_dump, "", "the chunk map: occupancy, free blocks, fragmentation" },
+	{ "trim", cmd_trim_parse, cmd_trim, "[--keep BYTES]", "return free chunks beyond --keep to the kernel" },
+	{ "drain", cli_parse_plain, cmd_drain, "", "flush every CPU and transfer cache into the heap" },
+	{ "check", cli_parse_plain, cmd_check, "", "run the validity checker" },
+	{ "errors", cmd_errors_parse, cmd_errors, "[--follow SECS]",
 	  "memory errors debug mode found (load --debug); --follow: as they happen" },
-	{ "refill-agent", cmd_refill_agent, "[--bytes N[K|M|G]] [--interval-ms N]",
+	{ "refill-agent", cmd_refill_agent_parse, cmd_refill_agent, "[--bytes N[K|M|G]] [--interval-ms N]",
 	  "grow the heap whenever its low-watermark signal is up; reclaim deferred frees" },
-	{ "demo", cmd_demo, "[--arena-mb N] [--objects N] [--runs N]",
+	{ "demo", cmd_demo_parse, cmd_demo, "[--arena-mb N] [--objects N] [--runs N]",
 	  "load, run a small workload, check the stats (make run)" },
 };
 #define NR_CMDS	(sizeof(cmds) / sizeof(cmds[0]))
@@ -102,14 +102,25 @@ static void cmd_usage(const struct cmd *c, FILE *f)
 #define OPT_PROG_ID	1002
 #define OPT_PID		1003
 
-static int parse_id(const char *opt, const char *s, unsigned int *out)
+int cli_parse_number(const char *s, int base, unsigned long long *out)
 {
+	unsigned long long v;
 	char *end;
-	unsigned long v;
 
 	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || !*s || *s == '-' || v == 0 || v > 0x7fffffff) {
+	v = strtoull(s, &end, base);
+	/* strtoull() negates "-N", also behind white space */
+	if (errno || end == s || *end || strchr(s, '-'))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_id(const char *opt, const char *s, unsigned int *out)
+{
+	unsigned long long v;
+
+	if (cli_parse_number(s, 10, &v) || v == 0 || v > 0x7fffffff) {
 		cli_err("%s: '%s' is not a positive number", opt, s);
 		return -1;
 	}
@@ -129,18 +140,23 @@ int cli_parse(int argc, char **argv, const struct option *own, const struct cmd 
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "help", no_argument, NULL, 'h' },
 	};
+	const char *who = self ? self->name : "", *sep = self ? ": " : "", *bad;
 	struct option all[32];
 	size_t n = 0, i;
-	int c;
+	int c, at;
 
 	for (i = 0; own && own[i].name && n < 27; i++)
 		all[n++] = own[i];
 	for (i = 0; i < sizeof(global) / sizeof(global[0]); i++)
 		all[n++] = global[i];
 	memset(&all[n], 0, sizeof(all[n]));
-	optind = 1;
+	optind = 0;	/* glibc: 0 also drops the rest of a half-read option group */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+jph", all, NULL)) != -1) {
+	/* ":": a missing value is ':', not '?'; at: where getopt stands */
+	while ((at = optind ? optind : 1, c = getopt_long(argc, argv, "+:jph", all, NULL)) != -1) {
+		/* the argument it complains about: the one it moved past, or the
+		 * group it is still in ("-xj") */
+		bad = optind > at ? argv[optind - 1] : argv[optind];
 		switch (c) {
 		case 'j':
 			cli.json = true;
@@ -169,14 +185,18 @@ int cli_parse(int argc, char **argv, const struct option *own, const struct cmd 
 				usage(stdout);
 			return 1;
 		case '?':
-			cli_err("%s: unknown option '%s'", self ? self->name : "arena-alloc",
-				argv[optind - 1]);
+			if (strncmp(bad, "--", 2))
+				cli_err("%s%sunknown option '-%c'", who, sep, optopt);
+			else if (optopt)	/* a known long option given =VALUE */
+				cli_err("%s%soption '%.*s' takes no value", who, sep,
+					(int)strcspn(bad, "="), bad);
+			else
+				cli_err("%s%sunknown option '%s'", who, sep, bad);
 			if (self)
 				cmd_usage(self, stderr);
 			return -1;
 		case ':':
-			cli_err("%s: option '%s' needs a value", self ? self->name : "arena-alloc",
-				argv[optind - 1]);
+			cli_err("%s%soption '%s' needs a value", who, sep, bad);
 			return -1;
 		default:
 			if (!on || on(c, optarg))
@@ -191,6 +211,11 @@ int cli_parse(int argc, char **argv, const struct option *own, const struct cmd 
 	return 0;
 }
 
+int cli_parse_plain(int argc, char **argv)
+{
+	return cli_parse(argc, argv, NULL, cli_cmd(argv[0]), NULL);
+}
+
 int cli_parse_size(const char *opt, const char *s, __u64 *out)
 {
 	unsigned long long v;
@@ -199,7 +224,8 @@ int cli_parse_size(const char *opt, const char *s, __u64 *out)
 
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (end == s || errno || *s == '-') {
+	/* strtoull() negates "-N", also behind white space: no size has a '-' */
+	if (end == s || errno || strchr(s, '-')) {
 		cli_err("%s: '%s' is not a size (N, NK, NM or NG)", opt, s);
 		return -1;
 	}
@@ -272,21 +298,31 @@ struct aa_heap *cli_open_heap(void)
 	return h;
 }
 
+unsigned long long cli_cap_eff_parse(const char *status)
+{
+	unsigned long long eff;
+	const char *p;
+
+	for (p = status; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (sscanf(p, "CapEff: %llx", &eff) == 1)
+			return eff;
+	return 0;
+}
+
 /* This process's effective capabilities (/proc/self/status), or all of
  * them for root when the file cannot be read. */
 static unsigned long long cap_eff(void)
 {
-	unsigned long long eff = 0;
-	char line[128];
+	char text[8192];
+	size_t n;
 	FILE *f = fopen("/proc/self/status", "r");
 
 	if (!f)
 		return geteuid() == 0 ? ~0ULL : 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
 	fclose(f);
-	return eff;
+	return cli_cap_eff_parse(text);
 }
 
 #define CAP_SYS_ADMIN_BIT	21
@@ -301,21 +337,9 @@ int cli_need_root(const char *name)
 	return -1;
 }
 
-struct aa_heap *cli_begin(int argc, char **argv, const char *name, const struct option *own,
-			  int (*on)(int c, const char *arg), int *status)
+struct aa_heap *cli_begin(const char *name)
 {
-	int r = cli_parse(argc, argv, own, cli_cmd(name), on);
-	struct aa_heap *h;
-
-	if (r) {
-		*status = r > 0 ? 0 : EXIT_USAGE;
-		return NULL;
-	}
-	*status = 1;
-	if (cli_need_root(name))
-		return NULL;
-	h = cli_open_heap();
-	return h;
+	return cli_need_root(name) ? NULL : cli_open_heap();
 }
 
 /* Messages of the library: warnings to stderr (its "arena-alloc:" prefix). */
@@ -324,29 +348,48 @@ static int print_warnings(enum aa_print_level level, const char *fmt, va_list ap
 	return level > AA_WARN ? 0 : vfprintf(stderr, fmt, ap);
 }
 
-int main(int argc, char **argv)
+const struct cmd *cli_parse_args(int argc, char **argv, int *status)
 {
 	const struct cmd *c;
 	int r;
 
-	aa_set_print(print_warnings);
+	cli = (struct cli_opts){ .pin = AA_DEFAULT_PIN };
+	*status = EXIT_USAGE;
 	r = cli_parse(argc, argv, NULL, NULL, NULL);	/* global options first */
-	if (r)
-		return r > 0 ? 0 : EXIT_USAGE;
+	if (r) {
+		*status = r > 0 ? 0 : EXIT_USAGE;
+		return NULL;
+	}
 	if (optind >= argc) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return NULL;
 	}
 	argc -= optind;
 	argv += optind;
 	if (!strcmp(argv[0], "help")) {
 		usage(stdout);
-		return 0;
+		*status = 0;
+		return NULL;
 	}
 	c = cli_cmd(argv[0]);
 	if (!c) {
 		cli_err("unknown command '%s' (arena-alloc help lists them)", argv[0]);
-		return EXIT_USAGE;
+		return NULL;
 	}
-	return c->fn(argc, argv);
+	r = c->parse(argc, argv);
+	if (r) {
+		*status = r > 0 ? 0 : EXIT_USAGE;
+		return NULL;
+	}
+	return c;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *c;
+	int status;
+
+	aa_set_print(print_warnings);
+	c = cli_parse_args(argc, argv, &status);
+	return c ? c->run() : status;
 }

@@ -317,18 +317,25 @@ void cli_print_stats(const struct aa_heap *h, const char *where)
 	for_each_row(h, print_row, NULL);
 }
 
-int cmd_stats(int argc, char **argv)
+int cmd_stats_parse(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "watch", required_argument, NULL, 'w' },
 		{},
 	};
-	struct aa_heap *h;
-	int r, status;
 
-	h = cli_begin(argc, argv, "stats", opts, stats_opt, &status);
+	watch_secs = 0;
+	return cli_parse(argc, argv, opts, cli_cmd("stats"), stats_opt);
+}
+
+int cmd_stats(void)
+{
+	struct aa_heap *h;
+	int r;
+
+	h = cli_begin("stats");
 	if (!h)
-		return status;
+		return 1;
 	if (watch_secs > 0) {
 		if (cli.json) {
 			cli_err("stats: --watch is for terminals; --json gives one snapshot");
