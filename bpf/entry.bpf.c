@@ -34,8 +34,8 @@ static __always_inline void set_tunables(struct aa_tunables *t)
 	aa_root.tun.defer_limit = t->defer_limit;
 }
 
-/* Initialise and publish the heap (idempotent while it is ready: tear it
- * down first to change flags or tunables), then grow it by grow_bytes. */
+/* Initialise the heap, grow it by grow_bytes and publish it (idempotent
+ * while it is ready: tear it down first to change flags or tunables). */
 SEC("syscall")
 int aa_init(struct aa_init_args *args)
 {
@@ -44,12 +44,9 @@ int aa_init(struct aa_init_args *args)
 	args->root_addr = (__u64)&aa_root;
 	if (!aa_heap_ready())
 		set_tunables(&args->tun);	/* before publication */
-	ret = aa_arena_init(args->arena_base, args->arena_size, args->nr_cpus, args->flags);
-	if (!ret && args->grow_bytes) {
-		ret = aa_arena_grow(args->grow_bytes);
-		ret = ret < 0 ? ret : 0;
-	}
-	args->err = ret;
+	ret = aa_arena_init(args->arena_base, args->arena_size, args->nr_cpus, args->flags,
+			    args->grow_bytes);
+	args->err = ret < 0 ? ret : 0;
 	return 0;
 }
 

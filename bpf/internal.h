@@ -382,15 +382,17 @@ __u64 aa_heap_usable_size(__u64 ptr);
 int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached);
 
 /* buddy_chunks.bpf.c: chunks in and out of the page heap, the checker */
-int aa_buddy_add_chunk(__u32 slot, __u32 meta_off);
+int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished);
 int aa_buddy_take_free_chunk(__u32 keep);
 int aa_buddy_release_slot(__u32 slot);
 int aa_buddy_check(void);
 
 /* arena.bpf.c: pages from the kernel, sleepable only */
-int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags);
+int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
+		  __u64 grow_bytes);
+int aa_arena_grow_chunks(__u64 bytes, __u32 unpublished);
 int aa_arena_grow(__u64 bytes);
-int aa_arena_grow_one(__u32 cursor);
+int aa_arena_grow_one(__u32 cursor, __u32 unpublished);
 int aa_arena_trim(__u64 keep_bytes);
 int aa_arena_teardown(void);
 
