@@ -25,7 +25,14 @@
  * Slots that hold anything else (the root's own pages, metadata pages, a
  * user's pages) simply fail to map as a chunk and are skipped.
  *
- * Failure paths give back what they got:
+ * Every page comes and goes through pages_get() / pages_put(): fault
+ * injection (struct aa_fault: every Nth allocation fails as the kernel's
+ * would) and the page ledger. Invariants, at rest (no init, grow, trim or
+ * teardown running):
+ *   fault.pages_got - fault.pages_put
+ *     == stats.pages_mapped + (CPUs with a cache) * AA_CPU_CACHE_PAGES
+ *   stats.pages_mapped == nr_chunks * (AA_CHUNK_PAGES + aa_meta_pages())
+ * so every failure path gives back what it got:
  *   - init: a cache page allocation that fails frees every cache (none is
  *     published yet); a heap whose first grow added no chunk is not
  *     published, and its caches are freed too: a failed init leaves
@@ -39,6 +46,32 @@
 
 /* The root. Zero until aa_arena_init() publishes the magic. */
 struct aa_root __arena aa_root;
+
+/* --- Pages from the kernel -------------------------------------------------
+ * The only calls of the page kfuncs (through the embedder's AA_ARENA_FUNCS()).
+ * Sleepable programs only.
+ */
+
+/* pages pages at addr (NULL: where the kernel likes), or NULL: the kernel
+ * had none, the address is taken, or fault injection failed this call. */
+static void __arena *pages_get(void __arena *addr, __u32 pages)
+{
+	void __arena *p;
+
+	if (aa_fault_hit(&aa_root.fault.pages_every, &aa_root.fault.page_calls,
+			 &aa_root.fault.page_faults))
+		return NULL;
+	p = aa_pages_alloc(addr, pages);
+	if (p)
+		__sync_fetch_and_add(&aa_root.fault.pages_got, pages);
+	return p;
+}
+
+static void pages_put(void __arena *addr, __u32 pages)
+{
+	aa_pages_free(addr, pages);
+	__sync_fetch_and_add(&aa_root.fault.pages_put, pages);
+}
 
 /* The inline API's copy of the root's hot fields (aa_shared.h): filled by
  * publish_fast() after init, cleared by unpublish_fast() before teardown. */
@@ -95,7 +128,7 @@ static void free_caches(void)
 		if (!off)
 			continue;
 		aa_root.cpu_cache_off[cpu] = 0;
-		aa_pages_free(aa_addr(off), AA_CPU_CACHE_PAGES);
+		pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
 	}
 	aa_root.nr_cpus = 0;
 }
@@ -118,12 +151,12 @@ static int init_caches(__u32 n)
 		if (cpu >= n) {
 			if (off) {
 				aa_root.cpu_cache_off[cpu] = 0;
-				aa_pages_free(aa_addr(off), AA_CPU_CACHE_PAGES);
+				pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
 			}
 			continue;
 		}
 		if (!off) {
-			cc = aa_pages_alloc(NULL, AA_CPU_CACHE_PAGES);
+			cc = pages_get(NULL, AA_CPU_CACHE_PAGES);
 			if (!cc) {
 				free_caches();	/* none is published: no one holds one */
 				return -ENOMEM;
@@ -257,28 +290,28 @@ int aa_arena_grow_one(__u32 cursor, __u32 unpublished)
 	__u32 nr_slots = aa_root.nr_slots;
 	int s, err;
 
-	meta = aa_pages_alloc(NULL, aa_meta_pages());
+	meta = pages_get(NULL, aa_meta_pages());
 	if (!meta)
 		return -ENOMEM;
 	aa_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
 		if (READ_ONCE_ARENA(aa_root.slots[s].state) != AA_SLOT_UNMAPPED)
 			continue;
-		chunk = aa_pages_alloc(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
+		chunk = pages_get(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
 		if (!chunk)
 			continue;	/* something else lives in this slot */
 		err = aa_buddy_add_chunk(s, (__u64)meta - aa_root.arena_base, unpublished);
 		if (err == -EEXIST) {	/* another grower or a trim took it */
-			aa_pages_free(chunk, AA_CHUNK_PAGES);
+			pages_put(chunk, AA_CHUNK_PAGES);
 			continue;
 		}
 		if (err) {
-			aa_pages_free(chunk, AA_CHUNK_PAGES);
-			aa_pages_free(meta, aa_meta_pages());
+			pages_put(chunk, AA_CHUNK_PAGES);
+			pages_put(meta, aa_meta_pages());
 			return err;
 		}
 		return s + 1;
 	}
-	aa_pages_free(meta, aa_meta_pages());
+	pages_put(meta, aa_meta_pages());
 	return -ENOMEM;
 }
 
@@ -338,10 +371,10 @@ static void return_chunk(__u32 slot)
 {
 	__u32 s = slot & (AA_MAX_SLOTS - 1);
 
-	aa_pages_free(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
+	pages_put(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
 	if (aa_fault_trim_delay_ns)
 		fault_delay(aa_fault_trim_delay_ns);
-	aa_pages_free(aa_addr(aa_root.slots[s].meta_off), aa_meta_pages());
+	pages_put(aa_addr(aa_root.slots[s].meta_off), aa_meta_pages());
 	aa_buddy_release_slot(s);
 }
 
