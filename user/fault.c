@@ -43,7 +43,7 @@ int aa__heap_configure_fault(struct aa_heap *h, const struct aa_heap_opts *opts)
 	if (err)
 		return err;
 	if (pages || spans)
-		pr_info("fault injection: every %u-th page allocation, every %u-th span or run fails (0: never)\n",
+		pr_info("fault injection (0: off): 1 in %u page allocations, 1 in %u span or page-run requests fail\n",
 			pages, spans);
 	h->fault_pages_every = pages;
 	h->fault_spans_every = spans;

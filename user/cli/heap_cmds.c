@@ -41,6 +41,23 @@ static __u64 load_init = 4 << 20;
 static bool load_no_caches, load_defer;
 static struct aa_tunables load_tun;
 static bool load_tun_set;
+static __u32 load_fault_pages, load_fault_spans;
+
+/* --fault-*-every N: a 32-bit count, 0 = off. */
+static int fault_opt(const char *opt, const char *arg, __u32 *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || !*arg || *arg == '-' || v > 0xffffffffULL) {
+		cli_err("load: %s '%s': give 0 .. 4294967295 (0: off)", opt, arg);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
 
 /* --tunable K=V: keep_bytes, low_watermark and defer_limit take sizes; cpu_cache_cap,
  * batch and transfer_cap set every class, or with K:SIZE=V the class that
@@ -125,6 +142,10 @@ static int load_opt(int c, const char *arg)
 		return 0;
 	case 't':
 		return tunable_opt(arg);
+	case 'P':
+		return fault_opt("--fault-pages-every", arg, &load_fault_pages);
+	case 'S':
+		return fault_opt("--fault-spans-every", arg, &load_fault_spans);
 	}
 	return -1;
 }
@@ -137,6 +158,8 @@ int cmd_load(int argc, char **argv)
 		{ "no-caches", no_argument, NULL, 'n' },
 		{ "deferred", no_argument, NULL, 'd' },
 		{ "tunable", required_argument, NULL, 't' },
+		{ "fault-pages-every", required_argument, NULL, 'P' },
+		{ "fault-spans-every", required_argument, NULL, 'S' },
 		{},
 	};
 	struct aa_heap *h;
@@ -158,7 +181,8 @@ int cmd_load(int argc, char **argv)
 	AA_OPTS(aa_heap_opts, o, .arena_pages = load_arena_mb * 256,
 		.init_bytes = load_init ? load_init : 1,
 		.flags = (load_no_caches ? AA_F_NO_CACHES : 0) | (load_defer ? AA_F_DEFER : 0),
-		.tunables = load_tun_set ? &load_tun : NULL);
+		.tunables = load_tun_set ? &load_tun : NULL,
+		.fault_pages_every = load_fault_pages, .fault_spans_every = load_fault_spans);
 	h = aa_heap__open(&o);
 	if (!h) {
 		cli_err("load: the allocator did not load: %s%s", strerror(errno),

@@ -27,7 +27,10 @@ struct cli_opts cli = { .pin = AA_DEFAULT_PIN };
 static const struct cmd cmds[] = {
 	{ "load", cmd_load,
 	  "[--arena-mb N] [--init BYTES] [--no-caches] [--deferred] [--tunable K=V ...]\n"
+	  "  [--fault-pages-every N] [--fault-spans-every N]\n"
 	  "  --deferred: deferred free (aa_free_deferred) on this heap\n"
+	  "  --fault-*-every N: fault injection (tests): every Nth page allocation, or\n"
+	  "  span/page-run request, fails (0: off)\n"
 	  "  K: keep_bytes, low_watermark, defer_limit (sizes); cpu_cache_cap, batch, transfer_cap\n"
 	  "  (every class, or K:SIZE=V for the class of SIZE-byte objects)",
 	  "load the allocator, initialise it, pin it under --pin" },
