@@ -24,11 +24,54 @@
  *
  * Slots that hold anything else (the root's own pages, metadata pages, a
  * user's pages) simply fail to map as a chunk and are skipped.
+ *
+ * Every page comes and goes through pages_get() / pages_put(): fault
+ * injection (struct aa_fault: every Nth allocation fails as the kernel's
+ * would) and the page ledger. Invariants, at rest (no init, grow, trim or
+ * teardown running):
+ *   fault.pages_got - fault.pages_put
+ *     == stats.pages_mapped + (CPUs with a cache) * AA_CPU_CACHE_PAGES
+ *   stats.pages_mapped == nr_chunks * (AA_CHUNK_PAGES + aa_meta_pages())
+ * so every failure path gives back what it got:
+ *   - init: a cache page allocation that fails frees every cache (none is
+ *     published yet); a heap whose first grow added no chunk is not
+ *     published, and its caches are freed too: a failed init leaves
+ *     nothing mapped (caches kept by an earlier teardown included);
+ *   - grow: a chunk's metadata pages are got first; a slot whose chunk
+ *     pages fail is skipped; when no slot takes a chunk, or the page heap
+ *     refuses it, the metadata pages (and the chunk's) go back. A grow
+ *     that added some chunks and then failed returns how many it added.
  */
 #include "internal.h"
 
 /* The root. Zero until aa_arena_init() publishes the magic. */
 struct aa_root __arena aa_root;
+
+/* --- Pages from the kernel -------------------------------------------------
+ * The only calls of the page kfuncs (through the embedder's AA_ARENA_FUNCS()).
+ * Sleepable programs only.
+ */
+
+/* pages pages at addr (NULL: where the kernel likes), or NULL: the kernel
+ * had none, the address is taken, or fault injection failed this call. */
+static void __arena *pages_get(void __arena *addr, __u32 pages)
+{
+	void __arena *p;
+
+	if (aa_fault_hit(&aa_root.fault.pages_every, &aa_root.fault.page_calls,
+			 &aa_root.fault.page_faults))
+		return NULL;
+	p = aa_pages_alloc(addr, pages);
+	if (p)
+		__sync_fetch_and_add(&aa_root.fault.pages_got, pages);
+	return p;
+}
+
+static void pages_put(void __arena *addr, __u32 pages)
+{
+	aa_pages_free(addr, pages);
+	__sync_fetch_and_add(&aa_root.fault.pages_put, pages);
+}
 
 /* The inline API's copy of the root's hot fields (aa_shared.h): filled by
  * publish_fast() after init, cleared by unpublish_fast() before teardown. */
@@ -77,8 +120,27 @@ static void unpublish_fast(void)
 		aa_fast.cc[cpu] = 0;
 }
 
+/* Every CPU's cache back to the kernel: a failed init.
+ * REQUIRES: heap not published; no cache reachable through aa_fast (never
+ * published, or unpublished by a teardown, which claimed them all). */
+static void free_caches(void)
+{
+	__u32 off;
+	int cpu;
+
+	aa_for(cpu, 0, AA_MAX_CPUS) {
+		off = aa_root.cpu_cache_off[cpu];
+		if (!off)
+			continue;
+		aa_root.cpu_cache_off[cpu] = 0;
+		pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
+	}
+	aa_root.nr_cpus = 0;
+}
+
 /*
  * Give CPUs 0 .. n-1 a cache (n = 0: none) and take them from the others.
+ * On -ENOMEM every cache is freed (free_caches()).
  * A cache kept from before a teardown is emptied and released (teardown
  * left it claimed); its event counters are kept.
  * REQUIRES: heap not published (init).
@@ -94,14 +156,16 @@ static int init_caches(__u32 n)
 		if (cpu >= n) {
 			if (off) {
 				aa_root.cpu_cache_off[cpu] = 0;
-				aa_pages_free(aa_addr(off), AA_CPU_CACHE_PAGES);
+				pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
 			}
 			continue;
 		}
 		if (!off) {
-			cc = aa_pages_alloc(NULL, AA_CPU_CACHE_PAGES);
-			if (!cc)
+			cc = pages_get(NULL, AA_CPU_CACHE_PAGES);
+			if (!cc) {
+				free_caches();	/* none is published: no one holds one */
 				return -ENOMEM;
+			}
 			cc->cpu = cpu;	/* fresh pages: busy == AA_CC_FREE, counts 0 */
 			aa_root.cpu_cache_off[cpu] = (__u64)cc - aa_root.arena_base;
 		} else {
@@ -157,24 +221,34 @@ static void init_classes(void)
 
 /*
  * Initialise the heap for the arena at arena_base (arena_size bytes, the
- * root inside it) with flags and CPU caches for CPUs 0 .. nr_cpus-1, then
- * publish it: the magic is stored last, by an atomic exchange, so a program
- * that sees it sees everything else too. The tunables must be set before.
- * Idempotent for the same arena (returns 0 and changes nothing: tear the
- * heap down first to change flags or tunables).
+ * root inside it) with flags and CPU caches for CPUs 0 .. nr_cpus-1, grow
+ * it by grow_bytes (0: no chunk), then publish it: the magic is stored
+ * last, by an atomic exchange, so a program that sees it sees everything
+ * else too. The tunables must be set before.
+ * The first grow runs before publication (no teardown, trim or grow can
+ * run on an unpublished heap), so that an init that fails publishes
+ * nothing: when a cache page or every chunk is refused, the caches go back
+ * (free_caches()), the magic stays 0, and -ENOMEM says so.
+ * Idempotent for the same arena: changes nothing but grows by grow_bytes
+ * (tear the heap down first to change flags or tunables).
+ * Returns the chunks added (>= 0), or -errno.
  */
-int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags)
+int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
+		  __u64 grow_bytes)
 {
 	__u64 root = (__u64)&aa_root;
-	int err;
+	int err, got = 0;
 
 	if (arena_size == 0 || arena_size > (1ULL << 32) ||
 	    (arena_size & (AA_PAGE_SIZE - 1)) || (arena_base & (AA_PAGE_SIZE - 1)))
 		return -EINVAL;
 	if (root < arena_base || root + sizeof(aa_root) > arena_base + arena_size)
 		return -EINVAL;
-	if (aa_heap_ready())
-		return aa_root.arena_base == arena_base ? 0 : -EEXIST;
+	if (aa_heap_ready()) {
+		if (aa_root.arena_base != arena_base)
+			return -EEXIST;
+		return grow_bytes ? aa_arena_grow(grow_bytes) : 0;
+	}
 	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG))
 		return -EINVAL;
 	if (flags & AA_F_NO_CACHES)
@@ -201,60 +275,67 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags
 	err = init_caches(nr_cpus);
 	if (err)
 		return err;
+	if (grow_bytes) {
+		got = aa_arena_grow_chunks(grow_bytes, 1);
+		if (got <= 0) {
+			free_caches();
+			return got ? got : -ENOMEM;
+		}
+	}
 	__sync_lock_test_and_set(&aa_root.magic, AA_ROOT_MAGIC);	/* publish */
 	publish_fast();
-	return 0;
+	return got;
 }
 
 /* Map one chunk at the first slot >= cursor that takes it. Returns the
- * next cursor (slot + 1), or -errno. A global function: verified once. */
-int aa_arena_grow_one(__u32 cursor)
+ * next cursor (slot + 1), or -errno. A global function: verified once.
+ * unpublished: init's first grow (aa_buddy_add_chunk()). */
+int aa_arena_grow_one(__u32 cursor, __u32 unpublished)
 {
 	void __arena *meta, *chunk;
 	__u32 nr_slots = aa_root.nr_slots;
 	int s, err;
 
-	meta = aa_pages_alloc(NULL, aa_meta_pages());
+	meta = pages_get(NULL, aa_meta_pages());
 	if (!meta)
 		return -ENOMEM;
 	aa_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
 		if (READ_ONCE_ARENA(aa_root.slots[s].state) != AA_SLOT_UNMAPPED)
 			continue;
-		chunk = aa_pages_alloc(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
+		chunk = pages_get(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
 		if (!chunk)
 			continue;	/* something else lives in this slot */
-		err = aa_buddy_add_chunk(s, (__u64)meta - aa_root.arena_base);
+		err = aa_buddy_add_chunk(s, (__u64)meta - aa_root.arena_base, unpublished);
 		if (err == -EEXIST) {	/* another grower or a trim took it */
-			aa_pages_free(chunk, AA_CHUNK_PAGES);
+			pages_put(chunk, AA_CHUNK_PAGES);
 			continue;
 		}
 		if (err) {
-			aa_pages_free(chunk, AA_CHUNK_PAGES);
-			aa_pages_free(meta, aa_meta_pages());
+			pages_put(chunk, AA_CHUNK_PAGES);
+			pages_put(meta, aa_meta_pages());
 			return err;
 		}
 		return s + 1;
 	}
-	aa_pages_free(meta, aa_meta_pages());
+	pages_put(meta, aa_meta_pages());
 	return -ENOMEM;
 }
 
 /* Grow the heap by at least `bytes` (whole chunks). Returns the number of
- * chunks added (> 0), or -errno when none could be added. */
-int aa_arena_grow(__u64 bytes)
+ * chunks added (> 0), or -errno when none could be added.
+ * REQUIRES: heap published, or unpublished != 0: init's first grow. */
+int aa_arena_grow_chunks(__u64 bytes, __u32 unpublished)
 {
 	__u32 want, got = AA_ZERO, cursor = AA_ZERO;
 	int i, ret, err = 0;
 
-	if (!aa_heap_ready())
-		return -ENODEV;
 	if (bytes == 0)
 		return -EINVAL;
 	if (bytes > aa_root.arena_size)	/* as much as fits */
 		bytes = aa_root.arena_size;
 	want = (bytes + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;
 	aa_for(i, 0, want < AA_MAX_SLOTS ? want : AA_MAX_SLOTS) {
-		ret = aa_arena_grow_one(cursor);
+		ret = aa_arena_grow_one(cursor, unpublished);
 		if (ret < 0) {
 			err = ret;
 			break;
@@ -265,6 +346,13 @@ int aa_arena_grow(__u64 bytes)
 	if (got < want && !got)
 		return err ? err : -ENOMEM;
 	return got;
+}
+
+int aa_arena_grow(__u64 bytes)
+{
+	if (!aa_heap_ready())
+		return -ENODEV;
+	return aa_arena_grow_chunks(bytes, 0);
 }
 
 /* Fault injection for tests (test_concurrency.c sets it through its
@@ -289,10 +377,10 @@ static void return_chunk(__u32 slot)
 {
 	__u32 s = slot & (AA_MAX_SLOTS - 1);
 
-	aa_pages_free(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
+	pages_put(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
 	if (aa_fault_trim_delay_ns)
 		fault_delay(aa_fault_trim_delay_ns);
-	aa_pages_free(aa_addr(aa_root.slots[s].meta_off), aa_meta_pages());
+	pages_put(aa_addr(aa_root.slots[s].meta_off), aa_meta_pages());
 	aa_buddy_release_slot(s);
 }
 

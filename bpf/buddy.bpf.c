@@ -444,10 +444,11 @@ static __always_inline void run_account(__u32 pages, __u32 in_chunk_pages)
 	account_alloc(pages_bytes(pages));
 }
 
-/* REQUIRES: heap lock held; 1 <= pages <= 256. Returns offset or AA_NIL. */
+/* REQUIRES: heap lock held; 1 <= pages <= 256. Returns offset or AA_NIL
+ * (no room, or an injected fault: nothing changed). */
 static __u32 page_run_alloc_locked(__u32 pages)
 {
-	__u32 off = run_alloc_locked(pages);
+	__u32 off = aa_fault_span() ? AA_NIL : run_alloc_locked(pages);
 
 	if (off == AA_NIL)
 		return AA_NIL;
@@ -474,13 +475,17 @@ static bool chunk_is_free(__u32 slot)
 	       is_free_block(slot << AA_CHUNK_SHIFT, AA_MAX_ORDER);
 }
 
-/* REQUIRES: heap lock held; pages > 256. Returns offset or AA_NIL. */
+/* REQUIRES: heap lock held; pages > 256. Returns offset or AA_NIL (no
+ * room, or an injected fault: nothing changed). */
 static __u32 large_alloc_locked(__u64 pages)
 {
 	__u32 full = pages >> AA_MAX_ORDER, rem = pages & (AA_CHUNK_PAGES - 1);
 	__u32 need = full + (rem != 0), tail;
 	__u32 nr_slots = aa_root.nr_slots, run = AA_ZERO, first = AA_ZERO;
 	int s, i;
+
+	if (aa_fault_span())
+		return AA_NIL;
 
 	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
 		/* reset to AA_ZERO, not 0: a constant run becomes precise at

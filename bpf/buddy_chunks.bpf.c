@@ -17,8 +17,9 @@
 /* --- Chunk exchange with arena.bpf.c ------------------------------------- */
 
 /* Register a freshly mapped, zeroed chunk at slot with its metadata.
- * Called by the sleepable grow path after the pages exist. */
-int aa_buddy_add_chunk(__u32 slot, __u32 meta_off)
+ * Called by the sleepable grow path after the pages exist; unpublished:
+ * by init's first grow, before it publishes the heap. */
+int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
 {
 	__u32 k;
 	int err;
@@ -28,7 +29,7 @@ int aa_buddy_add_chunk(__u32 slot, __u32 meta_off)
 	err = aa_lock();
 	if (err)
 		return aa_errno(-err);
-	if (!aa_heap_ready()) {		/* torn down meanwhile */
+	if (!unpublished && !aa_heap_ready()) {		/* torn down meanwhile */
 		aa_unlock();
 		return -ENODEV;
 	}

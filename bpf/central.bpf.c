@@ -13,6 +13,10 @@
  *             (central_release_empty_locked), so a class that allocates
  *             and frees one object at a time does not carve a span per
  *             call.
+ *             Fault injection (struct aa_fault, spans_every): every Nth
+ *             request for a new span or page run fails as if the page heap
+ *             were empty (span_new_locked(), page_run_alloc_locked(),
+ *             large_alloc_locked()), before anything changes.
  * To above:   static helpers for heap.bpf.c, which takes the heap lock:
  *             central_pop_locked / central_push_locked.
  * Locking:    everything here REQUIRES the heap lock (the central lists
@@ -69,7 +73,8 @@ static __always_inline void central_unlink(struct aa_central __arena *c, aa_span
 }
 
 /* Carve a new span of class cls and list it. Returns the arena offset of
- * its first page, or AA_NIL when the page heap has no room.
+ * its first page, or AA_NIL when the page heap has no room (or fault
+ * injection said so: nothing changed but the fault counters).
  * REQUIRES: heap lock held; cls < AA_NR_CLASSES. */
 static __u32 span_new_locked(__u32 cls)
 {
@@ -80,7 +85,7 @@ static __u32 span_new_locked(__u32 cls)
 	aa_span_t *sp;
 	int i;
 
-	off = run_alloc_locked(pages);
+	off = aa_fault_span() ? AA_NIL : run_alloc_locked(pages);
 	if (off == AA_NIL)
 		return AA_NIL;
 	/* debug mode: every object starts poisoned (debug.bpf.c); the

@@ -36,22 +36,23 @@ static __always_inline void set_tunables(struct aa_tunables *t)
 								    : AA_QUARANTINE_MAX;
 }
 
-/* Initialise and publish the heap (idempotent while it is ready: tear it
- * down first to change flags or tunables), then grow it by grow_bytes. */
+/* Initialise the heap, grow it by grow_bytes and publish it (idempotent
+ * while it is ready: tear it down first to change flags, tunables or the
+ * fault injection it starts with). */
 SEC("syscall")
 int aa_init(struct aa_init_args *args)
 {
 	int ret;
 
 	args->root_addr = (__u64)&aa_root;
-	if (!aa_heap_ready())
-		set_tunables(&args->tun);	/* before publication */
-	ret = aa_arena_init(args->arena_base, args->arena_size, args->nr_cpus, args->flags);
-	if (!ret && args->grow_bytes) {
-		ret = aa_arena_grow(args->grow_bytes);
-		ret = ret < 0 ? ret : 0;
+	if (!aa_heap_ready()) {		/* before publication */
+		set_tunables(&args->tun);
+		WRITE_ONCE_ARENA(aa_root.fault.pages_every, args->fault_pages_every);
+		WRITE_ONCE_ARENA(aa_root.fault.spans_every, args->fault_spans_every);
 	}
-	args->err = ret;
+	ret = aa_arena_init(args->arena_base, args->arena_size, args->nr_cpus, args->flags,
+			    args->grow_bytes);
+	args->err = ret < 0 ? ret : 0;
 	return 0;
 }
 

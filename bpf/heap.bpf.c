@@ -447,7 +447,8 @@ __u64 aa_heap_usable_size(__u64 ptr)
 
 /* Allocate n objects of class cls into arr[0 .. n) (arena array of user
  * addresses), one lock round trip. cached: mark them for a CPU cache
- * (AA_TAG_CACHED) instead of zeroing word 0. Returns how many it got. */
+ * (AA_TAG_CACHED) instead of zeroing word 0. Returns how many it got;
+ * err[NOMEM] counts a short user call, or a refill that got none. */
 int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
 {
 	__u64 __arena *out = (__u64 __arena *)arr;
@@ -478,7 +479,10 @@ int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
 	unlock_and_unpark();
 	if (raised)
 		refill_notify(got < n ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
-	if (got < n) {
+	/* one err[NOMEM] per failed call: a user's bulk call that came back
+	 * short, a cache refill that got nothing (a part of a batch still
+	 * serves the allocation that asked for it) */
+	if (cached ? !got : got < n) {
 		aa_fail(AA_ERR_NOMEM);
 		if (READ_ONCE_ARENA(aa_root.defer.pending_objs))
 			__sync_fetch_and_add(&aa_root.defer.nomem_in_limbo, 1);

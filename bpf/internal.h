@@ -226,6 +226,30 @@ static __always_inline __u32 aa_meta_pages(void)
 
 #define aa_count(field)	__sync_fetch_and_add(&aa_root.stats.field, 1)
 
+/* --- Fault injection (struct aa_fault in aa_shared.h) ---------------------
+ * Count one call of a kind and say whether it must fail: the call whose
+ * count is a multiple of *every (one volatile load: userspace changes it
+ * through the mmap at any time, aa_heap__set_fault()). The failure is
+ * counted in *faults. Any context (atomic adds, no lock needed); the
+ * callers hold the heap lock (span) or call page kfuncs (pages).
+ */
+static __always_inline bool aa_fault_hit(__u32 __arena *every, __u64 __arena *calls,
+					 __u64 __arena *faults)
+{
+	__u32 n = READ_ONCE_ARENA(*every);
+	__u64 seq = __sync_fetch_and_add(calls, 1) + 1;
+
+	if (!n || seq % n)
+		return false;
+	__sync_fetch_and_add(faults, 1);
+	return true;
+}
+
+/* A new span or page run from the page heap (central.bpf.c, buddy.bpf.c):
+ * true when fault injection makes this one fail as if the heap were empty. */
+#define aa_fault_span()	aa_fault_hit(&aa_root.fault.spans_every, &aa_root.fault.span_calls, \
+				     &aa_root.fault.span_faults)
+
 /* --- Context ----------------------------------------------------------------
  * Are we on the current task's own kernel stack? Task-context programs are
  * (syscall, sleepable, test runs); hard IRQ and NMI handlers run on their
@@ -383,7 +407,7 @@ __u64 aa_heap_usable_size(__u64 ptr);
 int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached);
 
 /* buddy_chunks.bpf.c: chunks in and out of the page heap, the checker */
-int aa_buddy_add_chunk(__u32 slot, __u32 meta_off);
+int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished);
 int aa_buddy_take_free_chunk(__u32 keep);
 int aa_buddy_release_slot(__u32 slot);
 int aa_buddy_check(void);
@@ -395,9 +419,11 @@ __u64 aa_debug_quarantine(__u64 addr, __u32 cls);
 int aa_debug_flush(void);
 
 /* arena.bpf.c: pages from the kernel, sleepable only */
-int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags);
+int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
+		  __u64 grow_bytes);
+int aa_arena_grow_chunks(__u64 bytes, __u32 unpublished);
 int aa_arena_grow(__u64 bytes);
-int aa_arena_grow_one(__u32 cursor);
+int aa_arena_grow_one(__u32 cursor, __u32 unpublished);
 int aa_arena_trim(__u64 keep_bytes);
 int aa_arena_teardown(void);
 

@@ -469,6 +469,36 @@ struct aa_reclaim_run {
 };
 
 /*
+ * Fault injection (bpf/arena.bpf.c, central.bpf.c, buddy.bpf.c), a
+ * load-time option for tests: with pages_every = N, every Nth page-kfunc
+ * allocation of arena.bpf.c (CPU cache pages, chunk metadata, chunks)
+ * fails as if the kernel had no page; with spans_every = N, every Nth
+ * page-heap request for a new span or a page run fails as if the page
+ * heap were empty. 0: off. The call that fails is the one whose count
+ * (*_calls after its own increment) is a multiple of N.
+ * pages_every and spans_every are set by init (aa_init_args) and by
+ * userspace through the mmap (aa_heap__set_fault(): plain 32-bit stores;
+ * BPF reads each with one volatile load per call). Every counter is an
+ * atomic add (any context) and is never reset: not by teardown, not by
+ * init.
+ * The page ledger counts every page arena.bpf.c got from and gave back to
+ * the kernel; with no grow, trim, init or teardown running:
+ *   pages_got - pages_put == stats.pages_mapped
+ *                            + (CPUs with a cache) * AA_CPU_CACHE_PAGES
+ */
+struct aa_fault {
+	__u32 pages_every;	/* fail every Nth page allocation; 0: never */
+	__u32 spans_every;	/* fail every Nth span / page-run request; 0: never */
+	__u64 page_calls;	/* page-kfunc allocations asked for */
+	__u64 page_faults;	/* of those, failed by injection */
+	__u64 span_calls;	/* page-heap requests for a new span or page run */
+	__u64 span_faults;	/* of those, failed by injection */
+	__u64 pages_got;	/* pages the kernel gave arena.bpf.c, total */
+	__u64 pages_put;	/* pages arena.bpf.c gave back, total */
+	__u64 pad;
+};
+
+/*
  * The allocator's root. Lives at a fixed place in the arena (an arena global),
  * starts with magic + layout version so tools can find it in any arena.
  *
@@ -515,6 +545,7 @@ struct aa_root {
 	__u32 class_pages[AA_NR_CLASSES];	/* pages per span */
 
 	struct aa_defer defer;		/* deferred free */
+	struct aa_fault fault;		/* fault injection, page ledger */
 };
 
 /* --- syscall program arguments (ctx of SEC("syscall") programs) --- */
@@ -529,6 +560,8 @@ struct aa_init_args {
 	__u32 nr_cpus;		/* in: CPUs that get a cache (<= AA_MAX_CPUS) */
 	__u32 pad;
 	struct aa_tunables tun;	/* in */
+	__u32 fault_pages_every;	/* in: struct aa_fault (0: off) */
+	__u32 fault_spans_every;	/* in */
 };
 
 struct aa_grow_args {

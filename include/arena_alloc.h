@@ -65,9 +65,18 @@ struct aa_heap_opts {
 	/* Cache tunables; NULL: aa_tunables__default() (with environment
 	 * overrides). Checked by aa_tunables__validate(). */
 	const struct aa_tunables *tunables;
+	/* Fault injection, for tests (struct aa_fault in aa_shared.h): every
+	 * Nth page allocation of the sleepable paths (CPU cache pages at
+	 * init, chunk metadata, chunks) fails as if the kernel had no page;
+	 * every Nth page-heap request for a new span or page run fails as if
+	 * the heap were empty. 0: off, unless ARENA_ALLOC_FAULT_PAGES_EVERY /
+	 * ARENA_ALLOC_FAULT_SPANS_EVERY say otherwise. Change them later with
+	 * aa_heap__set_fault(). */
+	__u32 fault_pages_every;
+	__u32 fault_spans_every;
 	size_t :0;
 };
-#define aa_heap_opts__last_field tunables
+#define aa_heap_opts__last_field fault_spans_every
 
 enum aa_print_level { AA_WARN, AA_INFO, AA_DEBUG_LEVEL };
 typedef int (*aa_print_fn_t)(enum aa_print_level level, const char *fmt, va_list ap);
@@ -288,6 +297,17 @@ AA_API int aa_heap__init(struct aa_heap *heap, __u64 init_bytes);
  * tunables and init_bytes (arena_pages is ignored).
  * @return 0, on success; negative error, otherwise */
 AA_API int aa_heap__reinit(struct aa_heap *heap, const struct aa_heap_opts *opts);
+
+/** @brief **aa_heap__set_fault()** changes the fault injection of a
+ * running heap (see aa_heap_opts.fault_pages_every): every pages_every-th
+ * page allocation and every spans_every-th span or page-run request
+ * fails from now on; 0 turns a kind off. Written straight into the root
+ * through the mmap (no program runs); allocator calls already running may
+ * still see the old values. The counters are in aa_heap__root()->fault.
+ * A later aa_heap__init() starts with these values (aa_heap__reinit()
+ * with its opts').
+ * @return 0, on success; -EINVAL for a heap that was never initialised */
+AA_API int aa_heap__set_fault(struct aa_heap *heap, __u32 pages_every, __u32 spans_every);
 
 /** @brief **aa_heap__check()** runs the allocator's validity checker.
  * @return 0 when every invariant holds; a positive check code when one

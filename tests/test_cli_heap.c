@@ -208,6 +208,34 @@ Test(cli_heap, load_tunables_reach_the_heap)
 	json_decref(j);
 }
 
+/* load --fault-*-every reach the root; stats shows them (text and JSON)
+ * while they are on, and not on a heap without them. */
+Test(cli_heap, load_fault_injection_shows_in_stats)
+{
+	char out[1 << 16];
+	json_t *j, *f;
+
+	cr_assert_eq(run(NULL, 0, false, "load --arena-mb 16"), 0);
+	j = run_json("stats");
+	cr_assert_null(json_object_get(j, "fault_injection"), "shown with faults off");
+	json_decref(j);
+	cr_assert_eq(run(NULL, 0, false, "unload"), 0);
+	cr_assert_eq(run(NULL, 0, false, "load --arena-mb 16 --init 1M --fault-pages-every 1000 "
+			 "--fault-spans-every 2"), 0);
+	j = run_json("stats");
+	f = json_object_get(j, "fault_injection");
+	cr_assert_not_null(f, "no fault_injection object");
+	cr_assert_eq(jint(f, "pages_every"), 1000);
+	cr_assert_eq(jint(f, "spans_every"), 2);
+	cr_assert_gt(jint(f, "page_calls"), 0);
+	cr_assert_eq(jint(f, "page_faults"), 0);
+	json_decref(j);
+	cr_assert_eq(run(out, sizeof(out), false, "stats"), 0);
+	cr_assert(strstr(out, "fault injection (0: off): 1 in 1000 page allocations fails"), "%s",
+		  out);
+	cr_assert_eq(run(NULL, 0, false, "unload"), 0);
+}
+
 /* Bad input: the exit status (2 usage, 1 failure) and a message naming the
  * cause. */
 static void bad(int want, const char *msg, const char *args)
@@ -240,6 +268,8 @@ Test(cli_heap, bad_input_is_refused_clearly)
 	bad(2, "the object size of a class", "load --tunable batch:9000=1");
 	bad(2, "do not fit together", "load --tunable batch=1000");
 	bad(2, "'banana' is not a size", "load --tunable low_watermark=banana");
+	bad(2, "--fault-pages-every 'x': give 0 .. 4294967295", "load --fault-pages-every x");
+	bad(2, "--fault-spans-every '4294967296'", "load --fault-spans-every 4294967296");
 	cr_assert_eq(run(NULL, 0, false, "unload"), 0);
 	/* a pin directory whose "arena" is an array map */
 	cr_assert_eq(mkdir(pin, 0700), 0);

@@ -199,6 +199,8 @@ AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 	args.arena_size = h->arena_size;
 	args.flags = h->flags;
 	args.tun = h->tun;
+	args.fault_pages_every = h->fault_pages_every;
+	args.fault_spans_every = h->fault_spans_every;
 	ncpus = possible_cpus();
 
 	if (ncpus <= 0) {
@@ -265,6 +267,8 @@ int aa__heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts)
 	else if ((err = aa_tunables__default(&t)))
 		return err;
 	if ((err = aa_tunables__validate(&t)))
+		return err;
+	if ((err = aa__heap_configure_fault(h, opts)))
 		return err;
 	h->flags = flags;
 	h->tun = t;
@@ -589,7 +593,7 @@ AA_API int aa_size_class(__u64 size)
 #define DEFAULT_LOW_WATERMARK	(1ULL << 20)
 #define DEFAULT_DEFER_LIMIT	(16ULL << 20)	/* limbo bytes that raise the signal */
 
-static int env_u64(const char *name, __u64 *out)
+int aa__env_u64(const char *name, __u64 *out)
 {
 	const char *v = getenv(name);
 	char *end;
@@ -610,7 +614,7 @@ static int env_u64(const char *name, __u64 *out)
 static int env_per_class(const char *name, __u32 *per_class)
 {
 	__u64 v;
-	int c, err = env_u64(name, &v);
+	int c, err = aa__env_u64(name, &v);
 
 	if (err > 0 && v > 0xffffffffULL) {
 		pr_warn("%s=%llu is out of range\n", name, (unsigned long long)v);
@@ -645,13 +649,13 @@ AA_API int aa_tunables__default(struct aa_tunables *t)
 	    (err = env_per_class("ARENA_ALLOC_BATCH", t->batch)) < 0 ||
 	    (err = env_per_class("ARENA_ALLOC_TRANSFER_CAP", t->transfer_cap)) < 0)
 		return aa_err(err);
-	if ((err = env_u64("ARENA_ALLOC_KEEP_BYTES", &t->keep_bytes)) < 0)
+	if ((err = aa__env_u64("ARENA_ALLOC_KEEP_BYTES", &t->keep_bytes)) < 0)
 		return aa_err(err);
-	if ((err = env_u64("ARENA_ALLOC_LOW_WATERMARK", &t->low_watermark)) < 0)
+	if ((err = aa__env_u64("ARENA_ALLOC_LOW_WATERMARK", &t->low_watermark)) < 0)
 		return aa_err(err);
-	if ((err = env_u64("ARENA_ALLOC_DEFER_LIMIT", &t->defer_limit)) < 0)
+	if ((err = aa__env_u64("ARENA_ALLOC_DEFER_LIMIT", &t->defer_limit)) < 0)
 		return aa_err(err);
-	if ((err = env_u64("ARENA_ALLOC_QUARANTINE", &q)) < 0)
+	if ((err = aa__env_u64("ARENA_ALLOC_QUARANTINE", &q)) < 0)
 		return aa_err(err);
 	if (err > 0) {
 		if (q > AA_QUARANTINE_MAX) {

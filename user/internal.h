@@ -49,6 +49,7 @@ struct aa_heap {
 	bool own_mmap;			/* aa_heap__open_pinned(): to munmap */
 	__u32 flags;
 	struct aa_tunables tun;
+	__u32 fault_pages_every, fault_spans_every;	/* for the next init */
 };
 
 /* Library-internal functions across files: aa__ names (never exported
@@ -76,6 +77,11 @@ void aa__heap_close_refill(struct aa_heap *h);
 void aa__heap_close_defer(struct aa_heap *h);
 /* debug.c */
 void aa__heap_close_debug(struct aa_heap *h);
+/* fault.c: the fault-injection options of opts and the environment */
+int aa__heap_configure_fault(struct aa_heap *h, const struct aa_heap_opts *opts);
+/* heap.c: a numeric environment variable into *out: 1 when set, 0 when
+ * unset or empty, -EINVAL (said why) when not a number */
+int aa__env_u64(const char *name, __u64 *out);
 /* Map the arena and find the root through aa_fast; where names the source
  * in messages. */
 int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where);

@@ -9,10 +9,11 @@
  * byte), then the struct's bytes (the buffer is exactly sz bytes: a read
  * past it is a heap overflow), then bits to flip in the default
  * struct aa_tunables that .tunables points to when the first byte's top
- * bit says so (a pointer cannot come from the input). Oracle: valid iff sz covers .sz
- * and every byte past .tunables is zero; pages 0 means 65536, and
- * 512 .. 2^20 pass; flags other than AA_F_NO_CACHES | AA_F_DEFER |
- * AA_F_DEBUG are -EINVAL.
+ * bit says so (a pointer cannot come from the input). Oracle: valid iff
+ * sz covers .sz and every byte past the last field
+ * (aa_heap_opts__last_field) is zero; pages 0 means 65536, and 512 ..
+ * 2^20 pass; flags other than AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG
+ * are -EINVAL.
  */
 #include <stddef.h>
 #include "fuzz.h"
@@ -29,7 +30,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-#define KNOWN	(offsetof(struct aa_heap_opts, tunables) + sizeof(void *))
+#define KNOWN	(offsetof(struct aa_heap_opts, aa_heap_opts__last_field) + \
+	 sizeof(((struct aa_heap_opts *)0)->aa_heap_opts__last_field))
 #define COVERS(sz, field) \
 	((sz) >= offsetof(struct aa_heap_opts, field) + sizeof(((struct aa_heap_opts *)0)->field))
 

@@ -41,6 +41,20 @@ static __u64 load_init;
 static bool load_no_caches, load_defer, load_debug;
 static struct aa_tunables load_tun;
 static bool load_tun_set;
+static __u32 load_fault_pages, load_fault_spans;
+
+/* --fault-*-every N: a 32-bit count, 0 = off. */
+static int fault_opt(const char *opt, const char *arg, __u32 *out)
+{
+	unsigned long long v;
+
+	if (cli_parse_number(arg, 10, &v) || v > 0xffffffffULL) {
+		cli_err("load: %s '%s': give 0 .. 4294967295 (0: off)", opt, arg);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
 
 /* --tunable K=V: keep_bytes, low_watermark and defer_limit take sizes,
  * quarantine a number of slots; cpu_cache_cap,
@@ -141,6 +155,10 @@ static int load_opt(int c, const char *arg)
 		return 0;
 	case 't':
 		return tunable_opt(arg);
+	case 'P':
+		return fault_opt("--fault-pages-every", arg, &load_fault_pages);
+	case 'S':
+		return fault_opt("--fault-spans-every", arg, &load_fault_spans);
 	}
 	return -1;
 }
@@ -154,6 +172,8 @@ int cmd_load_parse(int argc, char **argv)
 		{ "deferred", no_argument, NULL, 'd' },
 		{ "debug", no_argument, NULL, 'D' },
 		{ "tunable", required_argument, NULL, 't' },
+		{ "fault-pages-every", required_argument, NULL, 'P' },
+		{ "fault-spans-every", required_argument, NULL, 'S' },
 		{},
 	};
 	int r;
@@ -161,6 +181,7 @@ int cmd_load_parse(int argc, char **argv)
 	load_arena_mb = 256;
 	load_init = 4 << 20;
 	load_no_caches = load_defer = load_debug = load_tun_set = false;
+	load_fault_pages = load_fault_spans = 0;
 	r = cli_parse(argc, argv, opts, cli_cmd("load"), load_opt);
 	if (r)
 		return r;
@@ -187,7 +208,8 @@ int cmd_load(void)
 		.init_bytes = load_init ? load_init : 1,
 		.flags = (load_no_caches ? AA_F_NO_CACHES : 0) | (load_defer ? AA_F_DEFER : 0) |
 			 (load_debug ? AA_F_DEBUG : 0),
-		.tunables = load_tun_set ? &load_tun : NULL);
+		.tunables = load_tun_set ? &load_tun : NULL,
+		.fault_pages_every = load_fault_pages, .fault_spans_every = load_fault_spans);
 	h = aa_heap__open(&o);
 	if (!h) {
 		cli_err("load: the allocator did not load: %s%s", strerror(errno),

@@ -27,8 +27,11 @@ struct cli_opts cli = { .pin = AA_DEFAULT_PIN };
 static const struct cmd cmds[] = {
 	{ "load", cmd_load_parse, cmd_load,
 	  "[--arena-mb N] [--init BYTES] [--no-caches] [--deferred] [--debug] [--tunable K=V ...]\n"
+	  "  [--fault-pages-every N] [--fault-spans-every N]\n"
 	  "  --deferred: deferred free (aa_free_deferred) on this heap\n"
 	  "  --debug: debug mode: poison, redzones, error records (arena-alloc errors)\n"
+	  "  --fault-*-every N: fault injection (tests): every Nth page allocation, or\n"
+	  "  span/page-run request, fails (0: off)\n"
 	  "  K: keep_bytes, low_watermark, defer_limit (sizes); quarantine (debug: slots, <= 1024);\n"
 	  "  cpu_cache_cap, batch, transfer_cap\n"
 	  "  (every class, or K:SIZE=V for the class of SIZE-byte objects)",

@@ -87,6 +87,12 @@ static void json_class_array(struct jw *w, const char *name, const __u32 *v)
 	jw_end_array(w);
 }
 
+/* Fault injection is shown while it is on, or once it failed a call. */
+static bool fault_shown(const struct aa_fault *f)
+{
+	return f->pages_every || f->spans_every || f->page_faults || f->span_faults;
+}
+
 static void json_stats(const struct aa_heap *h, const char *where, const struct aa_stats *st,
 		       __u64 cached_bytes, __u64 cached_objs)
 {
@@ -151,6 +157,17 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 		jw_end_object(w);
 	}
 	cli_json_debug(w, h);
+	if (fault_shown(&r->fault)) {
+		jw_name(w, "fault_injection");
+		jw_start_object(w);
+		jw_kv_uint(w, "pages_every", r->fault.pages_every);
+		jw_kv_uint(w, "spans_every", r->fault.spans_every);
+		jw_kv_uint(w, "page_calls", r->fault.page_calls);
+		jw_kv_uint(w, "page_faults", r->fault.page_faults);
+		jw_kv_uint(w, "span_calls", r->fault.span_calls);
+		jw_kv_uint(w, "span_faults", r->fault.span_faults);
+		jw_end_object(w);
+	}
 	jw_name(w, "tunables");
 	jw_start_object(w);
 	jw_kv_uint(w, "keep_bytes", r->tun.keep_bytes);
@@ -283,6 +300,15 @@ static void print_defer(const struct aa_defer *d, __u64 limit)
 	       (unsigned long long)d->limit_signals);
 }
 
+static void print_fault(const struct aa_fault *f)
+{
+	printf("fault injection (0: off): 1 in %u page allocations fails, %llu of %llu so far; "
+	       "1 in %u span or page-run requests, %llu of %llu so far\n\n",
+	       f->pages_every, (unsigned long long)f->page_faults,
+	       (unsigned long long)f->page_calls, f->spans_every,
+	       (unsigned long long)f->span_faults, (unsigned long long)f->span_calls);
+}
+
 void cli_print_stats(const struct aa_heap *h, const char *where)
 {
 	__u64 cached_objs = 0, cached;
@@ -312,6 +338,8 @@ void cli_print_stats(const struct aa_heap *h, const char *where)
 		cli_print_debug(h);
 		printf("\n");
 	}
+	if (fault_shown(&aa_heap__root(h)->fault))
+		print_fault(&aa_heap__root(h)->fault);
 	printf("%4s %6s %10s %10s %10s %8s %8s %8s %7s %8s %7s\n", "cpu", "class", "allocs",
 	       "frees", "hits", "misses", "refills", "spills", "nested", "failures", "cached");
 	for_each_row(h, print_row, NULL);
