@@ -83,21 +83,22 @@ int aa_buddy_take_free_chunk(__u32 keep)
 }
 
 /* The pages of a RELEASING slot are back with the kernel: the slot may be
- * mapped again. Returns 0, or -EINVAL for a slot in another state. */
+ * mapped again. Returns 0, or -EINVAL for a slot in another state.
+ * Lock-free (one cmpxchg, a full barrier after the pages went back): a
+ * RELEASING slot is its releaser's alone. Holders of the heap lock only
+ * read that state (growers skip the slot, teardown refuses), and a
+ * grower's UNMAPPED -> CHUNK under the lock needs UNMAPPED first; so
+ * nothing can change it meanwhile, and the release cannot fail for want
+ * of the lock (it used to take it: after 50 ms without it the slot stayed
+ * RELEASING for good, never mapped again, every teardown -EBUSY). */
 int aa_buddy_release_slot(__u32 slot)
 {
-	int err;
-
 	if (slot >= AA_MAX_SLOTS)
 		return -EINVAL;
-	err = aa_lock();
-	if (err)
-		return aa_errno(-err);
-	err = aa_root.slots[slot].state == AA_SLOT_RELEASING ? 0 : -EINVAL;
-	if (!err)
-		aa_root.slots[slot].state = AA_SLOT_UNMAPPED;
-	aa_unlock();
-	return err;
+	if (__sync_val_compare_and_swap(&aa_root.slots[slot].state, AA_SLOT_RELEASING,
+					AA_SLOT_UNMAPPED) != AA_SLOT_RELEASING)
+		return -EINVAL;
+	return 0;
 }
 
 /* --- Validity checker ------------------------------------------------------

@@ -116,7 +116,9 @@ enum aa_slot_state {
 					 * and no grower may map the slot */
 };
 
-/* One 1-MiB slot of the arena's address space. Protected by the heap lock. */
+/* One 1-MiB slot of the arena's address space. Protected by the heap lock,
+ * but a RELEASING slot's state, which its releaser turns into UNMAPPED by
+ * cmpxchg (aa_buddy_release_slot()). */
 struct aa_slot {
 	__u32 state;		/* enum aa_slot_state */
 	__u32 meta_off;		/* arena offset of the chunk's aa_chunk_meta */
