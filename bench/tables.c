@@ -243,7 +243,7 @@ void print_debug(void)
 		for (v = 0; v < 2; v++) {
 			fprintf(out, "\n  %-7s %-12s", g[c - COL_DEBUG + 1].name, var_name[v]);
 			for (P = 1; P <= nproc; P++)
-				fprintf(out, " %sP=%d %.2fx", P > 1 ? ", " : "", P,
+				fprintf(out, "%sP=%d %.2fx", P > 1 ? ", " : " ", P,
 					pair(&lat[v][c][ref][P]) / pair(&lat[v][COL_AFTER][ref][P]));
 		}
 	fprintf(out, "\nerrors debug mode found in this workload: %llu (debug), %llu (debug+q)\n",
