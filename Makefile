@@ -545,15 +545,17 @@ bench: $(BENCH_BIN) bench-mem
 
 # The fast path at sizes that power-of-two rounding served from bigger
 # blocks: each size with this tree and with the baseline, back to back;
-# prints table 3 (malloc-free: floor and arena-alloc, ns per op) of each.
+# prints table 3 (malloc-free: floor and arena-alloc, ns per op) of each
+# (this tree's without the debug-mode columns, which table 3 does not show).
 BENCH_SIZES ?= 48 64 96
 bench-sizes: $(BENCH_BIN) bench-baseline
 	$(Q)for s in $(BENCH_SIZES); do \
 		for v in baseline this; do \
-			if [ $$v = baseline ]; then b=$(BENCH_BASE)/build/aa_bench; else b=$(BENCH_BIN); fi; \
+			if [ $$v = baseline ]; then b=$(BENCH_BASE)/build/aa_bench; x=; \
+			else b=$(BENCH_BIN); x=--no-debug; fi; \
 			[ -x $$b ] || continue; \
 			echo; echo "== $$s B, $$v ($$b) =="; \
-			$$b --only latency $(BENCH_ARGS) --size $$s --cell-ms 300 2>/dev/null | \
+			$$b --only latency $(BENCH_ARGS) $$x --size $$s --cell-ms 300 2>/dev/null | \
 				awk '/^3\. The floor/{f=1} /^malloc-xfree/{f=0} f'; \
 		done; \
 	done

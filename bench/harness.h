@@ -44,6 +44,7 @@ struct bench_opts {
 	int passes;		/* latency cells are measured in this many slices */
 	bool raw;		/* do not subtract the timer's cost */
 	bool no_latency, no_htab;	/* --only */
+	bool no_debug;		/* --no-debug: no debug-mode columns */
 	double min_share;	/* P > 1: redo a slice where a producer had its
 				 * CPU less than this share of the time ... */
 	int attempts;		/* ... up to this many times in all */
@@ -52,6 +53,7 @@ struct bench_opts {
 
 struct inst {
 	const char *name;
+	__u32 quarantine;	/* AA_F_DEBUG: tunable quarantine (slots) */
 	struct bench *skel;
 	struct aa_heap *h;
 };
@@ -90,8 +92,13 @@ struct job {
 
 typedef void (*poll_fn)(void *data, bool measuring);
 /* before: caches off (global functions); call: caches on, global functions;
- * after: caches on, the inline API (what a program gets from aa_malloc()) */
-enum lat_col { COL_BEFORE, COL_CALL, COL_AFTER, COL_KOBJ, COL_FLOOR, COL_FLOOR_INLINE, NR_COLS };
+ * after: caches on, the inline API (what a program gets from aa_malloc());
+ * debug, debug_q: the inline API on AA_F_DEBUG heaps, quarantine 0 and
+ * AA_QUARANTINE_DEFAULT (--no-debug leaves them out) */
+enum lat_col {
+	COL_BEFORE, COL_CALL, COL_AFTER, COL_KOBJ, COL_FLOOR, COL_FLOOR_INLINE,
+	COL_DEBUG, COL_DEBUG_Q, NR_COLS
+};
 struct cell {
 	bool valid;
 	double alloc, free;		/* medians over runs, ns per op */
@@ -149,7 +156,7 @@ extern const unsigned int allocs_rows[NR_ROWS];
 extern struct bench_opts opt;
 extern FILE *out;		/* the tables: stdout, or stderr with --json */
 extern int cpus[BENCH_MAX_WORKERS], nproc;
-extern struct inst inst_on, inst_off, inst_defer;
+extern struct inst inst_on, inst_off, inst_defer, inst_dbg, inst_dbgq;
 extern const char *const col_name[NR_COLS];
 extern const char *const impl_name[];
 extern const char *const var_name[2];
@@ -174,6 +181,7 @@ double median(double *v, size_t n);
 void find_cpus(void);
 int pin_self(int cpu);
 void inst_open(struct inst *in, __u32 flags);
+void inst_close(struct inst *in);
 int run_prog(struct bpf_program *p, void *ctx, size_t sz);
 void add_sample(struct worker *w, double a, double f, double t, __u64 t0, __u64 t1);
 int lat_once(struct worker *w, bool keep);
@@ -189,6 +197,8 @@ void lat_cell_run(struct inst *in, int impl, int variant, unsigned int allocs, i
 			 struct cell *c, int ms);
 void cell_merge(struct cell *dst, struct cell *src);
 void cell_finish(struct cell *c);
+bool col_on(int c);
+__u64 debug_errors(const struct inst *in);
 void run_latency(void);
 __u64 map_memlock(int fd);
 __u64 htab_mem_now(struct mem_poll *m);
@@ -207,6 +217,7 @@ void print_before_after(int v);
 void print_row_head(int r, int P);
 void print_kobj(void);
 void print_floor(void);
+void print_debug(void);
 void print_latency(void);
 void print_htab(void);
 double t_pair_vs_kobj(int r, int P);

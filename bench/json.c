@@ -12,6 +12,41 @@ void json_num(FILE *f, const char *k, double v, bool comma)
 		fprintf(f, "\"%s\":%.3f%s", k, v, comma ? "," : "");
 }
 
+/* Debug mode (table 1.3): each debug column's alloc, free and pair over
+ * after's, per cell, and the errors it found. */
+static void write_json_debug(FILE *f)
+{
+	int v, c, r, P;
+	bool first = true;
+
+	if (opt.no_latency || opt.no_debug)
+		return;
+	fprintf(f, "\"debug\":{\"quarantine\":{\"%s\":%u,\"%s\":%u},\"errors\":{\"%s\":%llu,"
+		"\"%s\":%llu},\n\"ratios\":[\n", col_name[COL_DEBUG], inst_dbg.quarantine,
+		col_name[COL_DEBUG_Q], inst_dbgq.quarantine, col_name[COL_DEBUG],
+		(unsigned long long)debug_errors(&inst_dbg), col_name[COL_DEBUG_Q],
+		(unsigned long long)debug_errors(&inst_dbgq));
+	for (v = 0; v < 2; v++)
+		for (c = COL_DEBUG; c <= COL_DEBUG_Q; c++)
+			for (r = 0; r < (int)NR_ROWS; r++)
+				for (P = 1; P <= nproc; P++) {
+					struct cell *x = &lat[v][c][r][P], *a = &lat[v][COL_AFTER][r][P];
+
+					if (!x->valid || !a->valid)
+						continue;
+					fprintf(f, "%s{\"variant\":\"%s\",\"impl\":\"%s\",\"over\":\"%s\","
+						"\"allocs\":%u,\"producers\":%d,", first ? "" : ",\n",
+						var_name[v], col_name[c], col_name[COL_AFTER],
+						allocs_rows[r], P);
+					json_num(f, "alloc", x->alloc / a->alloc, true);
+					json_num(f, "free", x->free / a->free, true);
+					json_num(f, "pair", pair(x) / pair(a), false);
+					fputc('}', f);
+					first = false;
+				}
+	fprintf(f, "\n]},\n");
+}
+
 void write_json(FILE *f, double runtime)
 {
 	struct utsname u;
@@ -61,7 +96,9 @@ void write_json(FILE *f, double runtime)
 						(unsigned long long)x->errors);
 					first = false;
 				}
-	fprintf(f, "\n],\n\"htab\":[\n");
+	fprintf(f, "\n],\n");
+	write_json_debug(f);
+	fprintf(f, "\"htab\":[\n");
 	first = true;
 	for (uc = 0; uc < BENCH_NR_HTAB_CASES; uc++)
 		for (impl = 0; impl < BENCH_NR_HTAB_IMPLS; impl++)

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* latency.c - aa_bench: tables 1-3: allocator latency cells (arena-alloc before/after, kernel, floor). */
+/* latency.c - aa_bench: tables 1-3: allocator latency cells (arena-alloc
+ * before/after, debug mode, kernel, floor). */
 #include "harness.h"
 
 /* --- 1-3: latency ----------------------------------------------------------- */
 
 const char *const col_name[NR_COLS] = {
-	"before", "call", "after", "kobj", "floor", "floor-inline",
+	"before", "call", "after", "kobj", "floor", "floor-inline", "debug", "debug+quarantine",
 };
 const char *const impl_name[] = {
 	"timer", "arena-alloc (call)", "bpf_obj_new", "floor", "floor-inline", "arena-alloc",
@@ -161,6 +162,26 @@ void cell_finish(struct cell *c)
 
 int slices, slices_redone;	/* multi-producer slices, and redone ones */
 
+/* Is column c measured in this run? */
+bool col_on(int c)
+{
+	if (c == COL_FLOOR || c == COL_FLOOR_INLINE)
+		return floor_ok;
+	if (c == COL_DEBUG || c == COL_DEBUG_Q)
+		return !opt.no_debug;
+	return true;
+}
+
+/* Errors debug mode found on the heap of in (the benchmark makes none). */
+__u64 debug_errors(const struct inst *in)
+{
+	__u64 total = 0;
+
+	if (aa_heap__errors(in->h, NULL, 0, &total) < 0)
+		die("aa_heap__errors (%s): %s", in->name, strerror(errno));
+	return total;
+}
+
 /*
  * One slice of every column of (variant, allocs row, producers), back to
  * back. With P > 1 every producer must have had its CPU: when other
@@ -177,7 +198,7 @@ static void lat_slice(const struct lat_col_def *cols, int v, int r, int P, int m
 		memset(tmp, 0, sizeof(tmp));
 		min = 1;
 		for (c = 0; c < NR_COLS; c++) {
-			if ((c == COL_FLOOR || c == COL_FLOOR_INLINE) && !floor_ok)
+			if (!col_on(c))
 				continue;
 			lat_cell_run(cols[c].in, cols[c].impl, v, allocs_rows[r], P, &tmp[c], ms);
 			if (tmp[c].min_share < min)
@@ -212,6 +233,8 @@ void run_latency(void)
 		[COL_KOBJ] = { BENCH_IMPL_KOBJ, &inst_on },
 		[COL_FLOOR] = { BENCH_IMPL_FLOOR, &inst_off },
 		[COL_FLOOR_INLINE] = { BENCH_IMPL_FLOOR_INLINE, &inst_off },
+		[COL_DEBUG] = { BENCH_IMPL_AA_INLINE, &inst_dbg },
+		[COL_DEBUG_Q] = { BENCH_IMPL_AA_INLINE, &inst_dbgq },
 	};
 	int pass, v, c, r, P, done = 0, total = opt.passes * 2 * NR_ROWS * nproc;
 	int ms = (opt.cell_ms + opt.passes - 1) / opt.passes;

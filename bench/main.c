@@ -6,6 +6,8 @@
  *      ("before"), caches on through the global functions ("call") and
  *      through the inline API ("after", what aa_malloc() gives), with the
  *      speedup;
+ *      1.3: the inline API on heaps in debug mode (AA_F_DEBUG, quarantine
+ *      0 and the default), with their ratios over "after";
  *   2. the same harness with the kernel's allocator (bpf_obj_new/drop);
  *   3. the floor: a per-CPU LIFO of preallocated arena objects;
  *   4. htab-mem style: a hash table in the arena with arena-alloc elements
@@ -23,12 +25,13 @@
  * implementations of one (variant, allocs, producers) run back to back, so
  * a shared machine's slow drifts hit every column alike. A cell's latency
  * is the median over its runs of the run's mean ns per operation (the
- * JSON also has the mean). Two copies of the object are loaded: one heap
- * with per-CPU caches ("after"), one with AA_F_NO_CACHES ("before").
+ * JSON also has the mean). A copy of the object is loaded per heap: one
+ * with per-CPU caches ("after"), one with AA_F_NO_CACHES ("before"), one
+ * with AA_F_DEFER (htab), and two with AA_F_DEBUG (table 1.3).
  *
  * Usage: aa_bench [--size N] [--json] [--json-out FILE] [--cell-ms N]
  *                 [--passes N] [--htab-ms N] [--ref-allocs N] [--htab-before F]
- *                 [--producers N] [--only latency|htab] [--quick] [--raw]
+ *                 [--producers N] [--only latency|htab] [--no-debug] [--quick] [--raw]
  *
  * Files: runner.c (options, producers, jobs), latency.c, htab.c, tables.c,
  * targets.c, json.c; harness.h declares what they share.
@@ -52,7 +55,8 @@ void usage(FILE *f)
 		"  --producers N    at most N producers (default: every CPU, at most %d)\n"
 		"  --quick          short cells (a smoke run, noisy)\n"
 		"  --raw            do not subtract the timer's cost per phase\n"
-		"  --only WHAT      latency (tables 1-3) or htab (table 4) alone\n",
+		"  --only WHAT      latency (tables 1-3) or htab (table 4) alone\n"
+		"  --no-debug       leave out the debug-mode columns (table 1.3)\n",
 		opt.cell_ms, opt.passes, opt.htab_ms, opt.ref_allocs, BENCH_MAX_WORKERS);
 }
 
@@ -71,6 +75,7 @@ void parse_args(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' },
 		{ "raw", no_argument, NULL, 'R' },
 		{ "only", required_argument, NULL, 'O' },
+		{ "no-debug", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -101,6 +106,7 @@ void parse_args(int argc, char **argv)
 			if (opt.no_latency && opt.no_htab)
 				die("--only takes latency or htab");
 			break;
+		case 'D': opt.no_debug = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -143,6 +149,12 @@ int main(int argc, char **argv)
 	inst_open(&inst_on, 0);
 	inst_open(&inst_off, AA_F_NO_CACHES);
 	inst_open(&inst_defer, AA_F_DEFER);
+	if (opt.no_latency)
+		opt.no_debug = true;	/* its columns are latency cells */
+	if (!opt.no_debug) {
+		inst_open(&inst_dbg, AA_F_DEBUG);
+		inst_open(&inst_dbgq, AA_F_DEBUG);
+	}
 
 	/* the floor's LIFOs are indexed by CPU id modulo BENCH_MAX_WORKERS */
 	floor_ok = true;
@@ -195,11 +207,12 @@ int main(int argc, char **argv)
 		write_json(f, runtime);
 		fclose(f);
 	}
-	aa_heap__destroy(inst_defer.h);
-	bench__destroy(inst_defer.skel);
-	aa_heap__destroy(inst_on.h);
-	aa_heap__destroy(inst_off.h);
-	bench__destroy(inst_on.skel);
-	bench__destroy(inst_off.skel);
+	if (!opt.no_debug) {
+		inst_close(&inst_dbgq);
+		inst_close(&inst_dbg);
+	}
+	inst_close(&inst_defer);
+	inst_close(&inst_on);
+	inst_close(&inst_off);
 	return 0;
 }

@@ -10,6 +10,9 @@
  *                   and mapped / requested;
  *   metadata        metadata pages / mapped pages;
  * and after freeing everything and a drain and trim, the pages left.
+ * Then debug mode's cost (AA_F_DEBUG: a 16-B tail per allocation): the
+ * mixes of small objects again on a heap in debug mode, their object
+ * bytes and mapped pages next to the normal heap's.
  *
  * Only the userspace API that every release has is used, so `make bench`
  * builds this same file against the release before the size classes
@@ -34,14 +37,16 @@ struct mix {
 	__u64 lo, hi;			/* uniform in [lo, hi] ... */
 	const unsigned int *set;	/* ... or one of these, equally likely */
 	unsigned int nset;
+	bool debug;			/* also in debug mode (the mixes of small
+					 * objects, where its tail shows) */
 };
 
 static const unsigned int bpf_structs[] = { 24, 40, 48, 72, 96, 136, 200 };
 
 static const struct mix mixes[] = {
-	{ "uniform 16B-2KiB", 16, 2048, NULL, 0 },
-	{ "uniform 16B-8KiB", 16, 8192, NULL, 0 },
-	{ "BPF structs", 0, 0, bpf_structs, sizeof(bpf_structs) / sizeof(bpf_structs[0]) },
+	{ "uniform 16B-2KiB", 16, 2048, NULL, 0, true },
+	{ "uniform 16B-8KiB", 16, 8192, NULL, 0, false },
+	{ "BPF structs", 0, 0, bpf_structs, sizeof(bpf_structs) / sizeof(bpf_structs[0]), true },
 };
 #define NMIX (sizeof(mixes) / sizeof(mixes[0]))
 
@@ -50,6 +55,7 @@ struct result {
 };
 
 static __u64 rng = 0x243f6a8885a308d3ULL;
+static __u64 seeds[NMIX];	/* rng at the start of each mix */
 
 static __u64 next_rand(void)
 {
@@ -72,9 +78,10 @@ static int die(const char *what, int err)
 	exit(1);
 }
 
-static void run_mix(const struct mix *m, __u64 n, struct result *r)
+static void run_mix(const struct mix *m, __u64 n, struct result *r, __u32 flags)
 {
-	AA_OPTS(aa_heap_opts, o, .arena_pages = ARENA_PAGES, .init_bytes = 1 << 20);
+	AA_OPTS(aa_heap_opts, o, .arena_pages = ARENA_PAGES, .init_bytes = 1 << 20,
+		.flags = flags);
 	struct aa_batch_op *ops;
 	struct aa_heap *h;
 	struct aa_stats st;
@@ -180,6 +187,50 @@ static void print_targets(const struct result *r)
 #endif
 }
 
+/*
+ * Debug mode's memory: the mixes marked debug again (the same draws) on
+ * a heap with AA_F_DEBUG, next to r (the normal heap's). Object bytes are
+ * what the requests take, their class size or page run, computed from the
+ * draws: in debug mode aa_usable_size() reports the bytes requested.
+ */
+static void print_debug(__u64 n, const struct result *r)
+{
+#ifdef AA_F_DEBUG
+	struct result d;
+	double obj[2];
+	__u64 k, s, b;
+	unsigned int i, t;
+
+	printf("\nDebug mode (AA_F_DEBUG): the same %llu allocations per mix with a %u-B tail each\n",
+	       (unsigned long long)n, AA_DEBUG_TAIL);
+	printf("%-18s %10s | %16s %7s %6s | %18s %7s %6s\n", "mix", "requested",
+	       "object MiB normal", "debug", "ratio", "mapped MiB normal", "debug", "ratio");
+	for (i = 0; i < NMIX; i++) {
+		if (!mixes[i].debug)
+			continue;
+		rng = seeds[i];
+		obj[0] = obj[1] = 0;
+		for (k = 0; k < n; k++) {
+			s = draw(&mixes[i]);
+			for (t = 0; t < 2; t++) {
+				b = s + t * AA_DEBUG_TAIL;
+				obj[t] += b <= AA_MAX_CLASS_SIZE ? aa_class_size(aa_size_class(b))
+								 : (b + 4095) & ~4095ULL;
+			}
+		}
+		rng = seeds[i];
+		run_mix(&mixes[i], n, &d, AA_F_DEBUG);
+		printf("%-18s %8.1f M | %16.1f %7.1f %5.2fx | %18.1f %7.1f %5.2fx\n", mixes[i].name,
+		       d.requested / MIB, obj[0] / MIB, obj[1] / MIB, obj[1] / obj[0],
+		       r[i].mapped_pages * 4096.0 / MIB, d.mapped_pages * 4096.0 / MIB,
+		       (double)d.mapped_pages / r[i].mapped_pages);
+	}
+#else
+	(void)n;
+	(void)r;
+#endif
+}
+
 /* "before" results: one line per mix, written by --out of the baseline. */
 static int read_before(const char *path, struct result *b)
 {
@@ -227,8 +278,10 @@ int main(int argc, char **argv)
 		}
 	}
 	aa_set_print(NULL);
-	for (i = 0; i < NMIX; i++)
-		run_mix(&mixes[i], n, &r[i]);
+	for (i = 0; i < NMIX; i++) {
+		seeds[i] = rng;
+		run_mix(&mixes[i], n, &r[i], 0);
+	}
 	if (out) {
 		f = fopen(out, "w");
 		if (!f)
@@ -262,5 +315,6 @@ int main(int argc, char **argv)
 		if (r[i].left_pages > 16)
 			printf("  %s: %llu pages left after free, drain and trim\n", mixes[i].name,
 			       (unsigned long long)r[i].left_pages);
+	print_debug(n, r);
 	return 0;
 }

@@ -115,6 +115,8 @@ int pin_self(int cpu)
 
 struct inst inst_on = { .name = "caches on" }, inst_off = { .name = "caches off" };
 struct inst inst_defer = { .name = "deferred free" };
+struct inst inst_dbg = { .name = "debug", .quarantine = 0 };
+struct inst inst_dbgq = { .name = "debug+quarantine", .quarantine = AA_QUARANTINE_DEFAULT };
 
 void inst_open(struct inst *in, __u32 flags)
 {
@@ -133,14 +135,27 @@ void inst_open(struct inst *in, __u32 flags)
 		die("tunables: %s", strerror(errno));
 	if (flags & AA_F_DEFER)
 		tun.low_watermark = 16 * MiB;
+	if (flags & AA_F_DEBUG)
+		tun.quarantine = in->quarantine;
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 64 * MiB, .flags = flags, .tunables = &tun);
 	in->h = aa_heap__attach(in->skel->obj, &o);
 	if (!in->h)
 		die("aa_heap__attach (%s): %s", in->name, strerror(errno));
-	if ((aa_heap__root(in->h)->flags & (AA_F_NO_CACHES | AA_F_DEFER)) != flags)
-		die("the %s heap came up with caches %s (ARENA_ALLOC_NO_CACHES set?)", in->name,
-		    flags & AA_F_NO_CACHES ? "on" : "off");
+	if ((aa_heap__root(in->h)->flags & (AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG)) != flags)
+		die("the %s heap came up with flags %#x, not %#x (ARENA_ALLOC_NO_CACHES, _DEFER "
+		    "or _DEBUG set?)", in->name, aa_heap__root(in->h)->flags, flags);
+	if ((flags & AA_F_DEBUG) && aa_heap__root(in->h)->tun.quarantine != in->quarantine)
+		die("the %s heap came up with quarantine %u, not %u", in->name,
+		    aa_heap__root(in->h)->tun.quarantine, in->quarantine);
 	progress("loaded %s in %.1f s", in->name, now_s() - t);
+}
+
+void inst_close(struct inst *in)
+{
+	aa_heap__destroy(in->h);
+	bench__destroy(in->skel);
+	in->h = NULL;
+	in->skel = NULL;
 }
 
 int run_prog(struct bpf_program *p, void *ctx, size_t sz)

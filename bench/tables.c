@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* tables.c - aa_bench: printing tables 1-4. */
+/* tables.c - aa_bench: printing tables 1-4 (and 1.3, debug mode). */
 #include "harness.h"
 
 /* --- Tables ---------------------------------------------------------------------- */
@@ -152,10 +152,55 @@ void print_kobj(void)
 			(unsigned long long)kobj_bytes, (unsigned long long)opt.size);
 }
 
+/* A column group of tables 1.3 and 3: a cell's alloc and free, ns per op,
+ * or with den >= 0 the ratios num / den. */
+struct group {
+	const char *name;
+	int num, den;
+};
+
+/* One block per variant, rows allocs x producers, two columns (alloc,
+ * free) per group. */
+static void print_groups(const struct group *g, int n)
+{
+	int v, r, P, k;
+
+	for (v = 0; v < 2; v++) {
+		fprintf(out, "\n%s\n%6s %3s", var_name[v], "", "");
+		for (k = 0; k < n; k++)
+			fprintf(out, " | %15s", g[k].name);
+		fprintf(out, "\n%6s %3s |", "allocs", "P");
+		for (k = 0; k < n; k++)
+			fprintf(out, " %7s %7s%s", "alloc", "free", k < n - 1 ? " |" : "\n");
+		rule(10 + n * 18);
+		for (r = 0; r < (int)NR_ROWS; r++)
+			for (P = 1; P <= nproc; P++) {
+				print_row_head(r, P);
+				for (k = 0; k < n; k++) {
+					struct cell *a = &lat[v][g[k].num][r][P];
+					struct cell *b = &lat[v][g[k].den < 0 ? g[k].num : g[k].den][r][P];
+
+					if (!a->valid || !b->valid)	/* no runs */
+						fprintf(out, " | %7s %7s", "-", "-");
+					else if (g[k].den < 0)
+						fprintf(out, " | %7.1f %7.1f", a->alloc, a->free);
+					else
+						fprintf(out, " | %6.2fx %6.2fx", a->alloc / b->alloc,
+							a->free / b->free);
+				}
+				fputc('\n', out);
+			}
+	}
+}
+
 /* Table 3: one block per variant, rows allocs x producers. */
 void print_floor(void)
 {
-	int r, P, v;
+	static const struct group g[] = {
+		{ "floor call", COL_FLOOR, -1 }, { "floor inline", COL_FLOOR_INLINE, -1 },
+		{ "call", COL_CALL, -1 }, { "after", COL_AFTER, -1 },
+		{ "call/fc", COL_CALL, COL_FLOOR }, { "after/fi", COL_AFTER, COL_FLOOR_INLINE },
+	};
 
 	if (!floor_ok) {
 		fprintf(out, "\n3. The floor: skipped (worker CPU ids are not 0 .. P-1)\n");
@@ -166,28 +211,44 @@ void print_floor(void)
 		"like any library API; floor inline:\n   no call (the limit). call: arena-alloc's "
 		"global functions; after: its inline API.\n   call/fc: call over the call floor; "
 		"after/fi: after over the inline floor.\n");
-	for (v = 0; v < 2; v++) {
-		fprintf(out, "\n%s\n%6s %3s | %15s | %15s | %15s | %15s | %15s | %15s\n", var_name[v],
-			"", "", "floor call", "floor inline", "call", "after", "call/fc", "after/fi");
-		fprintf(out, "%6s %3s |", "allocs", "P");
-		for (int k = 0; k < 6; k++)
-			fprintf(out, " %7s %7s%s", "alloc", "free", k < 5 ? " |" : "\n");
-		rule(10 + 6 * 18);
-		for (r = 0; r < (int)NR_ROWS; r++)
-			for (P = 1; P <= nproc; P++) {
-				struct cell *f = &lat[v][COL_FLOOR][r][P];
-				struct cell *i = &lat[v][COL_FLOOR_INLINE][r][P];
-				struct cell *c = &lat[v][COL_CALL][r][P];
-				struct cell *a = &lat[v][COL_AFTER][r][P];
+	print_groups(g, ARRAY_SIZE(g));
+}
 
-				print_row_head(r, P);
-				fprintf(out, " | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f |"
-					" %6.2fx %6.2fx | %6.2fx %6.2fx\n",
-					f->alloc, f->free, i->alloc, i->free, c->alloc, c->free,
-					a->alloc, a->free, c->alloc / f->alloc, c->free / f->free,
-					a->alloc / i->alloc, a->free / i->free);
-			}
-	}
+/* Table 1.3: debug mode next to the normal heap, and what it found. */
+void print_debug(void)
+{
+	static const struct group g[] = {
+		{ "after", COL_AFTER, -1 }, { "debug", COL_DEBUG, -1 },
+		{ "debug+q", COL_DEBUG_Q, -1 }, { "debug/after", COL_DEBUG, COL_AFTER },
+		{ "debug+q/after", COL_DEBUG_Q, COL_AFTER },
+	};
+	int ref = row_of(opt.ref_allocs), v, c, P;
+	__u64 need = opt.size + AA_DEBUG_TAIL;
+
+	if (opt.no_debug)
+		return;
+	fprintf(out, "\n1.3 Debug mode, %llu B: ns per op of the inline API (after) on heaps "
+		"opened with AA_F_DEBUG:\n    debug = quarantine 0, debug+q = quarantine %u (the "
+		"default); ratios over after.\n    With its %u-B tail a %llu-B request takes ",
+		(unsigned long long)opt.size, inst_dbgq.quarantine, AA_DEBUG_TAIL,
+		(unsigned long long)opt.size);
+	if (need <= AA_MAX_CLASS_SIZE)
+		fprintf(out, "a %u-B object (%u B without).\n",
+			aa_class_size(aa_size_class(need)), aa_class_size(aa_size_class(opt.size)));
+	else
+		fprintf(out, "a page run.\n");
+	print_groups(g, ARRAY_SIZE(g));
+	fprintf(out, "\npair (alloc + free) over after's, allocs=%u:", opt.ref_allocs);
+	for (c = COL_DEBUG; c <= COL_DEBUG_Q; c++)
+		for (v = 0; v < 2; v++) {
+			fprintf(out, "\n  %-7s %-12s", g[c - COL_DEBUG + 1].name, var_name[v]);
+			for (P = 1; P <= nproc; P++)
+				fprintf(out, "%sP=%d %.2fx", P > 1 ? ", " : " ", P,
+					pair(&lat[v][c][ref][P]) / pair(&lat[v][COL_AFTER][ref][P]));
+		}
+	fprintf(out, "\nerrors debug mode found in this workload: %llu (debug), %llu (debug+q)\n",
+		(unsigned long long)debug_errors(&inst_dbg),
+		(unsigned long long)debug_errors(&inst_dbgq));
 }
 
 void print_latency(void)
@@ -200,6 +261,7 @@ void print_latency(void)
 			P < nproc ? "," : "\n");
 	for (v = 0; v < 2; v++)
 		print_before_after(v);
+	print_debug();
 	print_kobj();
 	print_floor();
 }
