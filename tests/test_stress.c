@@ -8,13 +8,14 @@
  *    deferred frees, objects exchanged through shared slots so that most
  *    frees happen on another CPU), every object stamped and checked;
  *  - a perf_event program allocating and freeing in hard IRQ on every CPU;
- *  - a control thread, meanwhile: refill when need_refill is up, reclaim
- *    while limbo holds objects, drain, trim, grow and the validity checker
- *    (which takes the heap lock, so it runs while everything runs); every
- *    second a pause: threads and IRQ program stopped, drain, limbo
- *    reclaimed, then the heap's live allocations must be exactly the
- *    objects in the slots, as the BPF counters say, and the checker must
- *    pass;
+ *  - an agent thread (as `arena-alloc refill-agent`): refill when
+ *    need_refill is up, reclaim while limbo holds objects;
+ *  - a control thread, meanwhile: drain, trim, grow and the validity
+ *    checker (which takes the heap lock, so it runs while everything
+ *    runs); every second a pause: task threads, agent and IRQ program
+ *    stopped, limbo reclaimed, drain, then the heap's live allocations
+ *    must be exactly the objects in the slots, as the BPF counters say,
+ *    and the checker must pass;
  *  - at the end: the slots emptied, drain, reclaim, then no live bytes,
  *    no error but lock misses, BPF and heap counters in agreement, no
  *    stamp ever wrong, and teardown leaves no page mapped.
@@ -37,8 +38,8 @@
 #define ST_PER_CPU	3		/* task threads per CPU */
 #define ST_ITERS	1024		/* steps per program run */
 #define ST_OPS_DEFAULT	10000000ULL
-#define ST_IRQ_NS	50000		/* perf_event period: 20 kHz per CPU */
-#define ST_INIT_BYTES	(64 * MiB)
+#define ST_IRQ_NS	100000		/* perf_event period: 10 kHz per CPU */
+#define ST_INIT_BYTES	(32 * MiB)
 #define ST_MAX_CHUNKS	160		/* the control thread grows up to this */
 #define U(x)		((unsigned long long)(x))
 
@@ -70,11 +71,11 @@ struct st_ctl {
 };
 
 static struct {
-	int nthr, progress_s;
+	int nthr, progress_s;	/* nthr: threads a pause waits for (tasks, agent) */
 	__u64 target;
 	volatile int stop, stop_ctl;
 	__u64 done_ops;			/* task ops so far (atomic) */
-	pthread_mutex_t mu;
+	pthread_mutex_t mu, fail_mu;
 	pthread_cond_t cv;
 	int pause_req, npaused;
 	struct st_thread t[ST_THREADS];
@@ -206,9 +207,13 @@ static void *st_thread_run(void *arg)
 
 /* --- Control thread ---------------------------------------------------------- */
 
+/* The first failure of the control or agent thread (the test thread
+ * asserts on it). */
 #define CTL_FAIL(...) do {							\
+	pthread_mutex_lock(&S.fail_mu);						\
 	if (!S.ctl.fail[0])							\
 		snprintf(S.ctl.fail, sizeof(S.ctl.fail), __VA_ARGS__);	\
+	pthread_mutex_unlock(&S.fail_mu);					\
 } while (0)
 
 static void st_reclaim(void)
@@ -286,6 +291,36 @@ static void st_pause_check(void)
 	pthread_mutex_unlock(&S.mu);
 }
 
+/* The agent, as `arena-alloc refill-agent` runs it: asleep on the refill
+ * event ring, it grows the heap when the signal is up and reclaims while
+ * limbo holds objects. Paused with the task threads. */
+static void *st_agent_run(void *arg)
+{
+	long n;
+
+	(void)arg;
+	while (!S.stop_ctl) {
+		st_wait_if_paused();
+		n = aa_heap__wait_refill(h, 20, NULL);
+		if (n == 1) {
+			n = aa_heap__refill(h, 16 * MiB);
+			if (n < 0)
+				CTL_FAIL("aa_heap__refill: %s", strerror((int)-n));
+			S.ctl.refills++;
+			S.ctl.refill_chunks += n > 0 ? n : 0;
+		} else if (n == 2) {
+			st_reclaim();
+		} else if (n < 0 && n != -EINTR) {
+			CTL_FAIL("aa_heap__wait_refill: %s", strerror((int)-n));
+		}
+	}
+	pthread_mutex_lock(&S.mu);
+	S.nthr--;
+	pthread_cond_broadcast(&S.cv);
+	pthread_mutex_unlock(&S.mu);
+	return NULL;
+}
+
 static void st_progress(double secs)
 {
 	struct st_counts c;
@@ -299,6 +334,10 @@ static void st_progress(double secs)
 		U(S.ctl.reclaims), U(S.ctl.refills), U(st_bad(&c)));
 }
 
+/* One heap operation per round: of 20 rounds one trims, one grows, five
+ * drain, the others check (a round is 1 ms of sleep plus the operation:
+ * trim takes 0.1-1 s per chunk here, the arena's page frees wait for the
+ * other CPU's TLB flush); a pause check every second. */
 static void *st_ctl_run(void *arg)
 {
 	const struct aa_root *r = aa_heap__root(h);
@@ -307,40 +346,34 @@ static void *st_ctl_run(void *arg)
 	long n;
 
 	(void)arg;
-	for (i = 1; !S.stop_ctl; i++) {
+	for (i = 0; !S.stop_ctl; i++) {
 		usleep(1000);
-		if (r->need_refill) {
-			n = aa_heap__refill(h, 8 * MiB);
-			if (n < 0)
-				CTL_FAIL("aa_heap__refill: %s", strerror((int)-n));
-			S.ctl.refills++;
-			S.ctl.refill_chunks += n > 0 ? n : 0;
-		}
-		if (r->defer.pending_objs)
-			st_reclaim();
-		if (i % 10 == 0) {
+		switch (i % 20 == 10 ? 2 : i % 20 == 5 ? 4 : i % 4 ? 1 : 0) {
+		case 0:
 			n = aa_heap__drain(h);
 			S.ctl.drains++;
 			if (n == -EBUSY)
 				S.ctl.drain_busy++;	/* a program held a cache 100 ms */
 			else if (n < 0)
 				CTL_FAIL("aa_heap__drain: %s", strerror((int)-n));
-		}
-		if (i % 25 == 0) {
+			break;
+		case 2:
 			n = aa_heap__trim(h, AA_KEEP_DEFAULT);
 			if (n < 0)
 				CTL_FAIL("aa_heap__trim: %s", strerror((int)-n));
 			S.ctl.trims++;
 			S.ctl.trimmed += n > 0 ? n : 0;
-		}
-		if (i % 25 == 12 && r->stats.nr_chunks < ST_MAX_CHUNKS) {
-			n = aa_heap__grow(h, 4 * MiB);
+			break;
+		case 4:
+			if (r->stats.nr_chunks >= ST_MAX_CHUNKS)
+				break;
+			n = aa_heap__grow(h, 2 * MiB);
 			if (n < 0)
 				CTL_FAIL("aa_heap__grow: %s", strerror((int)-n));
 			S.ctl.grows++;
 			S.ctl.grown += n > 0 ? n : 0;
-		}
-		if (i % 7 == 0) {
+			break;
+		default:
 			n = aa_heap__check(h);
 			S.ctl.checks++;
 			if (n == 2)
@@ -435,7 +468,7 @@ Test(stress, everything_at_once_then_every_invariant_and_every_page_back)
 	struct st_counts task, irq, flush;
 	const struct aa_root *r;
 	struct aa_stats st;
-	pthread_t ctl;
+	pthread_t ctl, agent;
 	double secs;
 	long n;
 
@@ -447,6 +480,7 @@ Test(stress, everything_at_once_then_every_invariant_and_every_page_back)
 	S.progress_s = (int)t_env_u64("AA_STRESS_PROGRESS", 0);
 	cr_assert_gt(S.target, 0, "AA_STRESS_ALL_OPS must be > 0");
 	pthread_mutex_init(&S.mu, NULL);
+	pthread_mutex_init(&S.fail_mu, NULL);
 	pthread_cond_init(&S.cv, NULL);
 	st_setup();
 	r = aa_heap__root(h);
@@ -464,16 +498,18 @@ Test(stress, everything_at_once_then_every_invariant_and_every_page_back)
 		cr_assert_not_null(links[i], "attach perf_event: %s", strerror(errno));
 	}
 	clock_gettime(CLOCK_MONOTONIC, &S.t0);
-	S.nthr = nthr;
+	S.nthr = nthr + 1;
 	for (i = 0; i < nthr; i++) {
 		S.t[i] = (struct st_thread){ .cpu = i % ncpu, .me = i };
 		cr_assert_eq(pthread_create(&S.t[i].tid, NULL, st_thread_run, &S.t[i]), 0);
 	}
+	cr_assert_eq(pthread_create(&agent, NULL, st_agent_run, NULL), 0);
 	cr_assert_eq(pthread_create(&ctl, NULL, st_ctl_run, NULL), 0);
 	for (i = 0; i < nthr; i++)
 		pthread_join(S.t[i].tid, NULL);
 	S.stop_ctl = 1;
 	pthread_join(ctl, NULL);
+	pthread_join(agent, NULL);
 	for (i = 0; i < ncpu && irq_ns; i++) {
 		bpf_link__destroy(links[i]);
 		close(fds[i]);

@@ -149,7 +149,7 @@ static __always_inline bool st_usable_ok(__u32 stamp, __u64 usable)
  */
 
 /* Check a slot value's object and free it: r & 3 == 0 checks its usable
- * size, (r >> 2) & 63 == 0 defers the free. */
+ * size, (r >> 2) & 127 == 0 defers the free. */
 static __always_inline void st_release(__u32 me, __u32 cpu, __u64 v, __u32 r)
 {
 	__u64 p = st_hi | v >> 32;
@@ -165,7 +165,7 @@ static __always_inline void st_release(__u32 me, __u32 cpu, __u64 v, __u32 r)
 		if (!st_usable_ok(stamp, aa_usable_size(p)))
 			CNT(me).bad_usable++;
 	}
-	if (((r >> 2) & 63) == 0) {
+	if (((r >> 2) & 127) == 0) {
 		err = aa_free_deferred(p);
 		if (!err) {
 			CNT(me).free[ST_DEFER]++;
@@ -221,7 +221,7 @@ __attribute__((noinline)) __u64 st_new(__u32 me, __u32 seq, __u32 r, __u32 sel)
 		k = ST_RUN;
 		code = 2 + ((r >> 24) & 3);
 		if (sel == 0 && ((r >> 26) & 7) == 0)
-			code = 2 + ((r >> 24) & 31);
+			code = 2 + ((r >> 16) & 31);	/* bits 24-28 are known here */
 	} else if (sel < 8) {
 		k = ST_CALLOC;
 	} else if (sel < 12) {
@@ -256,7 +256,7 @@ __attribute__((noinline)) __u64 st_new(__u32 me, __u32 seq, __u32 r, __u32 sel)
 
 /* Bulk: n objects of one class (stamps seq .. seq + n - 1), stamped and
  * checked; the first goes to a slot, the rest back through a bulk free (1
- * in 16: a deferred one first; what it refuses for want of nodes stays in
+ * in 32: a deferred one first; what it refuses for want of nodes stays in
  * arr and is freed plainly). */
 __attribute__((noinline)) int st_bulk(__u32 me, __u32 cpu, __u32 seq, __u32 r, __u32 r2)
 {
@@ -292,7 +292,7 @@ __attribute__((noinline)) int st_bulk(__u32 me, __u32 cpu, __u32 seq, __u32 r, _
 	}
 	if (left <= 0)
 		return 0;
-	if (((r2 >> 8) & 15) == 0) {
+	if (((r2 >> 8) & 31) == 0) {
 		freed = aa_free_deferred_bulk(arr, got);
 		if (freed < 0)
 			freed = 0;
