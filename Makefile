@@ -410,7 +410,7 @@ STRESS_VM_OPS ?= 100000000
 STRESS_VM_CPUS ?= 2
 STRESS_VM_TIMEOUT ?= 10800
 stress_cmd = env AA_STRESS_ALL_OPS=$(1) AA_STRESS_PROGRESS=$(STRESS_PROGRESS) \
-	$(TEST_BIN) --filter 'stress/*' --verbose
+	$(TEST_BIN) --filter 'stress/*'
 
 .PHONY: stress stress-vm
 stress: $(TEST_BIN)

@@ -111,30 +111,19 @@ static __u64 st_frees(const struct st_counts *c)
 	return n;
 }
 
-/* Sum of every owner's counters (racy while programs run: progress only). */
-static void st_sum(struct st_counts *to, int from, int to_owner)
+/* Sum of the counters of owners from .. end-1 (struct st_counts is all
+ * __u64; exact once the programs stopped, a snapshot while they run). */
+static void st_sum(struct st_counts *to, int from, int end)
 {
-	int o, k;
+	const size_t n = sizeof(*to) / sizeof(__u64);
+	__u64 *t = (__u64 *)to;
+	size_t k;
+	int o;
 
 	memset(to, 0, sizeof(*to));
-	for (o = from; o < to_owner; o++) {
-		const struct st_counts *c = &skel->bss->st_cnt[o];
-
-		for (k = 0; k < ST_NR_ALLOC; k++)
-			to->alloc[k] += c->alloc[k];
-		for (k = 0; k < ST_NR_FREE; k++)
-			to->free[k] += c->free[k];
-		to->usable += c->usable;
-		to->xcpu += c->xcpu;
-		to->nulls += c->nulls;
-		to->defer_nomem += c->defer_nomem;
-		to->bad_stamp += c->bad_stamp;
-		to->bad_free += c->bad_free;
-		to->bad_align += c->bad_align;
-		to->bad_zero += c->bad_zero;
-		to->bad_usable += c->bad_usable;
-		to->runs += c->runs;
-	}
+	for (o = from; o < end; o++)
+		for (k = 0; k < n; k++)
+			t[k] += ((const __u64 *)&skel->bss->st_cnt[o])[k];
 }
 
 static __u64 st_bad(const struct st_counts *c)

@@ -41,7 +41,8 @@ enum st_alloc_kind { ST_MALLOC, ST_RUN, ST_CALLOC, ST_ALIGNED, ST_BULK_ALLOC, ST
 enum st_free_kind { ST_FREE, ST_FREE_BULK, ST_DEFER, ST_DEFER_BULK, ST_NR_FREE };
 
 /* What one owner did (a task thread, one CPU's perf_event program, the
- * flush): written by that owner's programs only, read by userspace. */
+ * flush): written by that owner's programs only, read by userspace. Only
+ * __u64 fields (test_stress.c sums them as an array). */
 struct st_counts {
 	__u64 alloc[ST_NR_ALLOC];	/* objects allocated */
 	__u64 free[ST_NR_FREE];		/* objects freed (deferred: the call succeeded) */
