@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,26 @@ static inline void t_cli_path(char *buf, size_t sz)
 		*slash = 0;
 	snprintf(buf, sz, "%s/arena-alloc", self);
 	cr_assert_eq(access(buf, X_OK), 0, "%s: not built", buf);
+}
+
+/* Run cmd (popen(), sh -c); its stdout into out (up to sz - 1 bytes, the
+ * rest read and dropped; out may be NULL). Returns its exit status (128:
+ * killed by a signal). */
+static inline int t_read_cmd(const char *cmd, char *out, size_t sz)
+{
+	FILE *p = popen(cmd, "r");
+	size_t len;
+	int st;
+
+	cr_assert_not_null(p, "popen %s: %s", cmd, strerror(errno));
+	if (out) {
+		len = fread(out, 1, sz - 1, p);
+		out[len] = 0;
+	}
+	while (fgetc(p) != EOF)
+		;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
 static inline bool t_have_arena(void)

@@ -50,26 +50,14 @@ __attribute__((format(printf, 4, 5)))
 static int run(char *out, size_t sz, bool both, const char *fmt, ...)
 {
 	char args[512], cmd[PATH_MAX + 640];
-	size_t len = 0;
 	va_list ap;
-	FILE *p;
-	int st;
 
 	va_start(ap, fmt);
 	vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
 	snprintf(cmd, sizeof(cmd), "%s --pin %s %s %s", cli, pin, args,
 		 both ? "2>&1" : "2>/dev/null");
-	p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	if (out) {
-		len = fread(out, 1, sz - 1, p);
-		out[len] = 0;
-	}
-	while (fgetc(p) != EOF)
-		;
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return t_read_cmd(cmd, out, sz);
 }
 
 static json_t *run_json(const char *what)

@@ -263,20 +263,10 @@ Test(debug, bad_tunables_are_refused)
 static int run_cli(char *out, size_t sz, const char *args)
 {
 	char cli[4200], cmd[8400];
-	size_t len;
-	FILE *p;
-	int st;
 
 	t_cli_path(cli, sizeof(cli));
 	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", cli, args);
-	p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	len = fread(out, 1, sz - 1, p);
-	out[len] = 0;
-	while (fgetc(p) != EOF)
-		;
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return t_read_cmd(cmd, out, sz);
 }
 
 Test(debug, arena_alloc_errors_reports_what_a_program_did)
