@@ -90,10 +90,8 @@ static __u32 span_new_locked(__u32 cls)
 		return AA_NIL;
 	/* debug mode: every object starts poisoned (debug.bpf.c); the
 	 * links below take words 0 and 1 */
-	if (aa_root.flags & AA_F_DEBUG) {
-		aa_for(i, 0, pages * (AA_PAGE_SIZE / 8))
-			((__u64 __arena *)aa_addr(off))[i] = AA_DEBUG_POISON;
-	}
+	if (aa_root.flags & AA_F_DEBUG)
+		aa_word_fill((__u64)aa_addr(off), 0, pages * (AA_PAGE_SIZE / 8), AA_DEBUG_POISON);
 	/* free list in address order: refills hand out neighbours */
 	aa_for(i, 0, objs) {
 		o = off + i * size;

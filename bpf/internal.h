@@ -189,6 +189,25 @@ static __always_inline void __arena *aa_addr(__u32 off)
 	return (void __arena *)(aa_root.arena_base + off);
 }
 
+/* Words [from, to) of the arena object at addr = pat, four a trip (each
+ * aa_for() trip calls a kfunc): debug mode's poison and redzones. */
+static __always_inline void aa_word_fill(__u64 addr, __u32 from, __u32 to, __u64 pat)
+{
+	__u64 __arena *w = (__u64 __arena *)addr;
+	__u32 quads = from < to ? (to - from) / 4 : 0, i;
+	int g;
+
+	aa_for(g, 0, quads) {
+		i = from + g * 4;
+		w[i] = pat;
+		w[i + 1] = pat;
+		w[i + 2] = pat;
+		w[i + 3] = pat;
+	}
+	aa_for(g, from + quads * 4, to)
+		w[g] = pat;
+}
+
 /* --- Errors ------------------------------------------------------------- */
 static __always_inline int aa_errno(enum aa_error e)
 {
