@@ -460,7 +460,7 @@ vmtest-preempt: $(TEST_BIN)
 # every CPU, a hard-IRQ program and a control thread: drain, trim, grow,
 # refill, reclaim, check; tests/test_stress.c) for STRESS_OPS allocator
 # operations (allocations + frees of the task threads; 10^9 by default:
-# 18 minutes on this 2-CPU machine), printing progress every
+# 5 to 18 minutes on this shared 2-CPU machine), printing progress every
 # STRESS_PROGRESS seconds and the totals; exit 1 on any violation. `make
 # test` runs the same test with 10^7 operations.
 # `make stress-vm` runs it in the 6.12 guest booted with preempt=full on
