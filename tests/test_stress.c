@@ -403,6 +403,9 @@ static void st_setup(void)
 	h = aa_heap__attach(skel->obj, &o);
 	cr_assert_not_null(h, "attach: %s", strerror(errno));
 	skel->bss->st_hi = (__u64)(unsigned long)aa_heap__root(h) & ~0xffffffffULL;
+	/* ARENA_ALLOC_DEBUG=1 runs it all in debug mode (which must then
+	 * report nothing: checked at the end) */
+	skel->bss->st_debug = !!(aa_heap__root(h)->flags & AA_F_DEBUG);
 }
 
 static void st_report(const struct st_counts *task, const struct st_counts *irq,
@@ -564,6 +567,9 @@ Test(stress, everything_at_once_then_every_invariant_and_every_page_back)
 	for (k = 0; k < AA_NR_ERRORS; k++)
 		if (k != AA_ERR_BUSY && k != AA_ERR_NESTED)
 			cr_assert_eq(st.err[k], 0, "err[%s] = %llu", aa_error_str(k), U(st.err[k]));
+	/* with ARENA_ALLOC_DEBUG=1: a correct workload gets no debug report */
+	cr_assert_eq(r->debug.recorded, 0, "debug mode reported %llu errors (%s first)",
+		     U(r->debug.recorded), aa_debug_kind_str(r->debug.rec[0].kind));
 	t_check(h);
 
 	/* teardown returns every page */

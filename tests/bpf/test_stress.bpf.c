@@ -39,6 +39,7 @@ struct st_counts st_cnt[ST_OWNERS];
 __u32 st_cpu_of[ST_OWNERS];	/* owner -> its CPU (set by userspace) */
 __u64 st_hi;			/* upper 32 bits of arena addresses (userspace) */
 __u32 st_pause;			/* 1: the perf_event program does nothing */
+__u32 st_debug;			/* heap in debug mode: usable size = size asked */
 __u32 st_irq_inflight;		/* perf_event programs inside their work */
 
 /* A program's state: random seed, owner, sequence number, CPU. */
@@ -130,9 +131,9 @@ static __always_inline bool st_usable_ok(__u32 stamp, __u64 usable)
 {
 	switch (ST_KIND(stamp)) {
 	case ST_K_CLASS:
-		return usable == st_csize(ST_CODE(stamp));
+		return usable == (st_debug ? st_size(stamp) : st_csize(ST_CODE(stamp)));
 	case ST_K_RUN:
-		return usable == ((__u64)ST_CODE(stamp) + 1) * 4096;
+		return usable == (st_debug ? st_size(stamp) : ((__u64)ST_CODE(stamp) + 1) * 4096);
 	default:
 		return usable >= st_size(stamp);
 	}
@@ -270,6 +271,9 @@ __attribute__((noinline)) int st_bulk(__u32 me, __u32 cpu, __u32 seq, __u32 r, _
 	CNT(me).nulls += n - got;
 	CNT(me).alloc[ST_BULK_ALLOC] += got;
 	misaligned = CNT(me).bad_align;
+	/* stamps' low 2 bits are what st_size() takes off the class size:
+	 * 0 here, where the whole class size was asked for (debug mode's
+	 * usable size is exactly that) */
 	/* no counter of ours in the loops: the verifier would walk them once
 	 * per value (iterator loops converge only on equal states) */
 	bpf_for(i, 0, got) {
@@ -278,17 +282,17 @@ __attribute__((noinline)) int st_bulk(__u32 me, __u32 cpu, __u32 seq, __u32 r, _
 			arr[i] = 0;	/* not ours to touch: leaked, and the end shows it */
 			continue;
 		}
-		st_stamp(arr[i], ST_STAMP(ST_K_CLASS, code, me, seq + i));
+		st_stamp(arr[i], ST_STAMP(ST_K_CLASS, code, me, (seq + i) << 2));
 	}
 	bpf_for(i, 0, got)
-		if (arr[i] && !st_intact(arr[i], ST_STAMP(ST_K_CLASS, code, me, seq + i)))
+		if (arr[i] && !st_intact(arr[i], ST_STAMP(ST_K_CLASS, code, me, (seq + i) << 2)))
 			CNT(me).bad_stamp++;
 	left = got - (int)(CNT(me).bad_align - misaligned);
 	v = arr[0];
 	if (v) {
 		arr[0] = 0;
 		left--;
-		st_swap(me, cpu, r2 >> 16, v << 32 | ST_STAMP(ST_K_CLASS, code, me, seq), r2 >> 20);
+		st_swap(me, cpu, r2 >> 16, v << 32 | ST_STAMP(ST_K_CLASS, code, me, seq << 2), r2 >> 20);
 	}
 	if (left <= 0)
 		return 0;
