@@ -86,9 +86,10 @@ int aa_teardown(struct aa_trim_args *args)
 	return 0;
 }
 
-/* Return every cached, quarantined and parked object to the heap: each CPU cache it can
- * claim (from whatever CPU it runs on, so CPUs outside the caller's cpuset
- * or offline are reached too), the transfer caches, then the parked frees.
+/* Return every cached, quarantined and parked object to the heap: debug
+ * mode's quarantine, each CPU cache it can claim (from whatever CPU it
+ * runs on, so CPUs outside the caller's cpuset or offline are reached
+ * too), the transfer caches, then the parked frees.
  * Caches claimed by someone else are reported in busy[]: try again. */
 SEC("syscall")
 int aa_drain(struct aa_drain_args *args)
