@@ -304,14 +304,27 @@ static __always_inline int release_poisoned(__u64 addr, __u32 cls)
 	return aa_cpu_cache_free_slow(addr, cls);
 }
 
+/* An entry taken out of quarantine (offset << 8 | class): off the
+ * counters, its poison checked again. Returns the object's address. */
+static __always_inline __u64 quarantine_out(__u64 e)
+{
+	__u32 c = aa_cls_idx(e & 0xff), b = aa_class(c)->size;
+	__u64 addr = aa_root.arena_base + (e >> 8);
+
+	__sync_fetch_and_sub(&aa_root.debug.q_objs, 1);
+	__sync_fetch_and_sub(&aa_root.debug.q_bytes, b);
+	poison_check(addr, c, b);
+	return addr;
+}
+
 /* Put the claimed, poisoned object addr of class cls into quarantine and
- * take out the one that waited longest there, its poison checked again.
- * Returns that one as offset << 8 | class, 0 when the slot was empty. Any
+ * take out the one that waited longest there (quarantine_out()). Returns
+ * that one's entry (offset << 8 | class), 0 when the slot was empty. Any
  * context, lock-free. REQUIRES: quarantine_cap() > 0. */
 __u64 aa_debug_quarantine(__u64 addr, __u32 cls)
 {
 	__u64 e = ((addr - aa_root.arena_base) << 8) | aa_cls_idx(cls), old, slot;
-	__u32 cap = quarantine_cap(), oc;
+	__u32 cap = quarantine_cap();
 
 	if (!cap)
 		return e;
@@ -319,12 +332,8 @@ __u64 aa_debug_quarantine(__u64 addr, __u32 cls)
 	old = __sync_lock_test_and_set(&aa_root.debug.quarantine[slot & (AA_QUARANTINE_MAX - 1)], e);
 	__sync_fetch_and_add(&aa_root.debug.q_objs, 1);
 	__sync_fetch_and_add(&aa_root.debug.q_bytes, aa_class(cls)->size);
-	if (!old)
-		return 0;
-	oc = aa_cls_idx(old & 0xff);
-	__sync_fetch_and_sub(&aa_root.debug.q_objs, 1);
-	__sync_fetch_and_sub(&aa_root.debug.q_bytes, aa_class(oc)->size);
-	poison_check(aa_root.arena_base + (old >> 8), oc, aa_class(oc)->size);
+	if (old)
+		quarantine_out(old);
 	return old;
 }
 
@@ -333,18 +342,14 @@ __u64 aa_debug_quarantine(__u64 addr, __u32 cls)
 int aa_debug_flush(void)
 {
 	__u32 cap = quarantine_cap(), n = AA_ZERO;
-	__u64 e, addr;
+	__u64 e;
 	int i;
 
 	aa_for(i, 0, cap) {
 		e = __sync_lock_test_and_set(&aa_root.debug.quarantine[i & (AA_QUARANTINE_MAX - 1)], 0);
 		if (!e)
 			continue;
-		__sync_fetch_and_sub(&aa_root.debug.q_objs, 1);
-		__sync_fetch_and_sub(&aa_root.debug.q_bytes, aa_class(e & 0xff)->size);
-		addr = aa_root.arena_base + (e >> 8);
-		poison_check(addr, aa_cls_idx(e & 0xff), aa_class(e & 0xff)->size);
-		aa_heap_return(addr);
+		aa_heap_return(quarantine_out(e));
 		n++;
 	}
 	return n;
