@@ -32,7 +32,8 @@ stopped without reporting a status (panic, boot failure); 2 on usage errors.
 A guest that stops before the command has started is booted once more.
 
 Environment: AA_VMTEST_ACCEL=kvm|tcg forces the accelerator; AA_VMTEST_CPU
-is the -cpu model under TCG (default max,-cx16: see below).
+is the -cpu model under TCG (default max,-cx16: see below). The command
+finds AA_VMTEST_ACCEL (kvm or tcg) and AA_VMTEST_CPUS in its environment.
 EOF
 }
 
@@ -195,6 +196,8 @@ kvm) accel_args=(-enable-kvm -cpu host) ;;
 tcg) accel_args=(-accel tcg -cpu "${AA_VMTEST_CPU:-max,-cx16}") ;;
 *) die "AA_VMTEST_ACCEL must be kvm or tcg" ;;
 esac
+# The command learns where it runs (benchmarks print it with their tables).
+printf 'export AA_VMTEST_ACCEL=%q AA_VMTEST_CPUS=%q\n' "$accel" "$cpus" >>"$run/env"
 
 log "booting $kver (${accel^^}, $cpus CPUs, $mem, timeout ${tmo}s${append:+, append '$append'}): $cmd"
 for try in 1 2; do
