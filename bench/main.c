@@ -33,8 +33,11 @@
  *                 [--passes N] [--htab-ms N] [--ref-allocs N] [--htab-before F]
  *                 [--producers N] [--only latency|htab] [--no-debug] [--quick] [--raw]
  *
+ * Every table says where it ran (where.h: kernel, host or QEMU guest,
+ * TCG or KVM, vCPUs), and under TCG which of its ratios carry over.
+ *
  * Files: runner.c (options, producers, jobs), latency.c, htab.c, tables.c,
- * targets.c, json.c; harness.h declares what they share.
+ * targets.c, json.c, where.h; harness.h declares what they share.
  */
 #include "harness.h"
 
@@ -169,6 +172,9 @@ int main(int argc, char **argv)
 	}
 
 	uname(&u);
+	fprintf(out, "where: %s\n", where_str());
+	if (where_caution())
+		fprintf(out, "%s\n", where_caution());
 	fprintf(out, "arena-alloc benchmarks: %s %s, %d producer CPU%s, object size %llu B, "
 		"%d ms per latency cell, %d ms per htab cell\n", u.release, u.machine, nproc,
 		nproc > 1 ? "s" : "", (unsigned long long)opt.size, opt.cell_ms, opt.htab_ms);
