@@ -4,7 +4,8 @@
  * what the benchmark does): options, the loaded objects, producers and
  * jobs (runner.c), the latency cells (latency.c), the htab-mem cells
  * (htab.c), the tables (tables.c), the targets (targets.c), the JSON
- * (json.c). bench.h is what the BPF programs share with all of them.
+ * (json.c). bench.h is what the BPF programs share with all of them;
+ * where.h says where the run happened (with build/aa_bench_mem).
  */
 #ifndef __AA_BENCH_HARNESS_H
 #define __AA_BENCH_HARNESS_H
@@ -27,6 +28,7 @@
 #include "arena_alloc.h"
 #include "bench.h"
 #include "bench.skel.h"
+#include "where.h"
 #define MiB		(1ULL << 20)
 #define AA_IS_AA(impl)	((impl) == BENCH_IMPL_AA || (impl) == BENCH_IMPL_AA_INLINE)
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))

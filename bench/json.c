@@ -12,6 +12,49 @@ void json_num(FILE *f, const char *k, double v, bool comma)
 		fprintf(f, "\"%s\":%.3f%s", k, v, comma ? "," : "");
 }
 
+/* A JSON string, quotes, backslashes and control characters escaped;
+ * null for s NULL. */
+static void json_str(FILE *f, const char *s)
+{
+	if (!s) {
+		fprintf(f, "null");
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = *s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+/* "where": where.h's findings; null for what does not apply (a host has
+ * no accelerator, bare metal no hypervisor, only TCG a caution). */
+static void write_json_where(FILE *f)
+{
+	const struct where *w = where_get();
+
+	fprintf(f, "\"where\":{\"text\":");
+	json_str(f, w->str);
+	fprintf(f, ",\"kernel\":");
+	json_str(f, w->u.release);
+	fprintf(f, ",\"arch\":");
+	json_str(f, w->u.machine);
+	fprintf(f, ",\"machine\":\"%s\",\"hypervisor\":", w->guest ? "guest" : "host");
+	json_str(f, w->hv_sig[0] ? w->hv : NULL);
+	fprintf(f, ",\"accel\":");
+	json_str(f, w->accel);
+	fprintf(f, ",\"accel_from\":\"%s\",\"cpus\":%d,\"caution\":", w->accel_from, w->cpus);
+	json_str(f, where_caution());
+	fprintf(f, "},\n");
+}
+
 /* Debug mode (table 1.3): each debug column's alloc, free and pair over
  * after's, per cell, and the errors it found. */
 static void write_json_debug(FILE *f)
@@ -56,6 +99,7 @@ void write_json(FILE *f, double runtime)
 	uname(&u);
 	fprintf(f, "{\n\"machine\":{\"kernel\":\"%s\",\"arch\":\"%s\",\"cpus\":%d},\n", u.release,
 		u.machine, nproc);
+	write_json_where(f);
 	fprintf(f, "\"options\":{\"size\":%llu,\"kobj_bytes\":%llu,\"cell_ms\":%d,\"ref_allocs\":%u,"
 		"\"raw\":%s},\n", (unsigned long long)opt.size, (unsigned long long)kobj_bytes,
 		opt.cell_ms, opt.ref_allocs, opt.raw ? "true" : "false");

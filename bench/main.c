@@ -33,8 +33,13 @@
  *                 [--passes N] [--htab-ms N] [--ref-allocs N] [--htab-before F]
  *                 [--producers N] [--only latency|htab] [--no-debug] [--quick] [--raw]
  *
+ * Every table says where it ran (where.h: kernel, host or QEMU guest,
+ * TCG or KVM, vCPUs), and under TCG which of its ratios carry over. A run
+ * that measured nothing (no cell of a table asked for completed a program
+ * run) fails.
+ *
  * Files: runner.c (options, producers, jobs), latency.c, htab.c, tables.c,
- * targets.c, json.c; harness.h declares what they share.
+ * targets.c, json.c, where.h; harness.h declares what they share.
  */
 #include "harness.h"
 
@@ -126,6 +131,29 @@ int quiet_print(enum aa_print_level level, const char *fmt, va_list ap)
 	return level == AA_WARN ? vfprintf(stderr, fmt, ap) : 0;
 }
 
+/* Tables of NaN are no result: each table asked for (--only) needs a cell
+ * that completed at least one program run (valid). */
+static void check_measured(void)
+{
+	int v, c, r, P, uc, impl, nlat = 0, nhtab = 0;
+
+	for (v = 0; v < 2; v++)
+		for (c = 0; c < NR_COLS; c++)
+			for (r = 0; r < (int)NR_ROWS; r++)
+				for (P = 1; P <= nproc; P++)
+					nlat += lat[v][c][r][P].valid;
+	for (uc = 0; uc < BENCH_NR_HTAB_CASES; uc++)
+		for (impl = 0; impl < BENCH_NR_HTAB_IMPLS; impl++)
+			for (P = 1; P <= nproc; P++)
+				nhtab += htab[uc][impl][P].valid;
+	if (!opt.no_latency && !nlat)
+		die("measured nothing: no latency cell completed a program run in %d ms "
+		    "(--cell-ms)", opt.cell_ms);
+	if (!opt.no_htab && !nhtab)
+		die("measured nothing: no htab cell completed a program run in %d ms "
+		    "(--htab-ms)", opt.htab_ms);
+}
+
 int main(int argc, char **argv)
 {
 	static const __u64 ksizes[BENCH_NR_KOBJ] = BENCH_KOBJ_SIZES;
@@ -169,6 +197,9 @@ int main(int argc, char **argv)
 	}
 
 	uname(&u);
+	fprintf(out, "where: %s\n", where_str());
+	if (where_caution())
+		fprintf(out, "%s\n", where_caution());
 	fprintf(out, "arena-alloc benchmarks: %s %s, %d producer CPU%s, object size %llu B, "
 		"%d ms per latency cell, %d ms per htab cell\n", u.release, u.machine, nproc,
 		nproc > 1 ? "s" : "", (unsigned long long)opt.size, opt.cell_ms, opt.htab_ms);
@@ -182,6 +213,7 @@ int main(int argc, char **argv)
 		read_htab_before(opt.htab_before);
 	}
 	progress("");
+	check_measured();
 	if (!opt.no_latency) {
 		eval_targets();
 		print_latency();

@@ -19,6 +19,8 @@
  * (BENCH_BASE_REV) and passes its results in with --before FILE: the
  * table then has before and after columns and their ratio.
  *
+ * Each table says where it ran under its title (where.h).
+ *
  * Usage: aa_bench_mem [--n N] [--out FILE] [--before FILE]
  */
 #include <errno.h>
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "arena_alloc.h"
+#include "where.h"
 
 #define MIB		(1024.0 * 1024.0)
 #define BATCH		1000U
@@ -173,6 +176,7 @@ static void print_targets(const struct result *r)
 		if (r[i].mapped_pages && 100.0 * r[i].meta_pages / r[i].mapped_pages > meta)
 			meta = 100.0 * r[i].meta_pages / r[i].mapped_pages;
 	printf("\nMemory targets (issue 9)\n");
+	where_caption(stdout, "  ", false);
 	ok = worst <= 12.5;
 	printf("  [%-6s] internal waste <= 12.5%% worst case, 128 B .. 8 KiB      %.2f%% (%llu B)\n",
 	       ok ? "met" : "MISSED", worst, (unsigned long long)worst_s);
@@ -203,6 +207,7 @@ static void print_debug(__u64 n, const struct result *r)
 
 	printf("\nDebug mode (AA_F_DEBUG): the same %llu allocations per mix with a %u-B tail each\n",
 	       (unsigned long long)n, AA_DEBUG_TAIL);
+	where_caption(stdout, "", false);
 	printf("%-18s %10s | %16s %7s %6s | %18s %7s %6s\n", "mix", "requested",
 	       "object MiB normal", "debug", "ratio", "mapped MiB normal", "debug", "ratio");
 	for (i = 0; i < NMIX; i++) {
@@ -300,6 +305,7 @@ int main(int argc, char **argv)
 	printf("\nMemory: %llu live allocations per mix, caches on; before = %s\n",
 	       (unsigned long long)n, have_before ? "the release before size classes"
 					    : "not available (see make bench)");
+	where_caption(stdout, "", false);
 	printf("%-18s %10s | %14s %8s | %18s %7s | %10s | %9s\n", "mix", "requested",
 	       "waste before", "after", "mapped MiB before", "after", "after/bef", "metadata");
 	for (i = 0; i < NMIX; i++) {

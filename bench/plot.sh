@@ -37,8 +37,9 @@ fi
 
 allocs=${3:-$(jq -r '.options.ref_allocs' "$json")}
 size=$(jq -r '.options.size' "$json")
-kernel=$(jq -r '.machine.kernel' "$json")
 cpus=$(jq -r '.machine.cpus' "$json")
+# where it ran (bench/where.h); results from before it was recorded: kernel, CPUs
+where=$(jq -r '.where.text // "kernel \(.machine.kernel), \(.machine.cpus) CPUs"' "$json")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -73,7 +74,7 @@ mkdir -p "$(dirname "$svg")"
 gnuplot <<EOF
 set terminal svg size 1000,520 dynamic noenhanced font "sans,11" background "white"
 set output "$svg"
-set multiplot layout 1,2 title "arena-alloc latency vs producers: $size-B objects, batches of $allocs, kernel $kernel, $cpus CPUs (solid: malloc-free, dashed: malloc-xfree)"
+set multiplot layout 1,2 title "arena-alloc latency vs producers: $size-B objects, batches of $allocs, $where (solid: malloc-free, dashed: malloc-xfree)"
 set logscale y
 set grid ytics mytics xtics
 set xtics 1

@@ -83,6 +83,7 @@ void print_before_after(int v)
 		"call = caches on,\n    global functions aa_malloc_u64/aa_free_u64; after = caches "
 		"on, the inline API aa_malloc/aa_free;\n    speedup = before/after)\n", v + 1,
 		var_name[v], (unsigned long long)opt.size);
+	where_caption(out, "    ", false);
 	for (k = 0; k < 2; k++) {
 		fprintf(out, "\n%s\n", k ? "free latency" : "alloc latency");
 		print_header(what[k], colw, cols);
@@ -127,7 +128,9 @@ void print_kobj(void)
 
 	fprintf(out, "\n2. The kernel's allocator: bpf_obj_new / bpf_obj_drop of %llu-B objects "
 		"(same harness), ns per op;\n   kernel/after = kernel pair / arena-alloc pair "
-		"(caches on)\n\n", (unsigned long long)kobj_bytes);
+		"(caches on)\n", (unsigned long long)kobj_bytes);
+	where_caption(out, "   ", true);
+	fputc('\n', out);
 	fprintf(out, "%-10s", "");
 	for (v = 0; v < 2; v++)
 		fprintf(out, " | %-36s", var_name[v]);
@@ -204,6 +207,7 @@ void print_floor(void)
 
 	if (!floor_ok) {
 		fprintf(out, "\n3. The floor: skipped (worker CPU ids are not 0 .. P-1)\n");
+		where_caption(out, "   ", false);
 		return;
 	}
 	fprintf(out, "\n3. The floor: a per-CPU LIFO of preallocated arena objects, no allocator "
@@ -211,6 +215,7 @@ void print_floor(void)
 		"like any library API; floor inline:\n   no call (the limit). call: arena-alloc's "
 		"global functions; after: its inline API.\n   call/fc: call over the call floor; "
 		"after/fi: after over the inline floor.\n");
+	where_caption(out, "   ", false);
 	print_groups(g, ARRAY_SIZE(g));
 }
 
@@ -237,6 +242,7 @@ void print_debug(void)
 			aa_class_size(aa_size_class(need)), aa_class_size(aa_size_class(opt.size)));
 	else
 		fprintf(out, "a page run.\n");
+	where_caption(out, "    ", false);
 	print_groups(g, ARRAY_SIZE(g));
 	fprintf(out, "\npair (alloc + free) over after's, allocs=%u:", opt.ref_allocs);
 	for (c = COL_DEBUG; c <= COL_DEBUG_Q; c++)
@@ -274,8 +280,10 @@ void print_htab(void)
 		"(median of runs), memory\n   average and peak: arena-alloc: arena pages the heap "
 		"maps (1-MiB chunks + metadata; in use:\n   what the allocator hands out, cached "
 		"objects included); kernel maps: memlock (fdinfo).\n   cpu: the least share of its "
-		"CPU a producer got (other processes take the rest)\n\n", BENCH_HTAB_ENTRIES,
+		"CPU a producer got (other processes take the rest)\n", BENCH_HTAB_ENTRIES,
 		BENCH_HTAB_VALUE);
+	where_caption(out, "   ", true);
+	fputc('\n', out);
 	fprintf(out, "%-20s %-17s %2s %14s %8s %8s %8s %6s %8s %s\n", "use case", "table", "P",
 		"ops/s/producer", "avg MiB", "peak MiB", "in use", "ok %", "cpu",
 		"  before: ops/s, avg MiB (after/before)");

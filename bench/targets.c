@@ -214,8 +214,10 @@ void print_targets(void)
 {
 	int i, met = 0, valid = 0;
 
-	fprintf(out, "\n5. Targets (issues 5, 9 and 10; %llu B, reference row allocs=%u, ratios of medians)\n\n",
+	fprintf(out, "\n5. Targets (issues 5, 9 and 10; %llu B, reference row allocs=%u, ratios of medians)\n",
 		(unsigned long long)opt.size, opt.ref_allocs);
+	where_caption(out, "   ", true);
+	fputc('\n', out);
 	for (i = 0; i < nr_targets; i++) {
 		struct target *t = &targets[i];
 		bool ok = t->at_least ? t->ratio >= t->limit : t->ratio <= t->limit;

@@ -10,7 +10,8 @@
 # given, from libFuzzer's last status line and final stats:
 #   fuzz: cli_size: 123456 runs in 2.1 s, cov 52, ft 75, corpus 27, crashes 0
 # Exit status 1 if any target crashed, leaked, timed out or failed its
-# oracle (the input is saved under FUZZ_DIR/crashes/ and named); 2 for bad
+# oracle (the input is saved under FUZZ_DIR/crashes/ and named), or ran no
+# input at all (it exited 0 with 0 runs: nothing was fuzzed); 2 for bad
 # usage.
 set -uo pipefail
 
@@ -60,9 +61,15 @@ for t in "$@"; do
 	read -r rc line <"$dir/logs/$t.result"
 	echo "$line"
 	runs=${line#*: *: }
-	total=$((total + ${runs%% *}))
-	[ "$rc" = 0 ] && continue
+	runs=${runs%% *}
+	total=$((total + runs))
+	[ "$rc" = 0 ] && [ "$runs" -gt 0 ] && continue
 	failed=1
+	if [ "$rc" = 0 ]; then
+		echo "fuzz: FAILED: $t ran no input (0 runs); the end of its log ($dir/logs/$t.log):" >&2
+		tail -n 4 "$dir/logs/$t.log" | sed 's/^/fuzz:   /' >&2
+		continue
+	fi
 	echo "fuzz: FAILED: $t exited with status $rc; from its log ($dir/logs/$t.log):" >&2
 	grep -a -E '^(fuzz: oracle|==[0-9]+==ERROR|SUMMARY|artifact_prefix|.*runtime error)' \
 		"$dir/logs/$t.log" | head -n 8 | sed 's/^/fuzz:   /' >&2
