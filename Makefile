@@ -545,7 +545,7 @@ $(OUTPUT)/bench/%.skel.h: $(OUTPUT)/bench/%.linked.o
 BENCH_SRCS := $(filter-out bench/jit_dump.c bench/memory.c,$(wildcard bench/*.c))
 BENCH_OBJS := $(patsubst bench/%.c,$(OUTPUT)/bench/%.o,$(BENCH_SRCS))
 
-$(BENCH_OBJS): $(OUTPUT)/bench/%.o: bench/%.c bench/harness.h bench/bench.h $(wildcard include/*.h) $(OUTPUT)/bench/bench.skel.h | $(DEPS_STAMP)
+$(BENCH_OBJS): $(OUTPUT)/bench/%.o: bench/%.c bench/harness.h bench/bench.h bench/where.h $(wildcard include/*.h) $(OUTPUT)/bench/bench.skel.h | $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -I$(OUTPUT)/bench -c $< -o $@
 
@@ -572,11 +572,11 @@ BENCH_BASE_REV ?= a3bc7a6
 BENCH_BASE := $(OUTPUT)/baseline
 BENCH_MEM_ARGS ?=
 
-$(BENCH_MEM): bench/memory.c $(LIB_A) $(wildcard include/*.h)
+$(BENCH_MEM): bench/memory.c bench/where.h $(LIB_A) $(wildcard include/*.h)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_A) $(LIBBPF_LIBS) -lelf -lz -o $@
 
-$(BENCH_BASE)/.built-$(BENCH_BASE_REV): bench/memory.c | $(DEPS_STAMP)
+$(BENCH_BASE)/.built-$(BENCH_BASE_REV): bench/memory.c bench/where.h | $(DEPS_STAMP)
 	$(call msg,BASELINE,$(BENCH_BASE_REV) in $(BENCH_BASE))
 	$(Q)rm -rf $(BENCH_BASE)/src && mkdir -p $(BENCH_BASE)/src && \
 	git archive $(BENCH_BASE_REV) | tar -x -C $(BENCH_BASE)/src && \
