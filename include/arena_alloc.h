@@ -103,9 +103,10 @@ AA_API aa_print_fn_t aa_set_print(aa_print_fn_t fn);
 AA_API int aa_probe_arena(char *buf, size_t sz);
 
 /** @brief **aa_heap__open()** loads the library's own BPF object, maps the
- * arena and initialises the heap.
- * @return a heap, or NULL with errno set (EOPNOTSUPP: no BPF arena, which
- * needs Linux >= 6.9) */
+ * arena and initialises the heap. It runs aa_probe_arena() first and
+ * prints its line when this process cannot create arena maps.
+ * @return a heap, or NULL with errno set (aa_probe_arena()'s errors:
+ * EOPNOTSUPP when the kernel has no BPF arena, which needs Linux >= 6.9) */
 AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts);
 
 /** @brief **aa_heap__attach()** takes a loaded object that links

@@ -4,7 +4,8 @@
  * and the one line that says why not. The classification
  * (aa__arena_diagnose()) is checked with made-up facts for every refusal
  * it tells apart; then the probe on the running kernel against a raw
- * bpf_map_create(). None of it needs an arena: it runs on any host.
+ * bpf_map_create(), what aa_heap__open() says with it. None of
+ * it needs an arena: it runs on any host.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -264,4 +265,45 @@ Test(probe, a_host_that_refuses_in_spite_of_the_capabilities_is_named)
 	cr_assert_str_eq(line, "the kernel refused BPF arena maps for this process (EPERM) "
 			 "although it has CAP_BPF and CAP_SYS_ADMIN: a security policy of this "
 			 "host (LSM, lockdown, container) forbids them");
+}
+
+/* --- What the loader says with it ----------------------------------------- */
+
+static char said[4096];
+static int nr_said, nr_libbpf;
+
+static int keep_warnings(enum aa_print_level level, const char *fmt, va_list ap)
+{
+	size_t n = strlen(said);
+
+	if (level != AA_WARN)
+		return 0;
+	nr_said++;
+	return vsnprintf(said + n, sizeof(said) - n, fmt, ap);
+}
+
+static int count_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)fmt, (void)ap;
+	nr_libbpf += level != LIBBPF_DEBUG;
+	return 0;
+}
+
+Test(probe, aa_heap__open_says_the_probes_line_once_and_loads_nothing)
+{
+	char want[AA_PROBE_LINE_SZ + 32];
+	struct aa_heap *h;
+	int r = aa_probe_arena(line, sizeof(line));
+
+	if (!r)
+		cr_skip_test("this process can create arena maps");
+	aa_set_print(keep_warnings);
+	libbpf_set_print(count_libbpf);
+	h = aa_heap__open(NULL);
+	cr_assert_null(h);
+	cr_assert_eq(errno, -r, "errno %d, the probe's %d", errno, -r);
+	snprintf(want, sizeof(want), "arena-alloc: %s\n", line);
+	cr_assert_str_eq(said, want);
+	cr_assert_eq(nr_said, 1);
+	cr_assert_eq(nr_libbpf, 0, "libbpf printed %d messages (it loaded something)", nr_libbpf);
 }
