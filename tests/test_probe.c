@@ -4,13 +4,15 @@
  * and the one line that says why not. The classification
  * (aa__arena_diagnose()) is checked with made-up facts for every refusal
  * it tells apart; then the probe on the running kernel against a raw
- * bpf_map_create(), what aa_heap__open() says with it. None of
+ * bpf_map_create(), what aa_heap__open() and the CLI say with it. None of
  * it needs an arena: it runs on any host.
  */
 #define _GNU_SOURCE
 #include <limits.h>
 #include <stdarg.h>
+#include <sys/utsname.h>
 #include <linux/capability.h>
+#include <jansson.h>
 #include "common.h"
 #include "../user/internal.h"
 
@@ -267,7 +269,7 @@ Test(probe, a_host_that_refuses_in_spite_of_the_capabilities_is_named)
 			 "host (LSM, lockdown, container) forbids them");
 }
 
-/* --- What the loader says with it ----------------------------------------- */
+/* --- What the loader and the CLI say with it ------------------------------ */
 
 static char said[4096];
 static int nr_said, nr_libbpf;
@@ -306,4 +308,68 @@ Test(probe, aa_heap__open_says_the_probes_line_once_and_loads_nothing)
 	cr_assert_str_eq(said, want);
 	cr_assert_eq(nr_said, 1);
 	cr_assert_eq(nr_libbpf, 0, "libbpf printed %d messages (it loaded something)", nr_libbpf);
+}
+
+Test(probe, the_cli_probe_says_what_the_library_says)
+{
+	char cli[PATH_MAX + 32], cmd[PATH_MAX + 96], out[1024], want[AA_PROBE_LINE_SZ + 64];
+	struct utsname u;
+	int r = aa_probe_arena(line, sizeof(line)), st;
+
+	t_cli_path(cli, sizeof(cli));
+	cr_assert_eq(uname(&u), 0);
+	if (r)
+		snprintf(want, sizeof(want), "BPF arena: refused: %s\n", line);
+	else
+		snprintf(want, sizeof(want), "BPF arena: available (Linux %s)\n", u.release);
+	snprintf(cmd, sizeof(cmd), "%s probe", cli);
+	st = t_read_cmd(cmd, out, sizeof(out));
+	cr_assert_eq(st, r ? 1 : 0, "exit %d for probe %d", st, r);
+	cr_assert_str_eq(out, want);
+
+	snprintf(cmd, sizeof(cmd), "%s probe extra 2>/dev/null", cli);
+	cr_assert_eq(t_read_cmd(cmd, NULL, 0), 2);	/* bad usage */
+	snprintf(cmd, sizeof(cmd), "%s probe --help", cli);
+	cr_assert_eq(t_read_cmd(cmd, NULL, 0), 0);
+}
+
+Test(probe, the_cli_probe_json_has_every_field)
+{
+	char cli[PATH_MAX + 32], cmd[PATH_MAX + 96], out[2048];
+	int r = aa_probe_arena(line, sizeof(line)), st;
+	json_error_t jerr;
+	struct utsname u;
+	json_t *j;
+
+	t_cli_path(cli, sizeof(cli));
+	cr_assert_eq(uname(&u), 0);
+	snprintf(cmd, sizeof(cmd), "%s -j probe", cli);
+	st = t_read_cmd(cmd, out, sizeof(out));
+	cr_assert_eq(st, r ? 1 : 0);
+	j = json_loads(out, 0, &jerr);
+	cr_assert_not_null(j, "%s: %s", out, jerr.text);
+	cr_assert_eq(json_is_true(json_object_get(j, "available")), !r, "%s", out);
+	cr_assert_eq(json_integer_value(json_object_get(j, "errno")), -r, "%s", out);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "error")),
+			 r ? strerrorname_np(-r) : "");
+	cr_assert_str_eq(json_string_value(json_object_get(j, "kernel")), u.release);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "reason")), line);
+	json_decref(j);
+}
+
+Test(probe, the_demo_says_the_probes_line_not_run_as_root)
+{
+	char cli[PATH_MAX + 32], cmd[PATH_MAX + 96], out[8192];
+	int r = aa_probe_arena(line, sizeof(line));
+
+	if (!r)
+		cr_skip_test("this process can create arena maps (cli/demo runs the demo)");
+	if (!(caps() & (BPF | ADMIN)))
+		cr_skip_test("without CAP_BPF or CAP_SYS_ADMIN the demo says run as root");
+	t_cli_path(cli, sizeof(cli));
+	snprintf(cmd, sizeof(cmd), "%s demo 2>&1", cli);
+	cr_assert_eq(t_read_cmd(cmd, out, sizeof(out)), 1);
+	cr_assert(strstr(out, line), "the demo said: %s", out);
+	cr_assert_null(strstr(out, "run as root"), "%s", out);
+	cr_assert_null(strstr(out, "ulimit"), "%s", out);
 }
