@@ -54,7 +54,7 @@ LIB_BPF := $(OUTPUT)/libarena_alloc.bpf.o
 BPF_HDRS := $(wildcard bpf/*.h) $(wildcard bpf/*.bpf.c) $(wildcard include/*.h) $(wildcard tests/*.h)
 
 USER_SRCS := user/heap.c user/stats.c user/pin.c user/find.c user/refill.c user/defer.c user/debug.c \
-	user/fault.c
+	user/fault.c user/probe.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 LIB_A := $(OUTPUT)/libarena_alloc.a
 # The shared library: the real file, its soname link, the development link.

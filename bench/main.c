@@ -157,6 +157,7 @@ static void check_measured(void)
 int main(int argc, char **argv)
 {
 	static const __u64 ksizes[BENCH_NR_KOBJ] = BENCH_KOBJ_SIZES;
+	char why[AA_PROBE_LINE_SZ];
 	double t0 = now_s(), runtime;
 	struct utsname u;
 	int i;
@@ -164,8 +165,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv);
 	out = opt.json ? stderr : stdout;
 	aa_set_print(quiet_print);
-	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARENA, NULL) != 1)
-		die("BPF arena needs Linux >= 6.9: this kernel has none");
+	if (aa_probe_arena(why, sizeof(why)))
+		die("%s", why);
 	find_cpus();
 	for (i = 0; i < BENCH_NR_KOBJ; i++)
 		if (ksizes[i] >= opt.size) {

@@ -85,10 +85,28 @@ typedef int (*aa_print_fn_t)(enum aa_print_level level, const char *fmt, va_list
  * @return the previous callback */
 AA_API aa_print_fn_t aa_set_print(aa_print_fn_t fn);
 
+/* A buffer of this size holds every line of aa_probe_arena(). */
+#define AA_PROBE_LINE_SZ	256
+
+/** @brief **aa_probe_arena()** tries to create a one-page BPF arena map
+ * (and closes it) and says in one line, without a newline, into buf (sz
+ * bytes, truncated; buf may be NULL) whether this process can, and if not
+ * why: the kernel has no BPF arena (Linux < 6.9, or built without), the
+ * process lacks CAP_BPF and CAP_SYS_ADMIN, a security policy of the host
+ * refuses it in spite of them, the CPU lacks cmpxchg16b (Linux >= 7.0), or
+ * the kernel's own error. Prints nothing.
+ * @return 0 when this process can create arena maps; -EOPNOTSUPP when the
+ * kernel has no BPF arena; -EPERM when it refuses this process (missing
+ * capabilities or a host policy); -ENODEV when the CPU lacks cmpxchg16b
+ * (Linux >= 7.0); -ENOMEM when out of memory; the kernel's negative
+ * error, otherwise (errno set) */
+AA_API int aa_probe_arena(char *buf, size_t sz);
+
 /** @brief **aa_heap__open()** loads the library's own BPF object, maps the
- * arena and initialises the heap.
- * @return a heap, or NULL with errno set (EOPNOTSUPP: no BPF arena, which
- * needs Linux >= 6.9) */
+ * arena and initialises the heap. It runs aa_probe_arena() first and
+ * prints its line when this process cannot create arena maps.
+ * @return a heap, or NULL with errno set (aa_probe_arena()'s errors:
+ * EOPNOTSUPP when the kernel has no BPF arena, which needs Linux >= 6.9) */
 AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts);
 
 /** @brief **aa_heap__attach()** takes a loaded object that links

@@ -2,8 +2,9 @@
 /*
  * common.h - helpers shared by the Criterion test files.
  *
- * Every test runs real BPF programs on the running kernel. A kernel without
- * BPF arena skips the test with the loader's reason instead of failing.
+ * Every test runs real BPF programs on the running kernel. Where this
+ * process cannot create BPF arena maps the test is skipped with
+ * aa_probe_arena()'s reason instead of failing.
  */
 #ifndef __AA_TESTS_COMMON_H
 #define __AA_TESTS_COMMON_H
@@ -20,8 +21,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "arena_alloc.h"
-
-#define AA_SKIP_REASON "BPF arena needs Linux >= 6.9: this kernel has none"
 
 /* libbpf prints the whole verifier log when a load fails (megabytes on
  * 6.12, in one message): keep its head and its tail ("processed N insns"). */
@@ -53,16 +52,33 @@ __attribute__((constructor)) static void t_quiet_libbpf(void)
 	libbpf_set_print(t_libbpf_print);
 }
 
-/* Open the library's own heap; skip the test when the kernel has no arena.
- * flags: AA_F_NO_CACHES tests the buddy alone. */
+/* Whether this process can create BPF arena maps (aa_probe_arena()). */
+static inline bool t_have_arena(void)
+{
+	return aa_probe_arena(NULL, 0) == 0;
+}
+
+/* Skip the test, with aa_probe_arena()'s line as the reason, when this
+ * process cannot create BPF arena maps: an old kernel, missing
+ * capabilities, a policy of the host, a CPU without cmpxchg16b. */
+static inline void t_need_arena(void)
+{
+	char why[AA_PROBE_LINE_SZ];
+
+	if (aa_probe_arena(why, sizeof(why)))
+		cr_skip_test("%s", why);
+}
+
+/* Open the library's own heap; skip the test when this process cannot
+ * create an arena. flags: AA_F_NO_CACHES tests the buddy alone. */
 static inline struct aa_heap *t_open_flags(__u32 arena_pages, __u64 init_bytes, __u32 flags)
 {
 	AA_OPTS(aa_heap_opts, o, .arena_pages = arena_pages, .init_bytes = init_bytes,
 		.flags = flags);
-	struct aa_heap *h = aa_heap__open(&o);
+	struct aa_heap *h;
 
-	if (!h && errno == EOPNOTSUPP)
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
+	h = aa_heap__open(&o);
 	cr_assert_not_null(h, "aa_heap__open: %s", strerror(errno));
 	return h;
 }
@@ -108,11 +124,6 @@ static inline int t_read_cmd(const char *cmd, char *out, size_t sz)
 		;
 	st = pclose(p);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static inline bool t_have_arena(void)
-{
-	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARENA, NULL) == 1;
 }
 
 /* One allocator call through the aa_call program; asserts the program ran. */

@@ -13,8 +13,7 @@ static struct aa_heap *heap;
 
 static void setup(void)
 {
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	skel = test_alloc__open();
 	cr_assert_not_null(skel);
 	/* attached by hand in its test */

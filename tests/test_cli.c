@@ -26,8 +26,7 @@ Test(cli, demo_stats_match_the_workload)
 	unsigned int seen = 0, matches = 0, i;
 	FILE *p;
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	t_cli_path(cli, sizeof(cli));
 	snprintf(cmd, sizeof(cmd), "%s demo --runs 5000 2>&1", cli);
 	p = popen(cmd, "r");

@@ -23,8 +23,7 @@ static char pin[64], cli[PATH_MAX + 32];
 
 static void setup(void)
 {
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	t_cli_path(cli, sizeof(cli));
 	snprintf(pin, sizeof(pin), "/sys/fs/bpf/aa-cli-test-%d", getpid());
 }

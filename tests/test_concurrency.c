@@ -23,8 +23,7 @@ static struct aa_heap *h;
 
 static void open_with(__u32 flags)
 {
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	skel = test_concurrency__open();
 	cr_assert_not_null(skel);
 	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 15), 0);
@@ -326,6 +325,7 @@ Test(concurrency, whoever_sees_the_magic_sees_the_whole_heap)
 	int round, bad = 0;
 
 	need_cpus(2);
+	t_need_arena();
 	skel = test_concurrency__open();
 	cr_assert_not_null(skel);
 	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 15), 0);

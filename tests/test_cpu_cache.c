@@ -28,8 +28,7 @@ static struct aa_heap *h;
 
 static void open_with(__u32 arena_pages, __u64 init_bytes, __u32 flags)
 {
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	skel = test_cpu_cache__open();
 	cr_assert_not_null(skel);
 	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, arena_pages), 0);
@@ -529,8 +528,7 @@ static void open_fake_cpus(const char *list)
 {
 	AA_OPTS(aa_heap_opts, o, .arena_pages = 1 << 14, .init_bytes = 4 * MiB);
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	fake_possible_cpus(list);
 	h = aa_heap__open(&o);
 	cr_assert_not_null(h, "aa_heap__open with possible CPUs %s: %s", list, strerror(errno));
@@ -619,8 +617,7 @@ Test(cpu_cache, tunables_are_validated_and_used, .init = NULL, .fini = NULL)
 	unsetenv("ARENA_ALLOC_BATCH");
 	unsetenv("ARENA_ALLOC_CPU_CACHE_CAP");
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	/* a heap built with cap 4 / batch 2 refills two objects at a time */
 	cr_assert_eq(aa_tunables__default(&t), 0);
 	for (int c = 0; c < AA_NR_CLASSES; c++) {

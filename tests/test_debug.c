@@ -38,8 +38,7 @@ static void setup_heap(__u32 quarantine, __u32 flags, const char *progs)
 	struct aa_tunables t;
 	char name[64];
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	skel = test_debug__open();
 	cr_assert_not_null(skel, "test_debug: %s", strerror(errno));
 	bpf_object__for_each_program(p, skel->obj) {

@@ -86,8 +86,7 @@ static void setup(__u32 mode)
 	cpu_set_t set;
 	int c;
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	if (getenv("AA_VERBOSE"))
 		aa_set_print(print_all);
 	cr_assert_eq(sched_getaffinity(0, sizeof(set), &set), 0);

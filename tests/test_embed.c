@@ -23,8 +23,7 @@ static void setup(void)
 {
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20);
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	skel = test_embed__open_and_load();
 	cr_assert_not_null(skel, "test_embed load failed: %s", strerror(errno));
 	heap = aa_heap__attach(skel->obj, &o);

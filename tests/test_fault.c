@@ -54,8 +54,7 @@ static struct test_fault *load_skel(void)
 {
 	struct test_fault *s;
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	s = test_fault__open();
 	cr_assert_not_null(s);
 	cr_assert_eq(bpf_map__set_max_entries(s->maps.arena, 1 << 14), 0);	/* 64 MiB */
@@ -140,8 +139,7 @@ Test(fault, grow_fails_cleanly_or_partly)
 	__u32 every, i, partial = 0, failed = 0, full = 0;
 	char when[64];
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	h = aa_heap__open(&o);
 	cr_assert_not_null(h, "%s", strerror(errno));
 	r = aa_heap__root(h);
@@ -386,8 +384,7 @@ Test(fault, options_come_from_opts_or_the_environment)
 	AA_OPTS(aa_heap_opts, o, .arena_pages = 1 << 11, .fault_pages_every = 1000);
 	struct aa_heap *h;
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	setenv("ARENA_ALLOC_FAULT_SPANS_EVERY", "7", 1);
 	setenv("ARENA_ALLOC_FAULT_PAGES_EVERY", "5", 1);
 	h = aa_heap__open(&o);

@@ -31,8 +31,7 @@ static void load_skel(const char *only)
 	struct bpf_program *p;
 	const char *name;
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	skel = test_inline__open();
 	cr_assert_not_null(skel, "test_inline open failed: %s", strerror(errno));
 	bpf_object__for_each_program(p, skel->obj) {
@@ -277,8 +276,7 @@ Test(verifier_budget, a_minimal_user_verifies_in_150k_insns)
 	__u32 call1, inl1, total = 0;
 	int n = 0;
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	cr_assert_not_null(lib, "arena_alloc open failed: %s", strerror(errno));
 	bpf_object__for_each_program(p, lib->obj)
 		n++;

@@ -124,8 +124,7 @@ static void run_stress(const struct ps_cfg *cfg, struct ps_result *r)
 	struct timespec t0, t1;
 	double secs;
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	cr_assert(cfg->ncpu >= 1 && nthr <= PS_THREADS);
 	*r = (struct ps_result){ 0 };
 	skel = test_preempt__open();

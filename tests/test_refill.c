@@ -20,6 +20,7 @@ static void setup(void)
 {
 	AA_OPTS(aa_heap_opts, o, .init_bytes = MiB);
 
+	t_need_arena();
 	skel = test_cpu_cache__open();
 	cr_assert_not_null(skel);
 	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 12), 0);

@@ -389,8 +389,7 @@ static void st_setup(void)
 {
 	struct aa_tunables tun;
 
-	if (!t_have_arena())
-		cr_skip_test(AA_SKIP_REASON);
+	t_need_arena();
 	skel = test_stress__open();
 	cr_assert_not_null(skel);
 	cr_assert_eq(test_stress__load(skel), 0, "load: %s", strerror(errno));

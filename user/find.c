@@ -60,7 +60,7 @@ AA_API struct aa_heap *aa_heap__open_map_id(__u32 arena_id)
 	arena_fd = aa__heap_keep_fd(h, bpf_map_get_fd_by_id(arena_id));
 	if (arena_fd < 0) {
 		err = -errno;
-		pr_warn("%s: %s%s\n", where, strerror(-err), err == -EPERM ? " (run as root)" : "");
+		aa__warn_arena_err(where, err);
 		goto fail;
 	}
 	while (!bpf_prog_get_next_id(id, &id)) {
@@ -133,12 +133,14 @@ static __u32 arena_of_prog(int prog_fd)
 
 AA_API struct aa_heap *aa_heap__open_prog_id(__u32 prog_id)
 {
-	int fd = bpf_prog_get_fd_by_id(prog_id);
+	int fd = bpf_prog_get_fd_by_id(prog_id), err = -errno;
+	char where[32];
 	__u32 arena;
 
 	if (fd < 0) {
-		pr_warn("program %u: %s\n", prog_id, strerror(errno));
-		return aa_err_ptr(-errno);
+		snprintf(where, sizeof(where), "program %u", prog_id);
+		aa__warn_arena_err(where, err);
+		return aa_err_ptr(err);
 	}
 	arena = arena_of_prog(fd);
 	close(fd);
@@ -153,14 +155,15 @@ AA_API struct aa_heap *aa_heap__open_map_pin(const char *path)
 {
 	struct bpf_map_info mi = {};
 	__u32 len = sizeof(mi);
-	int fd;
+	int fd, err;
 
 	if (!path)
 		return aa_err_ptr(-EINVAL);
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
-		pr_warn("%s: %s\n", path, strerror(errno));
-		return aa_err_ptr(-errno);
+		err = -errno;
+		aa__warn_arena_err(path, err);
+		return aa_err_ptr(err);
 	}
 	if (bpf_map_get_info_by_fd(fd, &mi, &len) || mi.type != BPF_MAP_TYPE_ARENA) {
 		pr_warn("%s is not a pinned arena map\n", path);

@@ -78,25 +78,6 @@ static int prog_fd(struct bpf_object *obj, const char *name)
 
 /* --- Open / attach ------------------------------------------------------- */
 
-/* 0 when this process can create an arena; else -errno, said why (no
- * arena in the kernel, or no permission for BPF at all). */
-static int arena_check(void)
-{
-	int fd;
-
-	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARENA, NULL) == 1)
-		return 0;
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);	/* why not? */
-	if (fd < 0 && (errno == EPERM || errno == EACCES)) {
-		pr_warn("no permission to use BPF: run as root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)\n");
-		return -EPERM;
-	}
-	if (fd >= 0)
-		close(fd);
-	pr_warn("BPF arena needs Linux >= 6.9 (this kernel has no BPF_MAP_TYPE_ARENA)\n");
-	return -EOPNOTSUPP;
-}
-
 static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 {
 	struct bpf_map *map = NULL, *m;
@@ -125,8 +106,19 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 	h->debug_map = bpf_object__find_map_by_name(obj, AA_DEBUG_RING);
 	h->debug_fd = h->debug_map ? bpf_map__fd(h->debug_map) : -1;
 	h->arena = bpf_map__initial_value(map, &sz);
-	if (!h->arena || bpf_map__fd(map) < 0) {
-		pr_warn("arena map is not loaded or not mapped\n");
+	if (bpf_map__fd(map) < 0) {
+		char why[AA_PROBE_LINE_SZ];
+		int err = aa_probe_arena(why, sizeof(why));
+
+		/* not loaded: say so, or why the kernel would not load it */
+		if (err)
+			pr_warn("the arena map is not loaded: %s\n", why);
+		else
+			pr_warn("the arena map is not loaded (load the object first)\n");
+		return err ? err : -EINVAL;
+	}
+	if (!h->arena) {
+		pr_warn("arena map is not mapped\n");
 		return -EINVAL;
 	}
 	h->arena_size = (__u64)bpf_map__max_entries(map) * getpagesize();
@@ -333,15 +325,19 @@ int aa__heap_open_pages(const struct aa_heap_opts *opts)
 
 AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts)
 {
+	char why[AA_PROBE_LINE_SZ];
 	struct aa_heap *h;
 	int pages, err;
 
 	pages = aa__heap_open_pages(opts);
 	if (pages < 0)
 		return aa_err_ptr(pages);
-	err = arena_check();
-	if (err)
+	/* before libbpf loads anything: its messages guess at the cause */
+	err = aa_probe_arena(why, sizeof(why));
+	if (err) {
+		pr_warn("%s\n", why);
 		return aa_err_ptr(err);
+	}
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return aa_err_ptr(-ENOMEM);

@@ -85,6 +85,23 @@ int aa__env_u64(const char *name, __u64 *out);
 /* Map the arena and find the root through aa_fast; where names the source
  * in messages. */
 int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where);
+/* probe.c: what aa_probe_arena() learns about this process, apart so
+ * that tests can classify any refusal without the kernel that gives it. */
+enum aa__cx16 { AA_CX16_UNKNOWN, AA_CX16_PRESENT, AA_CX16_ABSENT };
+struct aa__arena_facts {
+	int err;		/* errno of the one-page arena map create; 0: created */
+	unsigned int major, minor, patch;	/* kernel release; 0.0.0: unknown */
+	__u64 cap_eff;		/* effective capabilities, bit CAP_x set */
+	enum aa__cx16 cx16;	/* the x86 CPU flag cmpxchg16b */
+};
+/* The line of aa_probe_arena() for f into buf (sz bytes, truncated,
+ * buf may be NULL); its return value. */
+int aa__arena_diagnose(const struct aa__arena_facts *f, char *buf, size_t sz);
+/* pr_warn() "where: why" for err (negative) from the kernel on an arena:
+ * why is aa_probe_arena()'s line when err is EPERM or EACCES and this
+ * process cannot create arena maps at all, else strerror() (with "run as
+ * root" for EPERM or EACCES when the process lacks CAP_SYS_ADMIN). */
+void aa__warn_arena_err(const char *where, int err);
 
 #define AA_DEFAULT_ARENA_PAGES	(1U << 16)
 #define AA_MAX_ARENA_PAGES	(1U << 20)

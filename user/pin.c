@@ -207,8 +207,11 @@ AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
 	arena_fd = pin_get(h, dir, "arena");
 	if (arena_fd < 0) {
 		err = arena_fd;
-		pr_warn("no heap pinned at %s: %s%s\n", dir, strerror(-err),
-			err == -ENOENT ? " (arena-alloc load pins one)" : "");
+		if (err == -EPERM || err == -EACCES)
+			aa__warn_arena_err(dir, err);
+		else
+			pr_warn("no heap pinned at %s: %s%s\n", dir, strerror(-err),
+				err == -ENOENT ? " (arena-alloc load pins one)" : "");
 		goto fail;
 	}
 	fast_fd = pin_get(h, dir, "aa_fast");

@@ -5,11 +5,12 @@
  * (--json, --pretty, --pin, --map, --prog-id, --pid, --help), the command
  * table, and each command's parse() with its own options and checks
  * (load's --arena-mb, --init, --tunable; grow --bytes; trim --keep; stats
- * --watch; refill-agent --bytes, --interval-ms; demo's numbers). The
- * input's lines are the arguments. No command's run() is called: nothing
- * loads BPF, pins or opens a heap. Oracle: the status of a refusal is 0
- * (help) or 2; the same argv parsed again gives the same answer (parse()
- * resets its state; getopt's too); cli_where() names the heap.
+ * --watch; refill-agent --bytes, --interval-ms; demo's numbers; probe,
+ * which takes none). The input's lines are the arguments. No command's
+ * run() is called: nothing loads BPF, pins or opens a heap (nor probes
+ * for an arena). Oracle: the status of a refusal is 0 (help) or 2; the
+ * same argv parsed again gives the same answer (parse() resets its state;
+ * getopt's too); cli_where() names the heap.
  */
 #include <limits.h>
 #include "fuzz.h"

@@ -79,6 +79,13 @@ struct aa_heap *cli_open_heap(void);
 int cli_need_root(const char *name);
 /* The CapEff mask of /proc/self/status text (0 when it has none). */
 unsigned long long cli_cap_eff_parse(const char *status);
+/* Whether this process has capability bit (CAP_*_BIT) in effect. */
+#define CAP_SYS_ADMIN_BIT	21
+#define CAP_BPF_BIT		39
+bool cli_has_cap(int bit);
+/* 0 if this process can create BPF arena maps (aa_probe_arena()); else
+ * -1 after "name: <the probe's line>". */
+int cli_need_arena(const char *name);
 /* The start of run() of every command that works on a heap:
  * cli_need_root(), then cli_open_heap(). NULL (exit status 1) after a
  * message. */
@@ -129,6 +136,7 @@ int cmd_demo_parse(int argc, char **argv);
 int cmd_demo(void);
 int cmd_errors_parse(int argc, char **argv);
 int cmd_errors(void);
+int cmd_probe(void);
 /* Debug mode's totals (errors_cmd.c): a text line, a JSON member "debug". */
 void cli_print_debug(const struct aa_heap *h);
 void cli_json_debug(struct jw *w, const struct aa_heap *h);

@@ -219,13 +219,13 @@ int cmd_demo(void)
 	__u64 bytes = 0, live = 0;
 	int r, err;
 
-	if (cli_need_root("demo"))
+	/* before libbpf loads anything: its messages guess at the cause */
+	if (cli_need_root("demo") || cli_need_arena("demo"))
 		return 1;
 	skel = demo_bpf__open();
 	if (!skel || bpf_map__set_max_entries(skel->maps.arena, demo_arena_mb * 256) ||
 	    demo_bpf__load(skel)) {
-		cli_err("demo: loading the demo's BPF object failed: %s%s", strerror(errno),
-			errno == EPERM ? " (run as root)" : "");
+		cli_err("demo: loading the demo's BPF object failed: %s", strerror(errno));
 		demo_bpf__destroy(skel);
 		return 1;
 	}

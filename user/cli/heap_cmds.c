@@ -212,8 +212,8 @@ int cmd_load(void)
 		.fault_pages_every = load_fault_pages, .fault_spans_every = load_fault_spans);
 	h = aa_heap__open(&o);
 	if (!h) {
-		cli_err("load: the allocator did not load: %s%s", strerror(errno),
-			errno == EPERM ? " (run as root)" : "");
+		/* aa_heap__open() said why (aa_probe_arena()'s line) */
+		cli_err("load: the allocator did not load: %s", strerror(errno));
 		return 1;
 	}
 	err = aa_heap__pin(h, cli.pin);

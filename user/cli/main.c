@@ -50,6 +50,8 @@ static const struct cmd cmds[] = {
 	  "grow the heap whenever its low-watermark signal is up; reclaim deferred frees" },
 	{ "demo", cmd_demo_parse, cmd_demo, "[--arena-mb N] [--objects N] [--runs N]",
 	  "load, run a small workload, check the stats (make run)" },
+	{ "probe", cli_parse_plain, cmd_probe, "",
+	  "can this process create BPF arena maps (one line; exit 0 yes, 1 no, and why)" },
 };
 #define NR_CMDS	(sizeof(cmds) / sizeof(cmds[0]))
 
@@ -257,7 +259,7 @@ int cli_ensure_bpffs(void)
 		return 0;
 	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
 		cli_err("/sys/fs/bpf is not a bpffs and mounting one failed: %s%s", strerror(errno),
-			errno == EPERM ? " (run as root)" : "");
+			errno == EPERM && !cli_has_cap(CAP_SYS_ADMIN_BIT) ? " (run as root)" : "");
 		return -1;
 	}
 	return 0;
@@ -292,9 +294,8 @@ struct aa_heap *cli_open_heap(void)
 		h = aa_heap__open_pinned(cli.pin);
 	if (h)
 		return h;
-	if (cli.map || cli.prog_id || cli.pid)
-		cli_err("no arena-alloc heap there (%s)%s", strerror(errno),
-			errno == EPERM ? ": run as root" : "");
+	if (cli.map || cli.prog_id || cli.pid)	/* the library said why */
+		cli_err("no arena-alloc heap there (%s)", strerror(errno));
 	else
 		cli_err("no heap at %s (%s): `arena-alloc load` pins one, or give --pin DIR, "
 			"--map PATH, --prog-id ID or --pid PID", cli.pin, strerror(errno));
@@ -328,15 +329,27 @@ static unsigned long long cap_eff(void)
 	return cli_cap_eff_parse(text);
 }
 
-#define CAP_SYS_ADMIN_BIT	21
-#define CAP_BPF_BIT		39
+bool cli_has_cap(int bit)
+{
+	return cap_eff() & (1ULL << bit);
+}
 
 int cli_need_root(const char *name)
 {
-	if (cap_eff() & (1ULL << CAP_SYS_ADMIN_BIT | 1ULL << CAP_BPF_BIT))
+	if (cli_has_cap(CAP_SYS_ADMIN_BIT) || cli_has_cap(CAP_BPF_BIT))
 		return 0;
 	cli_err("%s: needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, to use BPF): "
 		"run it with sudo", name);
+	return -1;
+}
+
+int cli_need_arena(const char *name)
+{
+	char why[AA_PROBE_LINE_SZ];
+
+	if (!aa_probe_arena(why, sizeof(why)))
+		return 0;
+	cli_err("%s: %s", name, why);
 	return -1;
 }
 
