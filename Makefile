@@ -235,7 +235,7 @@ header-check: $(HDR_CHECKS)
 TEST_ARGS ?= -j2
 HOST_TESTS := @(probe|size_classes)/*
 test: $(TEST_BIN) $(HDR_CHECKS) fuzz-build
-	$(Q)where=$$($(RUN_BPF) --where) && \
+	$(Q)where=$$($(RUN_BPF) --name 'the test suite' --where) && \
 	if [ "$$where" = guest ]; then \
 		printf '  %-8s %s\n' TEST "$(TEST_BIN) --filter '$(HOST_TESTS)' (host)"; \
 		$(TEST_BIN) $(TEST_ARGS) --filter '$(HOST_TESTS)' || exit; \
