@@ -44,7 +44,7 @@ done
 where=${AA_TEST_WHERE:-auto}
 case $where in
 host) ;;
-guest) [ "$where_only" = 1 ] || log "${name:-the command} runs in a QEMU guest" ;;
+guest) [ "$where_only" = 1 ] || log "${name:-the command} will run in a QEMU guest" ;;
 auto)
 	cli=${AA_CLI:-build/arena-alloc}
 	[ -x "$cli" ] || { log "$cli is not built: cannot probe for BPF arena (make cli)"; exit 2; }
@@ -59,7 +59,7 @@ auto)
 	1)
 		where=guest
 		log "$line (this host, Linux $(uname -r))"
-		log "so ${name:-the command} runs in a QEMU guest instead (AA_TEST_WHERE=host runs it here anyway)"
+		log "so ${name:-the command} will run in a QEMU guest instead (AA_TEST_WHERE=host runs it here anyway)"
 		;;
 	*) log "'$cli probe' failed (status $rc): $line $err"; exit 2 ;;
 	esac
