@@ -219,6 +219,19 @@ static void init_classes(void)
 	debug_reset();		/* the quarantine's objects are gone too */
 }
 
+/* Empty transfer caches. No lock: the heap is not published, and the
+ * callers that reach them without a CPU cache claim touch nothing under
+ * their lock unless it is (tc_lock_ready()); an object that a free pushed
+ * while a teardown ran belongs to no heap now.
+ * REQUIRES: heap not published (init). */
+static void init_transfer_caches(void)
+{
+	int c;
+
+	aa_for(c, 0, AA_NR_CLASSES)
+		aa_root.tc[c].count = 0;
+}
+
 /*
  * Initialise the heap for the arena at arena_base (arena_size bytes, the
  * root inside it) with flags and CPU caches for CPUs 0 .. nr_cpus-1, grow
@@ -267,6 +280,7 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags
 		aa_root.nr_slots = AA_MAX_SLOTS;
 	clear_order_maps();
 	init_classes();
+	init_transfer_caches();
 	aa_root.parked = AA_NIL;
 	aa_root.flags = flags;
 	aa_root.need_refill = 0;
@@ -497,7 +511,9 @@ static int teardown_locked(void)
  * init) and refuses with -EBUSY, changing nothing, while a program is
  * inside one or holds a transfer-cache lock, or a trim is returning pages.
  * Programs must not use the heap across a teardown: one that already got
- * past the ready check gets NULL / an error, never memory of the old heap.
+ * past the ready check gets NULL / an error, never memory of the old heap
+ * (a free that finds its cache claimed here falls to the transfer cache,
+ * which takes nothing while the heap is unpublished; init empties it).
  */
 int aa_arena_teardown(void)
 {

@@ -57,7 +57,11 @@
  *    RELEASING slot state, so their metadata stays put until freed.
  *  - Publication: init writes the whole root, then stores the magic with an
  *    atomic exchange (full barrier); callers check the magic before using
- *    anything, and their first claim or lock is a full barrier too.
+ *    anything, and their first claim or lock is a full barrier too. A CPU
+ *    cache claim keeps a teardown out (it claims every cache first); a
+ *    caller without one checks the magic again under the lock it takes
+ *    (the transfer cache's one-object path), so nothing enters or leaves
+ *    an unpublished heap, and init empties what a teardown could not.
  */
 #ifndef __AA_INTERNAL_H
 #define __AA_INTERNAL_H

@@ -44,6 +44,21 @@ static __always_inline bool tc_lock(struct aa_transfer_cache __arena *tc)
 	return false;
 }
 
+/* tc_lock() for the single-object calls, which callers reach without a
+ * CPU cache claim, so with nothing that keeps a teardown out: true with the
+ * lock held only while the heap is published (checked under the lock:
+ * teardown empties each class under its lock, init empties them all
+ * before it publishes). */
+static __always_inline bool tc_lock_ready(struct aa_transfer_cache __arena *tc)
+{
+	if (!tc_lock(tc))
+		return false;
+	if (aa_heap_ready())
+		return true;
+	aa_lock_release(&tc->lock);
+	return false;
+}
+
 /* Copy n object addresses between arena arrays. */
 static __always_inline void copy_objs(__u64 __arena *dst, __u64 __arena *src, __u32 n)
 {
@@ -107,8 +122,8 @@ int aa_transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
  * lock of its own, so an IRQ over a heap-lock holder still gets memory.
  */
 
-/* Take the newest object. Returns it (custody-marked), or 0 when empty or
- * locked. */
+/* Take the newest object. Returns it (custody-marked), or 0 when empty,
+ * locked or the heap is not published. */
 __u64 aa_transfer_cache_pop(__u32 cls)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
@@ -117,7 +132,7 @@ __u64 aa_transfer_cache_pop(__u32 cls)
 
 	if (cls >= AA_NR_CLASSES)
 		return 0;
-	if (!tc_lock(tc))
+	if (!tc_lock_ready(tc))
 		return 0;
 	count = tc->count;
 	if (count == 0 || count > AA_TRANSFER_MAX) {
@@ -130,8 +145,10 @@ __u64 aa_transfer_cache_pop(__u32 cls)
 	return p;
 }
 
-/* Put ptr (claimed: custody-marked) in. Returns 1, or 0 when full or
- * locked. */
+/* Put ptr (claimed: custody-marked) in. Returns 1, or 0 when full,
+ * locked, the heap is not published, or ptr does not carry this heap's
+ * FREED mark (a free that claimed it in a heap torn down since: the key
+ * changes on every init). */
 int aa_transfer_cache_push(__u32 cls, __u64 ptr)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
@@ -140,10 +157,10 @@ int aa_transfer_cache_push(__u32 cls, __u64 ptr)
 	if (cls >= AA_NR_CLASSES)
 		return 0;
 	cap = tc_cap(cls);
-	if (!tc_lock(tc))
+	if (!tc_lock_ready(tc))
 		return 0;
 	count = tc->count;
-	if (count >= cap) {
+	if (count >= cap || *(__u64 __arena *)ptr != aa_custody(ptr, AA_TAG_FREED)) {
 		aa_lock_release(&tc->lock);
 		return 0;
 	}

@@ -505,6 +505,43 @@ Test(cpu_cache, reinit_changes_flags_and_tunables)
 	t_check(h);
 }
 
+/* A free that lost its cache claim to a teardown (the claim is the
+ * teardown's until the next init) takes the slow path, which offers the
+ * object to the transfer cache: the next heap must not find it there, or
+ * it would hand out memory that one of its own spans also holds. */
+Test(cpu_cache, a_free_racing_teardown_leaves_nothing_for_the_next_heap)
+{
+	const struct aa_root *r = aa_heap__root(h);
+	struct free_slow_args a = { .cls = C64 };
+	__u64 old[8], q;
+	int i, c;
+
+	pin(0);
+	for (i = 0; i < 8; i++) {
+		old[i] = t_malloc(h, 64);
+		cr_assert_neq(old[i], 0);
+	}
+	cr_assert_eq(aa_heap__teardown(h), 16);
+	a.ptr = old[3];
+	cr_assert_eq(t_run(skel->progs.free_slow, &a, sizeof(a)), 0);
+	cr_log_info("free of an old object after teardown: %d, transfer cache: %u", a.ret,
+		    r->tc[C64].count);
+
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 16 * MiB);
+	cr_assert_eq(aa_heap__reinit(h, &o), 0, "reinit: %s", strerror(errno));
+	for (c = 0; c < AA_NR_CLASSES; c++)
+		cr_expect_eq(r->tc[c].count, 0, "class %d's transfer cache survived the re-init", c);
+	/* a claimed cache sends the allocation to the transfer cache first */
+	set_claim(0, AA_CC_OWNER);
+	q = t_malloc(h, 64);
+	set_claim(0, AA_CC_FREE);
+	cr_assert_neq(q, 0);
+	cr_assert_neq(q, old[3], "the old heap's object was handed out by the new one");
+	cr_assert_eq(t_stats(h).live_allocs, 1, "the allocation did not come from the heap");
+	cr_assert_eq(t_free(h, q), 0);
+	t_check(h);
+}
+
 /* --- CPUs beyond the cache table -------------------------------------------------- */
 
 /* Make /sys/devices/system/cpu/possible read `list` in this test's process

@@ -19,4 +19,10 @@ struct reent_args {
 	__u64 errors;	/* out */
 };
 
+struct free_slow_args {
+	__u64 ptr;	/* in: the object, already claimed */
+	__u32 cls;	/* in: its class */
+	int ret;	/* out: aa_cpu_cache_free_slow() */
+};
+
 #endif

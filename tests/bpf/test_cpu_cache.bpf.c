@@ -5,7 +5,9 @@
  *    and freed by whichever CPU swaps it out (half the frees cross CPUs);
  *  - reent_outer + reent_irq: a syscall program's hot alloc/free loop and
  *    a perf_event program (hard-IRQ context) allocating on the same CPU;
- *  - tc_alloc: a non-sleepable program, for the empty-heap case.
+ *  - tc_alloc: a non-sleepable program, for the empty-heap case;
+ *  - free_slow: the slow half of a free, for a free that lost its cache
+ *    claim to a teardown.
  * Loops use bpf_loop() (test_embed.bpf.c is the object that uses bpf_for()).
  */
 #include "vmlinux.h"
@@ -163,4 +165,16 @@ int tc_alloc(struct __sk_buff *skb)
 		return 2;
 	p[15] = 1;
 	return aa_free(p) ? 3 : 1;
+}
+
+/* --- A free that lost its cache claim ---------------------------------------
+ * What a free does once it has claimed its object (word 0: the FREED mark)
+ * but finds its CPU cache claimed by someone else, here a teardown: the
+ * slow path, which offers the object to the transfer cache.
+ */
+SEC("syscall")
+int free_slow(struct free_slow_args *a)
+{
+	a->ret = aa_cpu_cache_free_slow(a->ptr, a->cls);
+	return 0;
 }
