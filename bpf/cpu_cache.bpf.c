@@ -62,11 +62,38 @@ static __always_inline struct aa_cpu_cache __arena *this_cpu_cache(void)
 	return off ? aa_addr(off) : NULL;
 }
 
+/*
+ * Caps, batches and counts live in the arena, which any process that maps
+ * it can write: each is bounded here, where the slow paths use it as a
+ * bound or an index. A nonsense value costs speed, never a write outside
+ * the class's objs[].
+ */
+
+/* cap of class c: <= AA_CPU_CACHE_MAX (init sets it so, but see above). */
 static __always_inline __u32 cache_cap(struct aa_cpu_cache __arena *cc, __u32 c)
 {
 	__u32 cap = cc->cls[aa_cls_idx(c)].cap;
 
 	return cap > AA_CPU_CACHE_MAX ? AA_CPU_CACHE_MAX : cap;
+}
+
+/* Objects to move per refill or spill of class c: tun.batch, in
+ * [1, AA_CPU_CACHE_MAX / 2], so that a refill into an empty class fits. */
+static __always_inline __u32 cache_batch(__u32 c)
+{
+	__u32 batch = aa_root.tun.batch[aa_cls_idx(c)];
+
+	if (batch == 0)
+		return 1;
+	return batch > AA_CPU_CACHE_MAX / 2 ? AA_CPU_CACHE_MAX / 2 : batch;
+}
+
+/* count of class c: <= AA_CPU_CACHE_MAX (slots past it are not ours). */
+static __always_inline __u32 cache_count(struct aa_cpu_cache __arena *cc, __u32 c)
+{
+	__u32 n = cc->cls[aa_cls_idx(c)].count;
+
+	return n > AA_CPU_CACHE_MAX ? AA_CPU_CACHE_MAX : n;
 }
 
 /* Fill the class from below: a batch from the transfer cache, else from the
@@ -76,7 +103,7 @@ static __always_inline __u32 cache_cap(struct aa_cpu_cache __arena *cc, __u32 c)
 static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 cls)
 {
 	__u32 c = aa_cls_idx(cls);
-	__u32 batch = aa_root.tun.batch[c];
+	__u32 batch = cache_batch(c);
 	__u64 dst = (__u64)&cc->cls[c].objs[0];
 	int got;
 
@@ -93,11 +120,11 @@ static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 c
  * it cannot free). The top, not the bottom: nothing slides down, so a
  * spill costs one batch copy (the bottom would cost moving every object
  * left behind, on every spill). Returns the new count.
- * REQUIRES: cc claimed. */
+ * REQUIRES: cc claimed; n <= AA_CPU_CACHE_MAX (cache_count()). */
 static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 cls, __u32 n)
 {
 	__u32 c = aa_cls_idx(cls);
-	__u32 batch = aa_root.tun.batch[c];
+	__u32 batch = cache_batch(c);
 	__u64 src;
 	int moved;
 
@@ -180,7 +207,7 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 		return aa_heap_return(ptr);
 	}
 	cap = cache_cap(cc, c);
-	n = cc->cls[c].count;
+	n = cache_count(cc, c);
 	if (n >= cap)
 		n = cache_spill(cc, c, n);
 	if (n < cap) {

@@ -27,6 +27,8 @@ static __always_inline struct aa_transfer_cache __arena *tc_of(__u32 cls)
 	return &aa_root.tc[aa_cls_idx(cls)];
 }
 
+/* transfer_cap of class cls, which lives in the arena (anyone who maps it
+ * can write it): <= AA_TRANSFER_MAX, the size of objs[]. */
 static __always_inline __u32 tc_cap(__u32 cls)
 {
 	__u32 cap = aa_root.tun.transfer_cap[aa_cls_idx(cls)];
@@ -103,8 +105,8 @@ int aa_transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
 	cap = tc_cap(cls);
 	if (!tc_lock(tc))
 		return 0;
-	count = tc->count;
-	if (count + n > cap) {
+	count = tc->count;	/* in the arena too: count + n may wrap */
+	if (count > cap || n > cap - count) {
 		tc->to_buddy++;
 		aa_lock_release(&tc->lock);
 		return 0;

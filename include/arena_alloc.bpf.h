@@ -332,7 +332,8 @@ static __always_inline bool __aa_cache_push(struct aa_cpu_cache __arena *cc, __u
 	struct aa_cpu_class __arena *k = &cc->cls[c];
 	__u32 n = k->count;
 
-	if (n >= k->cap)	/* cap <= AA_CPU_CACHE_MAX: init */
+	/* cap is in the arena, which userspace can write: bound it here too */
+	if (n >= k->cap || n >= AA_CPU_CACHE_MAX)
 		return false;
 	k->objs[n] = ptr;
 	k->count = n + 1;

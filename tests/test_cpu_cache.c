@@ -673,6 +673,50 @@ Test(cpu_cache, tunables_are_validated_and_used, .init = NULL, .fini = NULL)
 	h = NULL;
 }
 
+/* Tunables, caps and counts live in the arena, which any process that maps
+ * it can write: the BPF side bounds each where it uses it. Nonsense values
+ * may cost speed, never a write outside a cache or another class's slots. */
+Test(cpu_cache, tunables_out_of_range_in_the_arena_stay_inside_the_caches)
+{
+	struct aa_root *r = (struct aa_root *)aa_heap__root(h);
+	struct reent_args a = { .iters = 1000 };
+	__u32 c200 = aa_size_class(200);
+	__u64 p[300];
+	int i, c, cpu;
+
+	pin(0);
+	for (c = 0; c < AA_NR_CLASSES; c++) {
+		r->tun.cpu_cache_cap[c] = 100000;
+		r->tun.batch[c] = 50000;
+		r->tun.transfer_cap[c] = 100000;
+		for (cpu = 0; cpu < nr_cpus(); cpu++)
+			((struct aa_cpu_cache *)aa_heap__cpu_cache(h, cpu))->cls[c].cap = 100000;
+	}
+	for (i = 0; i < 300; i++) {
+		p[i] = t_malloc(h, 64);
+		cr_expect_neq(p[i], 0, "allocation %d failed", i);
+	}
+	for (i = 0; i < 300; i++)
+		if (p[i])
+			cr_expect_eq(t_free(h, p[i]), 0, "free %d", i);
+	cr_assert_eq(t_run(skel->progs.reent_outer, &a, sizeof(a)), 0);
+	cr_expect_eq(a.errors, 0, "the inline API failed %llu times", a.errors);
+	cr_expect_eq(a.ok, 1000);
+	for (cpu = 0; cpu < nr_cpus(); cpu++)
+		for (c = 0; c < AA_NR_CLASSES; c++) {
+			__u32 n = aa_heap__cpu_cache(h, cpu)->cls[c].count;
+
+			if (cpu == 0 && (c == C64 || c == c200))
+				cr_expect_leq(n, AA_CPU_CACHE_MAX, "CPU 0 class %d: count %u", c, n);
+			else
+				cr_expect_eq(n, 0, "CPU %d class %d, never used: count %u", cpu, c, n);
+		}
+	for (c = 0; c < AA_NR_CLASSES; c++)
+		cr_expect_leq(r->tc[c].count, AA_TRANSFER_MAX, "transfer cache %d: %u", c,
+			      r->tc[c].count);
+	t_check(h);
+}
+
 /* The tests above name the 64-B class C64. */
 Test(cpu_cache, c64_is_the_class_of_64_bytes, .init = NULL, .fini = NULL)
 {
