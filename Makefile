@@ -605,7 +605,9 @@ bench-run: bench-mem-run
 	$(Q)rm -f $(BENCH_BASE)/htab.json; if [ -f $(BENCH_BASE)/.built-$(BENCH_BASE_REV) ]; then \
 		echo "  BENCH    baseline $(BENCH_BASE_REV): htab (its tables go to $(BENCH_BASE)/bench.txt)"; \
 		$(BENCH_BASE)/build/aa_bench --only htab --json-out $(BENCH_BASE)/htab.json \
-			$(BENCH_ARGS) > $(BENCH_BASE)/bench.txt 2>&1; fi
+			$(BENCH_ARGS) > $(BENCH_BASE)/bench.txt 2>&1 || { rm -f $(BENCH_BASE)/htab.json; \
+		echo "  BENCH    baseline $(BENCH_BASE_REV) did not run on $$(uname -r) (the end of" \
+			"$(BENCH_BASE)/bench.txt says why): no 'before' column in table 4"; }; fi
 	$(call msg,BENCH,$(BENCH_BIN) $(BENCH_ARGS))
 	$(Q)$(BENCH_BIN) --json-out $(BENCH_JSON) --htab-before $(BENCH_BASE)/htab.json $(BENCH_ARGS)
 	$(Q)$(MAKE) -s bench-sizes-run
@@ -625,8 +627,11 @@ bench-sizes-run:
 			else b=$(BENCH_BIN); x=--no-debug; fi; \
 			[ -x $$b ] || continue; \
 			echo; echo "== $$s B, $$v ($$b) =="; \
-			$$b --only latency $(BENCH_ARGS) $$x --size $$s --cell-ms 300 2>/dev/null | \
-				awk '/^3\. The floor/{f=1} /^malloc-xfree/{f=0} f'; \
+			if out=$$($$b --only latency $(BENCH_ARGS) $$x --size $$s --cell-ms 300 2>&1); then \
+				echo "$$out" | awk '/^3\. The floor/{f=1} /^malloc-xfree/{f=0} f'; \
+			elif [ $$v = baseline ]; then \
+				echo "(the baseline did not run on $$(uname -r): $$(echo "$$out" | tail -n1))"; \
+			else echo "$$out" | tail -n20; exit 1; fi; \
 		done; \
 	done
 

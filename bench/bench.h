@@ -132,7 +132,8 @@ struct bench_reset_args {
 	__u32 kobj_class;	/* in */
 	__u32 pad;
 	__u64 freed;		/* out: objects freed */
-	__u64 errors;		/* out */
+	__u64 errors;		/* out: frees that failed */
+	__u64 nulls;		/* out: failed allocations the last cell left */
 };
 
 /* bench_floor_setup: allocate the floor's objects (aa_malloc, once);

@@ -27,7 +27,11 @@ void lat_reset(struct inst *in, int impl, int nworkers)
 	int err = run_prog(in->skel->progs.bench_lat_reset, &r, sizeof(r));
 
 	if (err || r.errors)
-		die("bench_lat_reset: %s, %llu errors", strerror(-err), (unsigned long long)r.errors);
+		die("bench_lat_reset: %s, %llu failed frees", strerror(-err),
+		    (unsigned long long)r.errors);
+	if (r.nulls)
+		fprintf(stderr, "aa_bench: warning: the last round of the cell before left %llu "
+			"failed allocations (NULL) unreported\n", (unsigned long long)r.nulls);
 }
 
 void cell_push(struct cell *c, const struct sample *s)

@@ -480,22 +480,37 @@ int bench_lat(struct bench_lat_args *a)
 
 struct reset_ctx {
 	__u32 impl, kcls;
-	__u64 freed, errors;
+	__u64 freed, errors, nulls;
 };
+
+/* The NULLs among a buffer's first m objects: allocations that failed in
+ * the last round of a cell, whose free phase never ran. */
+static __always_inline __u32 count_nulls(__u64 __arena *objs, __u32 m)
+{
+	__u32 i, nulls = ZERO;
+
+	for (i = ZERO; i < m && can_loop; i++)
+		if (!objs[i & AMASK])
+			nulls++;
+	return nulls;
+}
 
 static long reset_buf(__u64 b, void *data)
 {
 	struct reset_ctx *c = data;
 	struct bench_buf __arena *buf = &bench_bufs[b & BMASK];
-	__u32 m = buf->count;
+	__u32 m = buf->count, nulls;
 
 	if (m > BENCH_MAX_ALLOCS)
 		m = BENCH_MAX_ALLOCS;
 	/* the floor's objects are not freed: bench_floor_reset refills */
 	if (m && (c->impl == BENCH_IMPL_AA || c->impl == BENCH_IMPL_AA_INLINE ||
 		  c->impl == BENCH_IMPL_KOBJ)) {
-		c->errors += free_phase(c->impl, c->kcls, b, m);
-		c->freed += m;
+		/* aa_free_loop counts a NULL as a failed free */
+		nulls = c->impl == BENCH_IMPL_KOBJ ? 0 : count_nulls(buf->objs, m);
+		c->errors += free_phase(c->impl, c->kcls, b, m) - nulls;
+		c->nulls += nulls;
+		c->freed += m - nulls;
 	}
 	buf->count = 0;
 	return 0;
@@ -523,6 +538,7 @@ int bench_lat_reset(struct bench_reset_args *a)
 	}
 	a->freed = c.freed;
 	a->errors = c.errors;
+	a->nulls = c.nulls;
 	return 0;
 }
 
