@@ -305,14 +305,22 @@ static __always_inline int release_poisoned(__u64 addr, __u32 cls)
 }
 
 /* An entry taken out of quarantine (offset << 8 | class): off the
- * counters, its poison checked again. Returns the object's address. */
+ * counters, its poison checked again, and its word 0, which must have kept
+ * the FREED mark the claim wrote (the tiers below want it): a write after
+ * free there is reported and the mark put back. Returns the object's
+ * address. */
 static __always_inline __u64 quarantine_out(__u64 e)
 {
 	__u32 c = aa_cls_idx(e & 0xff), b = aa_class(c)->size;
-	__u64 addr = aa_root.arena_base + (e >> 8);
+	__u64 addr = aa_root.arena_base + (e >> 8), mark = aa_custody(addr, AA_TAG_FREED), w0;
 
 	__sync_fetch_and_sub(&aa_root.debug.q_objs, 1);
 	__sync_fetch_and_sub(&aa_root.debug.q_bytes, b);
+	w0 = *(volatile __u64 __arena *)addr;
+	if (w0 != mark) {
+		report(AA_DBG_USE_AFTER_FREE, addr, c, b, 0, 0, w0);
+		*(volatile __u64 __arena *)addr = mark;
+	}
 	poison_check(addr, c, b);
 	return addr;
 }

@@ -95,10 +95,26 @@ static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
  * a span object or a run, the slot state for whole chunks.
  */
 
+/* Debug mode: is the object of class `kind` at ptr free? Its last word
+ * is then the poison, which no trailer equals (a trailer's low half is at
+ * most the object's size), from its free until an allocation writes its
+ * trailer: it sits in quarantine or a cache (debug.bpf.c). Its word 0 may
+ * still be no mark: a write after free over the FREED mark. */
+static __always_inline bool debug_free_object(__u64 ptr, int kind)
+{
+	return (aa_root.flags & AA_F_DEBUG) && kind < AA_NR_CLASSES &&
+	       *(volatile __u64 __arena *)(ptr + aa_class(kind)->size - 8) == AA_DEBUG_POISON;
+}
+
 /* Claim the allocation of kind `kind` at ptr (arena offset off, page-map
  * entry pmw) for a free. Returns 0 with word 0 = the FREED mark (the caller
  * now owns the block), or -AA_ERR_DOUBLE_FREE with nothing changed. Any
- * context, no lock. */
+ * context, no lock. In debug mode a claimed object that is free all the
+ * same (debug_free_object()) is given back: its owner is the quarantine
+ * or cache that holds it, and this free a double free. Checked after the
+ * claim, when no other free can poison the object under us; an allocation
+ * that popped it but has not written its trailer yet gets its word 0 back
+ * by the undo. */
 static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
 {
 	__u32 slot = off >> AA_CHUNK_SHIFT;
@@ -118,6 +134,10 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
 	if (!__aa_claim_word(ptr, aa_root.cache_key, &v) ||
 	    __aa_claim(ptr, aa_root.cache_key, v, check, pmw, (__u64)meta_of(slot)))
 		return -AA_ERR_DOUBLE_FREE;
+	if (debug_free_object(ptr, kind)) {
+		__sync_val_compare_and_swap((__u64 __arena *)ptr, aa_custody(ptr, AA_TAG_FREED), v);
+		return -AA_ERR_DOUBLE_FREE;
+	}
 	return 0;
 }
 

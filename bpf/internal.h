@@ -47,7 +47,9 @@
  *    cmpxchg of word 0 from the user's value to the FREED mark, then checks
  *    that the block is still allocated (aa_claim()): of two racing frees
  *    exactly one wins, the other gets -EALREADY. A claimed block is the
- *    claimer's until it hands it to a tier.
+ *    claimer's until it hands it to a tier. In debug mode a claimed class
+ *    object whose trailer is poison is free all the same (a write after
+ *    free replaced its mark): the claim is undone, -EALREADY.
  *  - Parked frees (aa_root.parked): a free whose lock is unavailable pushes
  *    its claimed block on this lock-free stack (cmpxchg push, any context);
  *    only the heap lock holder pops, so there is one consumer and no ABA.

@@ -180,6 +180,96 @@ Test(debug, a_double_free_is_refused_and_recorded)
 	t_check(h);
 }
 
+/* Keep this process on the CPU it runs on: its frees fill this CPU's
+ * cache, and its allocations must empty that same cache. */
+static void pin_to_this_cpu(void)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(sched_getcpu(), &s);
+	cr_assert_eq(sched_setaffinity(0, sizeof(s), &s), 0);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Allocate n objects of req bytes and keep them: no address may come
+ * twice (one object, two owners). */
+static void expect_no_repeats(__u64 req, int n)
+{
+	__u64 *p = calloc(n, sizeof(*p));
+	int i;
+
+	cr_assert_not_null(p);
+	for (i = 0; i < n; i++) {
+		p[i] = t_malloc(h, req);
+		cr_assert_neq(p[i], 0, "allocation %d of %d", i, n);
+	}
+	qsort(p, n, sizeof(*p), cmp_u64);
+	for (i = 1; i < n; i++)
+		cr_assert_neq(p[i], p[i - 1], "0x%llx handed out twice",
+			      (unsigned long long)p[i]);
+	free(p);
+}
+
+Test(debug, a_double_free_after_word_0_was_overwritten_is_refused)
+{
+	__u32 q = 8, cls = aa_size_class(40 + AA_DEBUG_TAIL), cap;
+	struct aa_debug_error r;
+	__u64 p[16];
+	int i;
+
+	setup_heap(q, 0, " double_free ");
+	pin_to_this_cpu();
+	cap = aa_heap__root(h)->tun.cpu_cache_cap[cls];
+	skel->bss->zero_word0 = 1;
+	cr_assert_eq(t_run_pkt(skel->progs.double_free), 0);
+	cr_assert_eq(skel->bss->ret_free, 0);
+	print_all();
+	/* 2q frees of the class push every entry out of quarantine into this
+	 * CPU's cache; then take everything the cache and quarantine held */
+	for (i = 0; i < 2 * (int)q; i++)
+		cr_assert_neq(p[i] = t_malloc(h, 40), 0);
+	for (i = 0; i < 2 * (int)q; i++)
+		cr_assert_eq(t_free(h, p[i]), 0);
+	expect_no_repeats(40, cap + 3 * q);
+	cr_assert_eq(skel->bss->ret_free2, -EALREADY, "the second free was taken: %d",
+		     skel->bss->ret_free2);
+	find_record(AA_DBG_DOUBLE_FREE, skel->bss->victim);
+	cr_assert_eq(errors_of(AA_DBG_OVERFLOW), 0, "the trailer is poison, not overwritten");
+	/* and the write over word 0, when the object left quarantine */
+	r = find_record(AA_DBG_USE_AFTER_FREE, skel->bss->victim);
+	cr_assert_eq(r.offset, 0);
+	cr_assert_eq(r.found, 0);
+	cr_assert_eq(aa_heap__root(h)->debug.recorded, 2);
+	cr_assert_geq(aa_heap__drain(h), 0);
+	cr_assert_eq(t_stats(h).live_allocs, cap + 3 * q, "only what the test holds");
+	t_check(h);
+}
+
+Test(debug, the_userspace_api_refuses_a_free_after_word_0_was_overwritten)
+{
+	__u64 p;
+
+	setup_heap(AA_QUARANTINE_DEFAULT, 0, "  ");
+	p = aa_heap__malloc(h, 64);
+	cr_assert_neq(p, 0);
+	cr_assert_eq(aa_heap__free(h, p), 0);
+	*(volatile __u64 *)aa_heap__ptr(h, p) = 0;	/* through the mmap */
+	cr_assert_eq(aa_heap__free(h, p), -EALREADY);
+	find_record(AA_DBG_DOUBLE_FREE, p);
+	cr_assert_eq(errors_of(AA_DBG_OVERFLOW), 0);
+	cr_assert_geq(aa_heap__drain(h), 0);
+	find_record(AA_DBG_USE_AFTER_FREE, p);	/* word 0, found at the drain */
+	cr_assert_eq(t_stats(h).live_allocs, 0, "one custody: the drain gave it back");
+	t_check(h);
+}
+
 Test(debug, a_clean_workload_gets_no_report)
 {
 	struct aa_stats st;

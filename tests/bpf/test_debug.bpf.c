@@ -81,16 +81,22 @@ int underflow(struct __sk_buff *skb)
 	return 0;
 }
 
-/* Double free. */
+/* Double free; with zero_word0, after a write after free of 0 over word
+ * 0 (which holds the FREED mark while the object is quarantined or
+ * cached): the second free must find the object free all the same. */
+__u32 zero_word0;
+
 SEC("tc")
 int double_free(struct __sk_buff *skb)
 {
-	void __arena *p = aa_malloc(req_size);
+	__u64 __arena *p = aa_malloc(req_size);
 
 	if (!p)
 		return 1;
 	victim = (__u64)p;
 	ret_free = aa_free(p);
+	if (zero_word0)
+		p[0] = 0;	/* a write after free, over word 0 */
 	ret_free2 = aa_free(p);	/* the bug */
 	return 0;
 }
