@@ -12,8 +12,8 @@
  *    no ring (found by an older library) is read every 200 ms instead;
  *  - it reads the flag before every sleep and after every wake-up, and the
  *    ring's epoll is level-triggered, so a raise between the two is seen;
- *  - aa_heap__refill() grows the heap and then clears the flag; the next
- *    raise writes the next event;
+ *  - aa_heap__refill() clears the flag and then grows the heap (a raise
+ *    during the grow stays up); the next raise writes the next event;
  *  - on heaps with deferred free, limbo's first object also writes one
  *    (AA_EV_LIMBO_START): the waiter returns 2 while limbo holds objects,
  *    answered by aa_heap__reclaim().
@@ -118,29 +118,40 @@ AA_API int aa_heap__wait_refill(struct aa_heap *h, int timeout_ms, struct aa_ref
 	}
 }
 
+/*
+ * The flag is taken down before the work that answers it, never after: a
+ * raise during the reclaim or the grow (an allocation that found the new
+ * memory already gone) then stays up for the next call. Cleared after the
+ * grow, such a raise was overwritten and its waiter slept until some later
+ * allocation failed again. When nothing was answered (the grow failed or
+ * added no chunk) the flag goes back up, unless a raise already did that.
+ */
 AA_API int aa_heap__refill(struct aa_heap *h, __u64 bytes)
 {
-	volatile __u32 *flag;
+	__u32 *flag;
 	int n;
 
 	AA_CHECK_HEAP(h, -EINVAL);
 	if (!h->root)
 		return aa_err(-EINVAL);
-	flag = (volatile __u32 *)&h->root->need_refill;
-	if (!*flag)
+	flag = (__u32 *)&h->root->need_refill;
+	if (!__atomic_exchange_n(flag, 0, __ATOMIC_SEQ_CST))
 		return 0;
 	if ((h->root->flags & AA_F_DEFER) && h->root->defer.pending_objs) {
 		/* limbo first: over its limit, it raised the signal itself */
-		if (aa_heap__reclaim(h) < 0)
-			return -errno;
-		if ((h->root->stats.nr_chunks << AA_CHUNK_SHIFT) - h->root->stats.bytes_in_use >=
-		    h->root->tun.low_watermark) {
-			*flag = 0;
-			return 0;
+		if (aa_heap__reclaim(h) < 0) {
+			n = -errno;
+			goto unanswered;
 		}
+		if ((h->root->stats.nr_chunks << AA_CHUNK_SHIFT) - h->root->stats.bytes_in_use >=
+		    h->root->tun.low_watermark)
+			return 0;
 	}
 	n = aa_heap__grow(h, bytes ? bytes : 4 << 20);
-	if (n > 0)
-		*flag = 0;
+	if (n <= 0) {
+unanswered:
+		__sync_val_compare_and_swap(flag, 0, 1);
+		return n < 0 ? aa_err(n) : 0;
+	}
 	return n;
 }
