@@ -365,7 +365,11 @@ AA_API __u64 aa_heap__addr(const struct aa_heap *heap, const void *ptr);
  * stats can be read from it at any time without a syscall. */
 AA_API const struct aa_root *aa_heap__root(const struct aa_heap *heap);
 
-/** @brief **aa_heap__stats()** copies the heap counters from the mmap.
+/** @brief **aa_heap__stats()** reads the counters from the mmap. Its
+ * totals (nr_allocs, nr_frees, live_allocs, bytes_in_use) count the calls
+ * programs made, whatever path served them; what the allocator holds for
+ * itself (cached_*, quarantined_*, limbo_*, parked_objs) and the heap's
+ * own view (heap_*) are apart. The equations: struct aa_stats.
  * @return 0, on success; negative error, otherwise */
 AA_API int aa_heap__stats(const struct aa_heap *heap, struct aa_stats *out);
 
