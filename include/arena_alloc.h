@@ -257,7 +257,9 @@ AA_API int aa_heap__free_deferred(struct aa_heap *heap, __u64 addr);
  * through a map-in-map update; membarrier() as a fallback) and frees what
  * was deferred before. Blocks for the grace period (milliseconds). One
  * round at a time per heap (a concurrent one waits).
- * @return objects freed (>= 0); negative error */
+ * @return objects freed (>= 0); -EAGAIN when no grace period can be had
+ * (the map-in-map update failed and one CPU is online, where membarrier()
+ * waits for none): the objects stay in limbo; negative error, otherwise */
 AA_API long aa_heap__reclaim(struct aa_heap *heap);
 
 /** @brief **aa_heap__refill_fd()** is an fd for the caller's own epoll
