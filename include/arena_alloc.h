@@ -225,9 +225,9 @@ AA_API int aa_heap__teardown(struct aa_heap *heap);
 AA_API long aa_heap__drain(struct aa_heap *heap);
 
 /** @brief **aa_heap__refill()** answers the low-watermark signal: when BPF
- * raised root->need_refill, clears the signal and grows the heap by bytes
- * (0: 4 MiB); a raise during the grow stays up, and a grow that failed
- * leaves the signal up. On heaps with AA_F_DEFER it reclaims limbo first, and does
+ * raised root->need_refill, grows the heap by bytes (0: 4 MiB) and clears
+ * the signal, raising it again if free memory is still below the low
+ * watermark (allocations during the grow took the new memory). On heaps with AA_F_DEFER it reclaims limbo first, and does
  * not grow when that brought free memory back above the low watermark.
  * @return chunks added (0 when no growth was needed); negative error */
 AA_API int aa_heap__refill(struct aa_heap *heap, __u64 bytes);
