@@ -5,7 +5,12 @@ CLANG ?= clang-19
 LLVM_STRIP ?= llvm-strip-19
 BPFTOOL ?= bpftool
 CC ?= gcc
-ARCH := $(shell uname -m | sed 's/x86_64/x86/' | sed 's/aarch64/arm64/' \
+# The BPF objects are per architecture: -D__TARGET_ARCH_$(ARCH) picks the
+# memory-ordering code of arena_alloc.bpf.h (plain stores on x86, atomic
+# exchanges elsewhere). ARCH is the build host's unless given: `make
+# ARCH=arm64 build/libarena_alloc.bpf.o` (uname -m names work too).
+ARCH ?= $(shell uname -m)
+override ARCH := $(shell echo '$(ARCH)' | sed 's/x86_64/x86/' | sed 's/aarch64/arm64/' \
 	| sed 's/ppc64le/powerpc/' | sed 's/mips.*/mips/' | sed 's/riscv64/riscv/')
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 # Install layout (make install / uninstall; DESTDIR for staging): Debian's
@@ -51,7 +56,12 @@ $(call allow-override,LD,$(CROSS_COMPILE)ld)
 # Library tiers (bpf/*.bpf.c), compiled as one unit by bpf/arena_alloc.bpf.c.
 LIB_BPF_OBJS := $(OUTPUT)/bpf/arena_alloc.bpf.o
 LIB_BPF := $(OUTPUT)/libarena_alloc.bpf.o
-BPF_HDRS := $(wildcard bpf/*.h) $(wildcard bpf/*.bpf.c) $(wildcard include/*.h) $(wildcard tests/*.h)
+BPF_HDRS := $(wildcard bpf/*.h) $(wildcard bpf/*.bpf.c) $(wildcard include/*.h) $(wildcard tests/*.h) \
+	$(OUTPUT)/.bpf-arch
+# Every BPF object is rebuilt when ARCH changes: $(OUTPUT)/.bpf-arch holds
+# the last one (rewritten at parse time only when it differs).
+$(shell mkdir -p $(OUTPUT); [ "$$(cat $(OUTPUT)/.bpf-arch 2>/dev/null)" = '$(ARCH)' ] \
+	|| echo '$(ARCH)' > $(OUTPUT)/.bpf-arch)
 
 USER_SRCS := user/heap.c user/stats.c user/pin.c user/find.c user/refill.c user/defer.c user/debug.c \
 	user/fault.c user/probe.c
@@ -210,7 +220,8 @@ $(OUTPUT)/headers/%.c.o: tests/headers/%.c $(wildcard include/*.h) | $(OUTPUT)/h
 $(OUTPUT)/headers/%.cpp.o: tests/headers/%.c $(wildcard include/*.h) | $(OUTPUT)/headers $(DEPS_STAMP)
 	$(call msg,HDR-C++,$<)
 	$(Q)$(CXX) -std=c++17 -x c++ $(HDR_CHECK_FLAGS) -c $< -o $@
-$(OUTPUT)/headers/%.bpf.o: tests/headers/%.bpf.c $(wildcard include/*.h) $(OUTPUT)/vmlinux.h | $(OUTPUT)/headers
+$(OUTPUT)/headers/%.bpf.o: tests/headers/%.bpf.c $(wildcard include/*.h) $(OUTPUT)/.bpf-arch \
+		$(OUTPUT)/vmlinux.h | $(OUTPUT)/headers
 	$(call msg,HDR-BPF,$<)
 	$(Q)$(CLANG) -g -O2 -fno-builtin -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 		$(HDR_CHECK_FLAGS) -I$(OUTPUT) $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@

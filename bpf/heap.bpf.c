@@ -309,6 +309,7 @@ __u64 aa_heap_alloc(__u64 size, __u64 align)
 			__sync_fetch_and_add(&aa_root.defer.nomem_in_limbo, 1);
 		return 0;
 	}
+	aa_count(direct_allocs);	/* a caller's call: no cache counted it */
 	return aa_root.arena_base + off;
 }
 
@@ -323,11 +324,15 @@ int aa_heap_return(__u64 ptr)
 	if (aa_lock()) {
 		aa_count(lock_misses);
 		park_chain(off, off, 1);
+		aa_count(direct_frees);	/* a caller's free: no cache counted it */
 		return 0;
 	}
 	err = free_claimed_locked(ptr);
 	unlock_and_unpark();
-	return err ? aa_fail(-err) : 0;
+	if (err)
+		return aa_fail(-err);
+	aa_count(direct_frees);
+	return 0;
 }
 
 /* aa_heap_return() for the claimed blocks arr[0 .. n) (arena array of
@@ -502,6 +507,8 @@ int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
 	/* one err[NOMEM] per failed call: a user's bulk call that came back
 	 * short, a cache refill that got nothing (a part of a batch still
 	 * serves the allocation that asked for it) */
+	if (!cached && got)	/* a caller's bulk call; refills are not */
+		__sync_fetch_and_add(&aa_root.stats.direct_allocs, got);
 	if (cached ? !got : got < n) {
 		aa_fail(AA_ERR_NOMEM);
 		if (READ_ONCE_ARENA(aa_root.defer.pending_objs))

@@ -144,6 +144,7 @@ __u64 aa_transfer_cache_pop(__u32 cls)
 	p = tc->objs[(count - 1) & (AA_TRANSFER_MAX - 1)];
 	tc->count = count - 1;
 	aa_lock_release(&tc->lock);
+	aa_count(tc_allocs);	/* a caller's allocation, no cache counted it */
 	return p;
 }
 
@@ -169,6 +170,7 @@ int aa_transfer_cache_push(__u32 cls, __u64 ptr)
 	tc->objs[count & (AA_TRANSFER_MAX - 1)] = ptr;
 	tc->count = count + 1;
 	aa_lock_release(&tc->lock);
+	aa_count(tc_frees);	/* a caller's free, no cache counted it */
 	return 1;
 }
 

@@ -17,7 +17,7 @@
 #endif
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	8
+#define AA_LAYOUT_VERSION	9
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -296,6 +296,34 @@ enum aa_error {
 
 /* Heap-wide counters. Updated under the heap lock except err[] and the
  * contention counters (atomic adds, any context). */
+/*
+ * Counters. Two views of the first five fields:
+ *  - in the arena (aa_root.stats, written by BPF) they are the heap's:
+ *    objects and page runs out of the central lists and the page heap,
+ *    where a CPU cache's refill is an allocation of each object it moved
+ *    and its spill a free of each;
+ *  - aa_heap__stats() (user/stats.c) returns the calls programs made, and
+ *    moves the heap's values to heap_*. With the per-CPU cache counters
+ *    cc (aa_cpu_class_stats, summed over CPUs and classes), defer the
+ *    deferred-free counters and the holdings below, at rest:
+ *      nr_allocs   = cc.allocs + tc_allocs + direct_allocs - defer.deferred
+ *      nr_frees    = cc.frees + tc_frees + direct_frees + quarantined_objs
+ *                    + defer.deferred - defer.reclaimed
+ *      live_allocs = heap_live - cached_objs - quarantined_objs
+ *                    - limbo_objs - parked_objs
+ *      bytes_in_use = heap_bytes - cached_bytes - quarantined_bytes
+ *                    - limbo_bytes
+ *      nr_allocs - nr_frees == live_allocs (until a teardown drops live
+ *                    objects: they count as freed in neither)
+ *    Each deferred free allocates one limbo node (through the CPU cache)
+ *    and the reclaim frees it: those calls are the library's, hence the
+ *    defer terms. A quarantined object was freed by its program: it counts
+ *    in nr_frees when it enters the quarantine and again, as a cache or
+ *    direct free, when it leaves: hence + quarantined_objs, not the
+ *    quarantine's total. Parked frees' bytes stay in bytes_in_use until
+ *    the next heap-lock holder completes them (a lock hold, microseconds).
+ *    peak_bytes_in_use stays the heap's.
+ */
 struct aa_stats {
 	__u64 bytes_in_use;	/* sum of usable sizes of live allocations */
 	__u64 peak_bytes_in_use;
@@ -323,6 +351,29 @@ struct aa_stats {
 	__u64 refill_events_lost; /* refill events the ring had no room for
 				 * (nobody reading it); need_refill was
 				 * still raised */
+	/* Calls no CPU cache counted (atomic; slow paths only): */
+	__u64 direct_allocs;	/* allocations the heap served (no CPU cache
+				 * for them: caches off, debug mode, page
+				 * runs, a claimed cache and an empty
+				 * transfer cache); never a refill */
+	__u64 direct_frees;	/* frees given to the heap one by one
+				 * (aa_heap_return()); never a spill */
+	__u64 tc_allocs;	/* allocations the transfer cache served
+				 * with this CPU's cache claimed */
+	__u64 tc_frees;		/* frees the transfer cache took so */
+	/* Filled by aa_heap__stats() only (0 in the arena): */
+	__u64 heap_allocs;	/* the arena's nr_allocs, nr_frees, */
+	__u64 heap_frees;	/* live_allocs and bytes_in_use: */
+	__u64 heap_live;	/* the heap's view, caches counted as */
+	__u64 heap_bytes;	/* in use */
+	__u64 cached_objs;	/* free objects in CPU and transfer caches */
+	__u64 cached_bytes;
+	__u64 quarantined_objs;	/* freed, held back by debug mode */
+	__u64 quarantined_bytes;
+	__u64 limbo_objs;	/* deferred frees waiting for a grace
+				 * period, and their limbo nodes */
+	__u64 limbo_bytes;
+	__u64 parked_objs;	/* frees waiting for the heap lock */
 };
 
 /*

@@ -226,7 +226,8 @@ AA_API long aa_heap__drain(struct aa_heap *heap);
 
 /** @brief **aa_heap__refill()** answers the low-watermark signal: when BPF
  * raised root->need_refill, grows the heap by bytes (0: 4 MiB) and clears
- * the signal. On heaps with AA_F_DEFER it reclaims limbo first, and does
+ * the signal, raising it again if free memory is still below the low
+ * watermark (allocations during the grow took the new memory). On heaps with AA_F_DEFER it reclaims limbo first, and does
  * not grow when that brought free memory back above the low watermark.
  * @return chunks added (0 when no growth was needed); negative error */
 AA_API int aa_heap__refill(struct aa_heap *heap, __u64 bytes);
@@ -256,7 +257,9 @@ AA_API int aa_heap__free_deferred(struct aa_heap *heap, __u64 addr);
  * through a map-in-map update; membarrier() as a fallback) and frees what
  * was deferred before. Blocks for the grace period (milliseconds). One
  * round at a time per heap (a concurrent one waits).
- * @return objects freed (>= 0); negative error */
+ * @return objects freed (>= 0); -EAGAIN when no grace period can be had
+ * (the map-in-map update failed and one CPU is online, where membarrier()
+ * waits for none): the objects stay in limbo; negative error, otherwise */
 AA_API long aa_heap__reclaim(struct aa_heap *heap);
 
 /** @brief **aa_heap__refill_fd()** is an fd for the caller's own epoll
@@ -364,7 +367,11 @@ AA_API __u64 aa_heap__addr(const struct aa_heap *heap, const void *ptr);
  * stats can be read from it at any time without a syscall. */
 AA_API const struct aa_root *aa_heap__root(const struct aa_heap *heap);
 
-/** @brief **aa_heap__stats()** copies the heap counters from the mmap.
+/** @brief **aa_heap__stats()** reads the counters from the mmap. Its
+ * totals (nr_allocs, nr_frees, live_allocs, bytes_in_use) count the calls
+ * programs made, whatever path served them; what the allocator holds for
+ * itself (cached_*, quarantined_*, limbo_*, parked_objs) and the heap's
+ * own view (heap_*) are apart. The equations: struct aa_stats.
  * @return 0, on success; negative error, otherwise */
 AA_API int aa_heap__stats(const struct aa_heap *heap, struct aa_stats *out);
 

@@ -25,4 +25,14 @@ struct free_slow_args {
 	int ret;	/* out: aa_cpu_cache_free_slow() */
 };
 
+/* calls: n aa_malloc (even i) / aa_calloc (odd i) calls of size bytes
+ * into xslots[first + i], or with free set n aa_free of those slots. */
+struct calls_args {
+	__u32 first;	/* in */
+	__u32 n;	/* in */
+	__u64 size;	/* in */
+	__u32 free;	/* in */
+	__u64 done;	/* out: calls that succeeded */
+};
+
 #endif

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <time.h>
 #include "common.h"
 #include "test_defer_race.skel.h"
@@ -26,6 +27,7 @@
 static struct test_defer_race *skel;
 static struct aa_heap *h;
 static volatile int stop_reader, stop_agent;
+static int reader_nice;	/* > 0: the reader yields its CPU for long stretches */
 static int cpu_a = -1, cpu_b = -1;
 
 static void pin_to(int cpu)
@@ -50,6 +52,8 @@ static void *reader_thread(void *arg)
 {
 	(void)arg;
 	pin_to(cpu_a);
+	if (reader_nice)
+		setpriority(PRIO_PROCESS, 0, reader_nice);	/* this thread */
 	while (!stop_reader)
 		if (run(skel->progs.reader, REPEAT))
 			break;
@@ -80,7 +84,9 @@ static int print_all(enum aa_print_level level, const char *fmt, va_list ap)
 	return vfprintf(stderr, fmt, ap);
 }
 
-static void setup(__u32 mode)
+/* mode: the writer's free (0 plain, 1 deferred); one_cpu: reader, writer
+ * and agent all on the first CPU of this process. */
+static void setup_on(__u32 mode, bool one_cpu)
 {
 	struct aa_tunables t;
 	cpu_set_t set;
@@ -97,6 +103,8 @@ static void setup(__u32 mode)
 			else
 				cpu_b = c;
 		}
+	if (one_cpu)
+		cpu_b = cpu_a;
 	if (cpu_b < 0)
 		cr_skip_test("the reader and the writer need two CPUs; this process has one");
 	cr_assert_eq(aa_tunables__default(&t), 0);
@@ -109,6 +117,11 @@ static void setup(__u32 mode)
 	h = aa_heap__attach(skel->obj, &o);
 	cr_assert_not_null(h);
 	stop_reader = stop_agent = 0;
+}
+
+static void setup(__u32 mode)
+{
+	setup_on(mode, false);
 }
 
 static void teardown(void)
@@ -212,6 +225,53 @@ Test(defer_race, deferred_free_never_lets_the_reader_see_one)
 	aa_heap__stats(h, &st);
 	cr_assert_eq(st.live_allocs, live, "%llu allocations for %llu live elements: lost or leaked",
 		     (unsigned long long)st.live_allocs, (unsigned long long)live);
+	cr_assert_eq(aa_heap__check(h), 0);
+	teardown();
+}
+
+/*
+ * The grace period's fallback (membarrier(MEMBARRIER_CMD_GLOBAL), forced
+ * here by ARENA_ALLOC_GP_FALLBACK=1) with everything on one CPU. In a
+ * 1-vCPU guest booted preempt=full, the reader's program (an RCU
+ * read-side section) is preempted while it holds an element, and the
+ * writer and the agent run in the meantime: membarrier returns at once on
+ * one online CPU, so a reclaim must not count it as a grace period. Either
+ * the reader never sees its element reused, or the objects stay in limbo.
+ */
+Test(defer_race, one_cpu_fallback_never_lets_a_preempted_reader_see_reuse, .timeout = 600)
+{
+	const struct aa_root *r;
+	long rounds = 0;
+	pthread_t at;
+
+	setenv("ARENA_ALLOC_GP_FALLBACK", "1", 1);
+	reader_nice = 19;	/* preempted, it stays off the CPU for ms */
+	setup_on(1, true);
+	r = aa_heap__root(h);
+	cr_assert_eq(pthread_create(&at, NULL, agent_thread, &rounds), 0);
+	race(ops_target() / 4, true);
+	stop_agent = 1;
+	pthread_join(at, NULL);
+	unsetenv("ARENA_ALLOC_GP_FALLBACK");
+	reader_nice = 0;
+	cr_log_info("one CPU (%ld online), fallback: %llu writer ops, %llu reads, %llu recycled; "
+		    "%ld reclaim rounds, %llu reclaimed, %llu in limbo\n", sysconf(_SC_NPROCESSORS_ONLN),
+		    (unsigned long long)skel->bss->w_ops, (unsigned long long)skel->bss->r_reads,
+		    (unsigned long long)skel->bss->r_recycled, rounds,
+		    (unsigned long long)r->defer.reclaimed, (unsigned long long)r->defer.pending_objs);
+	cr_assert_gt(skel->bss->r_reads, 0);
+	cr_assert_eq(skel->bss->r_recycled, 0,
+		     "a preempted reader saw %llu recycled elements after %ld reclaim rounds",
+		     (unsigned long long)skel->bss->r_recycled, rounds);
+	if (sysconf(_SC_NPROCESSORS_ONLN) == 1)	/* membarrier waited for nothing */
+		cr_assert_eq(r->defer.reclaimed, 0,
+			     "%llu objects reclaimed after membarrier on one online CPU, which "
+			     "is no grace period", (unsigned long long)r->defer.reclaimed);
+	cr_assert_eq(skel->bss->w_free_errors, 0);
+	/* limbo kept them all: the map-in-map grace period frees them */
+	cr_assert_geq(aa_heap__reclaim(h), 0);
+	cr_assert_geq(aa_heap__reclaim(h), 0);
+	cr_assert_eq(r->defer.pending_objs, 0);
 	cr_assert_eq(aa_heap__check(h), 0);
 	teardown();
 }

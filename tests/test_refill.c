@@ -168,3 +168,71 @@ Test(refill, raises_with_no_reader_count_lost_events)
 	cr_assert_eq(aa_heap__wait_refill(h, 0, &ev), 1, "the flag is the truth");
 	cr_log_info("%llu of 200 events lost\n", (unsigned long long)lost);
 }
+
+struct taker {
+	volatile int go, stop, done;
+	__u64 got;		/* the grown chunk, taken whole */
+};
+
+/* Spin on 1-MiB allocations; once one succeeds (the refill's chunk), the
+ * next failure is an allocation failing after the grow: done. */
+static void *take_the_grow(void *arg)
+{
+	struct taker *t = arg;
+	__u64 p;
+
+	while (!t->stop) {
+		while (!t->go && !t->stop)
+			;
+		if (t->stop)
+			break;
+		t->got = 0;
+		for (;;) {
+			p = aa_heap__malloc(h, MiB);
+			if (p && !t->got)
+				t->got = p;
+			else if (!p && t->got)
+				break;
+		}
+		t->go = 0;
+		t->done = 1;
+	}
+	return NULL;
+}
+
+/* A raise while aa_heap__refill() grows is not lost: a thread takes the
+ * refill's new chunk as soon as it is there and fails its next
+ * allocation, before the refill has returned. That failure came after
+ * the grow, so the flag must be up when both are done. */
+Test(refill, a_raise_during_the_grow_is_kept, .timeout = 120)
+{
+	struct taker t = {};
+	pthread_t th;
+	int i, n, lost = 0;
+
+	take_everything();
+	cr_assert_eq(r->need_refill, 1);
+	cr_assert_eq(pthread_create(&th, NULL, take_the_grow, &t), 0);
+	for (i = 0; i < 100; i++) {
+		t.done = 0;
+		t.go = 1;
+		n = aa_heap__refill(h, MiB);
+		if (n == 0) {	/* the flag was down: the last raise was lost */
+			lost++;
+			*(volatile __u32 *)&r->need_refill = 1;
+			n = aa_heap__refill(h, MiB);
+		}
+		while (!t.done)
+			;
+		cr_assert_eq(n, 1, "refill: %d", n);
+		if (!r->need_refill)
+			lost++;
+		cr_assert_eq(aa_heap__free(h, t.got), 0);
+		cr_assert_geq(aa_heap__trim(h, 0), 0);
+		if (!r->need_refill)	/* the next refill needs a signal */
+			cr_assert_eq(aa_heap__malloc(h, 2 * MiB), 0);
+	}
+	t.stop = 1;
+	pthread_join(th, NULL);
+	cr_assert_eq(lost, 0, "%d of 100 raises during a grow were lost", lost);
+}

@@ -534,15 +534,6 @@ AA_API const struct aa_root *aa_heap__root(const struct aa_heap *h)
 	return h->root;
 }
 
-AA_API int aa_heap__stats(const struct aa_heap *h, struct aa_stats *out)
-{
-	AA_CHECK_HEAP(h, -EINVAL);
-	if (!h->root || !out)
-		return aa_err(-EINVAL);
-	memcpy(out, (const void *)&h->root->stats, sizeof(*out));
-	return 0;
-}
-
 AA_API struct bpf_object *aa_heap__object(const struct aa_heap *h)
 {
 	AA_CHECK_HEAP(h, NULL);

@@ -43,6 +43,7 @@ struct aa_heap {
 	int prog_init, prog_grow, prog_trim, prog_teardown, prog_check;
 	int prog_call, prog_batch, prog_drain, prog_reclaim;
 	bool gp_ready;			/* defer.c: the grace-period maps */
+	bool gp_warned;			/* defer.c: said that none can be had */
 	int gp_outer_fd, gp_inner_fd;
 	int pinned_fds[16];		/* opened by pin.c / find.c: to close */
 	int nr_pinned_fds;

@@ -12,8 +12,9 @@
  *    no ring (found by an older library) is read every 200 ms instead;
  *  - it reads the flag before every sleep and after every wake-up, and the
  *    ring's epoll is level-triggered, so a raise between the two is seen;
- *  - aa_heap__refill() grows the heap and then clears the flag; the next
- *    raise writes the next event;
+ *  - aa_heap__refill() grows the heap, clears the flag, and raises it
+ *    again if free memory is still short (allocations during the grow
+ *    took it); the next raise writes the next event;
  *  - on heaps with deferred free, limbo's first object also writes one
  *    (AA_EV_LIMBO_START): the waiter returns 2 while limbo holds objects,
  *    answered by aa_heap__reclaim().
@@ -118,29 +119,55 @@ AA_API int aa_heap__wait_refill(struct aa_heap *h, int timeout_ms, struct aa_ref
 	}
 }
 
+/* Free memory is below the low watermark (check_watermark(),
+ * bpf/buddy.bpf.c, computes the same). */
+static bool below_watermark(const volatile struct aa_root *r)
+{
+	__u64 mapped = r->stats.nr_chunks << AA_CHUNK_SHIFT, used = r->stats.bytes_in_use;
+
+	return mapped < used || mapped - used < r->tun.low_watermark;
+}
+
+/*
+ * The flag stays up until the answer is in, so that whoever sees it down
+ * finds the new memory. But while it is up an allocation that fails
+ * raises nothing (it is up already): one that found the new memory gone
+ * during the grow was forgotten by a plain clear, and its waiter slept
+ * until some later allocation failed. So after the clear free memory is
+ * checked as BPF checks it, and the flag raised again when it is still
+ * short (compare-and-swap: a failing allocation may have raised it
+ * first). A request that failed for its size alone, with free memory
+ * above the watermark, raises again when it is retried.
+ */
+static void refill_answered(struct aa_heap *h, __u32 *flag)
+{
+	__atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
+	if (below_watermark(h->root) && __sync_bool_compare_and_swap(flag, 0, 1))
+		__sync_fetch_and_add((__u64 *)&h->root->refill_signals, 1);
+}
+
 AA_API int aa_heap__refill(struct aa_heap *h, __u64 bytes)
 {
-	volatile __u32 *flag;
+	__u32 *flag;
 	int n;
 
 	AA_CHECK_HEAP(h, -EINVAL);
 	if (!h->root)
 		return aa_err(-EINVAL);
-	flag = (volatile __u32 *)&h->root->need_refill;
-	if (!*flag)
+	flag = (__u32 *)&h->root->need_refill;
+	if (!__atomic_load_n(flag, __ATOMIC_SEQ_CST))
 		return 0;
 	if ((h->root->flags & AA_F_DEFER) && h->root->defer.pending_objs) {
 		/* limbo first: over its limit, it raised the signal itself */
 		if (aa_heap__reclaim(h) < 0)
 			return -errno;
-		if ((h->root->stats.nr_chunks << AA_CHUNK_SHIFT) - h->root->stats.bytes_in_use >=
-		    h->root->tun.low_watermark) {
-			*flag = 0;
+		if (!below_watermark(h->root)) {
+			refill_answered(h, flag);
 			return 0;
 		}
 	}
 	n = aa_heap__grow(h, bytes ? bytes : 4 << 20);
 	if (n > 0)
-		*flag = 0;
+		refill_answered(h, flag);
 	return n;
 }

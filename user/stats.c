@@ -23,17 +23,91 @@ AA_API const char *aa_error_str(enum aa_error err)
 	return (unsigned)err < AA_NR_ERRORS ? error_names[err] : "unknown";
 }
 
+/* --- Totals: the calls programs made (equations: struct aa_stats) ------- */
+
+/* a - b, or 0: counters read one by one while programs run can cross. */
+static __u64 sub0(__u64 a, __u64 b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* Bytes of the smallest class of at least bytes (a limbo node's). */
+static __u64 class_bytes(const struct aa_root *r, __u64 bytes)
+{
+	int c;
+
+	for (c = 0; c < AA_NR_CLASSES; c++)
+		if (r->class_size[c] >= bytes)
+			return r->class_size[c];
+	return 0;
+}
+
+AA_API int aa_heap__stats(const struct aa_heap *h, struct aa_stats *out)
+{
+	const volatile struct aa_root *r;
+	const struct aa_cpu_cache *cc;
+	__u64 allocs = 0, frees = 0, node, nodes;
+	int cpu, c;
+
+	AA_CHECK_HEAP(h, -EINVAL);
+	r = h->root;
+	if (!r || !out)
+		return aa_err(-EINVAL);
+	memcpy(out, (const void *)&r->stats, sizeof(*out));
+	out->heap_allocs = out->nr_allocs;
+	out->heap_frees = out->nr_frees;
+	out->heap_live = out->live_allocs;
+	out->heap_bytes = out->bytes_in_use;
+
+	for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++)
+		for (c = 0; c < AA_NR_CLASSES; c++) {
+			allocs += cc->cls[c].stats.allocs;
+			frees += cc->cls[c].stats.frees;
+		}
+	out->cached_bytes = aa_heap__cached_bytes(h, &out->cached_objs);
+	if (r->flags & AA_F_DEBUG) {
+		out->quarantined_objs = r->debug.q_objs;
+		out->quarantined_bytes = r->debug.q_bytes;
+	}
+	/* one limbo node per object in limbo, allocated like any object */
+	nodes = r->defer.pending_objs;
+	node = class_bytes((const struct aa_root *)r, sizeof(struct aa_defer_node) +
+			   (r->flags & AA_F_DEBUG ? AA_DEBUG_TAIL : 0));
+	out->limbo_objs = 2 * nodes;
+	out->limbo_bytes = r->defer.pending_bytes + nodes * node;
+	out->parked_objs = sub0(out->frees_parked, out->frees_unparked);
+
+	out->nr_allocs = sub0(allocs + out->tc_allocs + out->direct_allocs, r->defer.deferred);
+	out->nr_frees = sub0(frees + out->tc_frees + out->direct_frees + out->quarantined_objs +
+			     r->defer.deferred, r->defer.reclaimed);
+	out->live_allocs = sub0(out->heap_live, out->cached_objs + out->quarantined_objs +
+				out->limbo_objs + out->parked_objs);
+	out->bytes_in_use = sub0(out->heap_bytes, out->cached_bytes + out->quarantined_bytes +
+				 out->limbo_bytes);
+	return 0;
+}
+
 AA_API int aa_stats__print(const struct aa_stats *st, FILE *out)
 {
 	int k;
 
 	if (!st || !out)
 		return aa_err(-EINVAL);
-	fprintf(out, "heap:  in use %llu B (peak %llu B) in %llu live allocations\n",
-		(unsigned long long)st->bytes_in_use, (unsigned long long)st->peak_bytes_in_use,
-		(unsigned long long)st->live_allocs);
+	fprintf(out, "calls: in use %llu B in %llu live allocations\n",
+		(unsigned long long)st->bytes_in_use, (unsigned long long)st->live_allocs);
 	fprintf(out, "       allocs %llu  frees %llu\n",
 		(unsigned long long)st->nr_allocs, (unsigned long long)st->nr_frees);
+	fprintf(out, "held:  cached %llu (%llu B), quarantined %llu (%llu B), "
+		"limbo %llu (%llu B), parked %llu\n",
+		(unsigned long long)st->cached_objs, (unsigned long long)st->cached_bytes,
+		(unsigned long long)st->quarantined_objs, (unsigned long long)st->quarantined_bytes,
+		(unsigned long long)st->limbo_objs, (unsigned long long)st->limbo_bytes,
+		(unsigned long long)st->parked_objs);
+	fprintf(out, "heap:  in use %llu B (peak %llu B) in %llu objects, "
+		"allocs %llu  frees %llu (caches' refills and spills included)\n",
+		(unsigned long long)st->heap_bytes, (unsigned long long)st->peak_bytes_in_use,
+		(unsigned long long)st->heap_live, (unsigned long long)st->heap_allocs,
+		(unsigned long long)st->heap_frees);
 	fprintf(out, "pages: mapped %llu (peak %llu), chunks %llu (%llu whole in large "
 		"allocations), grown %llu, trimmed %llu\n",
 		(unsigned long long)st->pages_mapped, (unsigned long long)st->peak_pages_mapped,

@@ -7,7 +7,8 @@
  *    a perf_event program (hard-IRQ context) allocating on the same CPU;
  *  - tc_alloc: a non-sleepable program, for the empty-heap case;
  *  - free_slow: the slow half of a free, for a free that lost its cache
- *    claim to a teardown.
+ *    claim to a teardown;
+ *  - calls: a known number of calls, for the totals.
  * Loops use bpf_loop() (test_embed.bpf.c is the object that uses bpf_for()).
  */
 #include "vmlinux.h"
@@ -176,5 +177,34 @@ SEC("syscall")
 int free_slow(struct free_slow_args *a)
 {
 	a->ret = aa_cpu_cache_free_slow(a->ptr, a->cls);
+	return 0;
+}
+
+/* One call of a known kind on slot first + i: an aa_malloc (even i) or
+ * aa_calloc (odd i) into it, or an aa_free of it. */
+static long calls_step(__u64 i, void *data)
+{
+	struct calls_args *a = data;
+	__u64 __arena *slot = &xslots[(a->first + i) & (NSLOTS - 1)];
+	__u64 p = *slot;
+
+	if (a->free) {
+		*slot = 0;
+		a->done += p && !aa_free(p);
+		return 0;
+	}
+	p = (__u64)(i & 1 ? aa_calloc(1, a->size) : aa_malloc(a->size));
+	*slot = p;
+	a->done += !!p;
+	return 0;
+}
+
+SEC("syscall")
+int calls(struct calls_args *a)
+{
+	struct calls_args c = { .first = a->first, .n = a->n, .size = a->size, .free = a->free };
+
+	bpf_loop(c.n, calls_step, &c, 0);	/* its ctx: the stack only */
+	a->done = c.done;
 	return 0;
 }

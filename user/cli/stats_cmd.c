@@ -116,6 +116,15 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 	jw_kv_uint(w, "frees", st->nr_frees);
 	jw_kv_uint(w, "cached_bytes", cached_bytes);
 	jw_kv_uint(w, "cached_objects", cached_objs);
+	jw_kv_uint(w, "quarantined_bytes", st->quarantined_bytes);
+	jw_kv_uint(w, "quarantined_objects", st->quarantined_objs);
+	jw_kv_uint(w, "limbo_bytes", st->limbo_bytes);
+	jw_kv_uint(w, "limbo_objects", st->limbo_objs);
+	jw_kv_uint(w, "parked_objects", st->parked_objs);
+	jw_kv_uint(w, "heap_bytes_in_use", st->heap_bytes);
+	jw_kv_uint(w, "heap_live_objects", st->heap_live);
+	jw_kv_uint(w, "heap_allocs", st->heap_allocs);
+	jw_kv_uint(w, "heap_frees", st->heap_frees);
 	jw_kv_uint(w, "pages_mapped", st->pages_mapped);
 	jw_kv_uint(w, "peak_pages_mapped", st->peak_pages_mapped);
 	jw_kv_uint(w, "chunks", st->nr_chunks);
@@ -323,8 +332,6 @@ void cli_print_stats(const struct aa_heap *h, const char *where)
 	printf("heap at %s: arena %llu MiB, layout v%u\n", where,
 	       (unsigned long long)(aa_heap__arena_size(h) >> 20), aa_heap__root(h)->version);
 	aa_stats__print(&st, stdout);
-	printf("cached: %llu B in %llu objects (counted in use above)\n",
-	       (unsigned long long)cached, (unsigned long long)cached_objs);
 	printf("refill signals %llu%s, refill events lost %llu; low watermark %llu B, "
 	       "trim keeps %llu B\n\n",
 	       (unsigned long long)aa_heap__root(h)->refill_signals,
