@@ -369,21 +369,6 @@ int aa_arena_grow(__u64 bytes)
 	return aa_arena_grow_chunks(bytes, 0);
 }
 
-/* Fault injection for tests (test_concurrency.c sets it through its
- * skeleton): return_chunk() spins this long between a chunk's pages and its
- * metadata pages, the window in which a grower could map the slot. 0 (no
- * delay) unless a test sets it; only sleepable trim/teardown read it. */
-__u64 aa_fault_trim_delay_ns;
-
-static void fault_delay(__u64 ns)
-{
-	__u64 t0 = bpf_ktime_get_ns();
-
-	aa_repeat(AA_MAX_LOOPS)
-		if (bpf_ktime_get_ns() - t0 >= ns)
-			break;
-}
-
 /* Return a RELEASING slot's chunk pages and metadata pages, then make the
  * slot mappable again. meta_off cannot change meanwhile: no grower takes a
  * RELEASING slot. */

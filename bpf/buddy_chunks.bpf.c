@@ -14,6 +14,29 @@
  */
 #include "internal.h"
 
+/* --- Test-only delays ---------------------------------------------------------
+ * Fault injection for the race tests (test_concurrency.c, test_fault.c set
+ * them through their skeletons): 0 (no delay) unless a test sets one; only
+ * sleepable grow, trim and teardown read them.
+ *   aa_fault_trim_delay_ns:    return_chunk() (arena.bpf.c) spins this long
+ *                              between a chunk's pages and its metadata pages,
+ *                              the window in which a grower could map the slot;
+ *   aa_fault_publish_delay_ns: aa_buddy_add_chunk() spins this long, heap lock
+ *                              held, after the chunk's metadata is set up and
+ *                              before the slot word publishes it.
+ */
+__u64 aa_fault_trim_delay_ns;
+__u64 aa_fault_publish_delay_ns;
+
+static void fault_delay(__u64 ns)
+{
+	__u64 t0 = bpf_ktime_get_ns();
+
+	aa_repeat(AA_MAX_LOOPS)
+		if (bpf_ktime_get_ns() - t0 >= ns)
+			break;
+}
+
 /* --- Chunk exchange with arena.bpf.c ------------------------------------- */
 
 /* Register a freshly mapped, zeroed chunk at slot with its metadata.
@@ -37,11 +60,14 @@ int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
 		aa_unlock();
 		return -EEXIST;
 	}
-	aa_root.slots[slot].state = AA_SLOT_CHUNK;
-	aa_root.slots[slot].meta_off = meta_off;
 	/* fresh metadata pages are zero: every page-map entry FREE */
 	for (k = 0; k < AA_NR_ORDERS; k++)
-		meta_of(slot)->free_head[k] = AA_NIL;
+		((aa_meta_t *)aa_addr(meta_off))->free_head[k] = AA_NIL;
+	if (aa_fault_publish_delay_ns)
+		fault_delay(aa_fault_publish_delay_ns);
+	/* one store: lock-free readers see UNMAPPED or this chunk (AA_SLOT_WORD) */
+	__aa_barrier();
+	*(volatile __u64 __arena *)&aa_root.slots[slot] = AA_SLOT_WORD(AA_SLOT_CHUNK, meta_off);
 	free_push(AA_MAX_ORDER, slot << AA_CHUNK_SHIFT);
 	aa_root.stats.nr_chunks++;
 	aa_root.stats.nr_grows++;

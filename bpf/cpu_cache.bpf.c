@@ -254,7 +254,8 @@ static __always_inline int aa_cpu_cache_free(__u64 ptr)
 	if (c < 0)
 		return aa_heap_free(ptr);
 	if (!__aa_claim_word(ptr, aa_fast.key, &v) ||
-	    __aa_claim(ptr, aa_fast.key, v, pm, e, (__u64)pm & ~(__u64)(AA_PAGE_SIZE - 1)))
+	    __aa_claim(ptr, aa_fast.key, v, pm, e, (__u64)pm & ~(__u64)(AA_PAGE_SIZE - 1),
+		       AA_SLOT_CHUNK))
 		return aa_fail(AA_ERR_DOUBLE_FREE);
 	cc = this_cpu_cache();
 	if (cc && __aa_hit_free(cc, ptr, c))

@@ -117,9 +117,9 @@ static __always_inline bool debug_free_object(__u64 ptr, int kind)
  * by the undo. */
 static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
 {
-	__u32 slot = off >> AA_CHUNK_SHIFT;
+	__u32 slot = off >> AA_CHUNK_SHIFT, state = AA_SLOT_CHUNK;
 	__u32 __arena *check;
-	__u64 v = 0;
+	__u64 v = 0, meta;
 
 	if (slot >= AA_MAX_SLOTS)
 		return -AA_ERR_DOUBLE_FREE;
@@ -127,12 +127,14 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
 		if (off & (AA_CHUNK_SIZE - 1))
 			return -AA_ERR_DOUBLE_FREE;
 		check = &aa_root.slots[slot].state;
-		pmw = AA_SLOT_LARGE_HEAD;
+		pmw = state = AA_SLOT_LARGE_HEAD;
+		meta = (__u64)meta_of(slot);
 	} else {
-		check = pm_at(off);
+		check = pm_at(off);	/* the page map is in meta's first page */
+		meta = (__u64)check & ~(__u64)(AA_PAGE_SIZE - 1);
 	}
 	if (!__aa_claim_word(ptr, aa_root.cache_key, &v) ||
-	    __aa_claim(ptr, aa_root.cache_key, v, check, pmw, (__u64)meta_of(slot)))
+	    __aa_claim(ptr, aa_root.cache_key, v, check, pmw, meta, state))
 		return -AA_ERR_DOUBLE_FREE;
 	if (debug_free_object(ptr, kind)) {
 		__sync_val_compare_and_swap((__u64 __arena *)ptr, aa_custody(ptr, AA_TAG_FREED), v);

@@ -398,6 +398,16 @@ static __always_inline int __aa_span_object(__u32 off, __u32 e)
 	return __aa_object_start(off, e, aa_class_hot[cls]) ? cls : -AA_ERR_INTERIOR;
 }
 
+/* The slot word (AA_SLOT_WORD()) of the chunk slot holding ptr, which is
+ * inside the arena. */
+static __always_inline __u64 __aa_slot_word(__u64 ptr)
+{
+	struct aa_root __arena *root = (struct aa_root __arena *)aa_fast.root;
+	__u64 s = ((ptr - aa_fast.arena_base) >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1);
+
+	return *(volatile __u64 __arena *)&root->slots[s];
+}
+
 /* The span page under ptr, lock-free: its class (>= 0) with *off = ptr's
  * arena offset, *pm = the page-map entry's address and *e = the entry, or
  * -1 for anything else (not published, outside the arena, not in a span:
@@ -406,18 +416,16 @@ static __always_inline int __aa_span_object(__u32 off, __u32 e)
  * One slot load, one page-map load. */
 static __always_inline int __aa_span_entry(__u64 ptr, __u32 *off, __u32 __arena **pm, __u32 *e)
 {
-	struct aa_root __arena *root = (struct aa_root __arena *)aa_fast.root;
-	__u64 base = aa_fast.arena_base, rel = ptr - base;
+	__u64 base = aa_fast.arena_base, rel = ptr - base, w;
 	struct aa_chunk_meta __arena *meta;
-	struct aa_slot __arena *slot;
 	__u32 cls;
 
 	if (rel >= aa_fast.arena_size)	/* 0 until published */
 		return -1;
-	slot = &root->slots[(rel >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)];
-	if (slot->state != AA_SLOT_CHUNK)
+	w = __aa_slot_word(ptr);
+	if ((__u32)w != AA_SLOT_CHUNK)
 		return -1;
-	meta = (struct aa_chunk_meta __arena *)(base + slot->meta_off);
+	meta = (struct aa_chunk_meta __arena *)(base + (w >> 32));
 	*off = rel;
 	*pm = &meta->pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
 	*e = **pm;
@@ -445,11 +453,13 @@ static __always_inline int __aa_class_of(__u64 ptr, __u32 __arena **pm, __u32 *e
  * is not live), __aa_claim() turns it into the FREED mark: 0 (the caller
  * owns the block) or -1 with nothing changed. check is the word that says
  * the block is allocated (its page-map entry, or its slot's state), expect
- * its value when the caller looked the block up:
+ * its value when the caller looked the block up; meta the arena address of
+ * the chunk metadata the lookup used and state the slot state it saw:
  *
  *   v = word0                   user data, or a custody mark: refused
  *   cmpxchg(word0, v, FREED)    lost: another free won (or it is cached)
- *   *check == expect, then      unchanged since the lookup, and
+ *   *check == expect,           unchanged since the lookup,
+ *   slot == (state, meta), and  the metadata read is still this chunk's,
  *   word0 == FREED              still ours: claimed
  *
  * A free that read v long ago may find v again at the same address after
@@ -458,7 +468,12 @@ static __always_inline int __aa_class_of(__u64 ptr, __u32 __arena **pm, __u32 *e
  * span marks every object) or taken as a run (word 0 zeroed) before their
  * page-map entry or slot state is written, so "check as before, then word
  * 0 still FREED" is a live allocation that we own; otherwise the stray
- * write is undone and the caller reports a double free.
+ * write is undone and the caller reports a double free. The slot re-check
+ * covers a lookup whose loads straddle a trim and a grow of the slot: it
+ * may have read the page map of the chunk's old metadata, whose pages are
+ * now anything. While word 0 still holds our mark, ptr's page was not
+ * returned (returned pages come back zeroed), so the slot word cannot change
+ * between the re-check and the last load.
  */
 /* Deferred free: is the object at ptr (its chunk's metadata at the arena
  * address meta) in limbo? Its bit in the chunk's pending bitmap. A plain
@@ -481,7 +496,7 @@ static __always_inline bool __aa_claim_word(__u64 ptr, __u64 key, __u64 *v)
 }
 
 static __always_inline int __aa_claim(__u64 ptr, __u64 key, __u64 v, __u32 __arena *check,
-				      __u32 expect, __u64 meta)
+				      __u32 expect, __u64 meta, __u32 state)
 {
 	__u64 __arena *w = (__u64 __arena *)ptr;
 	__u64 mine = key ^ ptr ^ AA_TAG_FREED;
@@ -490,7 +505,9 @@ static __always_inline int __aa_claim(__u64 ptr, __u64 key, __u64 v, __u32 __are
 	if (__aa_cmpxchg64(w, v, mine) != v)
 		return -1;
 	now = *(volatile __u32 __arena *)check;
-	if (now == expect && __aa_load_after(w, now) == mine &&
+	if (now == expect &&
+	    __aa_slot_word(ptr) == AA_SLOT_WORD(state, meta - aa_fast.arena_base) &&
+	    __aa_load_after(w, now) == mine &&
 	    !(aa_fast.defer && __aa_defer_pending(ptr, meta)))
 		return 0;
 	__sync_val_compare_and_swap(w, mine, v);	/* undo the stray write */
@@ -535,7 +552,8 @@ static __always_inline int aa_free_inline(__u64 ptr)
 		return 0;
 	c = __aa_class_of(ptr, &pm, &e);
 	if (c < 0 || !__aa_claim_word(ptr, aa_fast.key, &v) ||
-	    __aa_claim(ptr, aa_fast.key, v, pm, e, (__u64)pm & ~(__u64)(AA_PAGE_SIZE - 1)))
+	    __aa_claim(ptr, aa_fast.key, v, pm, e, (__u64)pm & ~(__u64)(AA_PAGE_SIZE - 1),
+		       AA_SLOT_CHUNK))
 		return aa_free_u64(ptr);	/* judged there, counted */
 	cc = __aa_this_cache();
 	if (cc && __aa_hit_free(cc, ptr, c))

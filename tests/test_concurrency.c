@@ -5,6 +5,7 @@
  *    lockstep, caches on and off): one free of each pointer succeeds, the
  *    other gets -EALREADY, and the heap comes back to its initial state;
  *  - trim racing grow: every chunk stays usable;
+ *  - stale frees racing trim and grow: all refused;
  *  - publication: whoever sees the root's magic sees the whole heap.
  */
 #define _GNU_SOURCE
@@ -21,16 +22,21 @@
 static struct test_concurrency *skel;
 static struct aa_heap *h;
 
-static void open_with(__u32 flags)
+static void open_sized(__u32 flags, __u64 init_bytes)
 {
 	t_need_arena();
 	skel = test_concurrency__open();
 	cr_assert_not_null(skel);
 	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 15), 0);
 	cr_assert_eq(test_concurrency__load(skel), 0, "load: %s", strerror(errno));
-	AA_OPTS(aa_heap_opts, o, .init_bytes = 32 * MiB, .flags = flags);
+	AA_OPTS(aa_heap_opts, o, .init_bytes = init_bytes, .flags = flags);
 	h = aa_heap__attach(skel->obj, &o);
 	cr_assert_not_null(h, "attach: %s", strerror(errno));
+}
+
+static void open_with(__u32 flags)
+{
+	open_sized(flags, 32 * MiB);
 }
 
 static void teardown(void)
@@ -43,13 +49,20 @@ static void teardown(void)
 
 TestSuite(concurrency, .fini = teardown, .timeout = 900);
 
-static void pin(int cpu)
+/* Pin the calling thread to cpu: 0 or -errno (for threads, which must
+ * not assert). */
+static int pin_self(int cpu)
 {
 	cpu_set_t s;
 
 	CPU_ZERO(&s);
 	CPU_SET(cpu, &s);
-	cr_assert_eq(sched_setaffinity(0, sizeof(s), &s), 0, "pin to CPU %d", cpu);
+	return sched_setaffinity(0, sizeof(s), &s) ? -errno : 0;
+}
+
+static void pin(int cpu)
+{
+	cr_assert_eq(pin_self(cpu), 0, "pin to CPU %d", cpu);
 }
 
 static void need_cpus(int n)
@@ -75,11 +88,8 @@ static void *df_run(void *arg)
 	struct df_thread *t = arg;
 	/* a syscall program's ctx is copied back into ctx_in */
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &t->a, .ctx_size_in = sizeof(t->a));
-	cpu_set_t s;
 
-	CPU_ZERO(&s);
-	CPU_SET(t->cpu, &s);
-	t->err = sched_setaffinity(0, sizeof(s), &s) ? -errno : 0;
+	t->err = pin_self(t->cpu);
 	pthread_barrier_wait(t->start);
 	if (!t->err && bpf_prog_test_run_opts(bpf_program__fd(skel->progs.df_free), &o))
 		t->err = -errno;
@@ -188,13 +198,9 @@ struct tg_thread {
 static void *tg_run(void *arg)
 {
 	struct tg_thread *t = arg;
-	cpu_set_t s;
 	int i, ret;
 
-	CPU_ZERO(&s);
-	CPU_SET(t->cpu, &s);
-	if (sched_setaffinity(0, sizeof(s), &s))
-		t->err = -errno;
+	t->err = pin_self(t->cpu);
 	pthread_barrier_wait(t->start);
 	for (i = 0; i < TG_ROUNDS && !t->err; i++) {
 		ret = t->trim ? aa_heap__trim(h, 0) : aa_heap__grow(h, 2 * MiB);
@@ -257,6 +263,112 @@ Test(concurrency, trim_racing_grow_keeps_every_chunk_usable)
 	t_check(h);
 }
 
+/* --- Stale frees racing trim and grow -------------------------------------------
+ * A free finds a chunk's page map through its slot (state, meta_off). A
+ * free of a pointer whose chunk was trimmed, racing a grow that maps the
+ * slot again with new metadata, must never pair the new state with the old
+ * meta_off: the old metadata pages are anything by then. The test makes
+ * them look like the chunk's: it plants the stale pointer's span entry at
+ * the old address (a write through the mmap maps a page there), holds a
+ * grow inside its publication of the slot (aa_fault_publish_delay_ns) and
+ * frees the stale pointer from the other CPU meanwhile. Then trim/grow
+ * cycles race the stale frees with no delay. Every free must be refused,
+ * and the heap must pass its checker.
+ */
+
+#define SF_DELAY_NS	(300 * 1000000ULL)
+#define SF_CYCLES	100
+
+struct sf_thread {
+	int cpu, cycles, err;
+	volatile int done;
+};
+
+static void *sf_grow(void *arg)
+{
+	struct sf_thread *t = arg;
+	int i, ret;
+
+	t->err = pin_self(t->cpu);
+	for (i = 0; i < t->cycles && !t->err; i++) {
+		if (t->cycles > 1 && (ret = aa_heap__trim(h, 0)) < 0)
+			t->err = ret;
+		else if ((ret = aa_heap__grow(h, MiB)) < 0)
+			t->err = ret;
+	}
+	t->done = 1;
+	return NULL;
+}
+
+/* Free p from this thread's CPU until t is done; returns the accepted. */
+static __u64 sf_free_until(struct sf_thread *t, __u64 p, __u64 *tries)
+{
+	struct sf_args a;
+	__u64 accepted = 0;
+
+	do {
+		a = (struct sf_args){ .ptr = p, .n = 256 };
+		t_run(skel->progs.sf_free, &a, sizeof(a));
+		accepted += a.accepted;
+		*tries += a.accepted + a.refused;
+	} while (!t->done);
+	return accepted;
+}
+
+Test(concurrency, stale_frees_racing_trim_and_grow_are_refused)
+{
+	struct sf_thread t = { .cpu = 1, .cycles = 1 };
+	const struct aa_root *r;
+	__u64 p, rel, tries = 0, accepted;
+	__u32 slot, meta_off, e, *pm;
+	pthread_t tid;
+
+	need_cpus(2);
+	open_sized(0, MiB);
+	r = aa_heap__root(h);
+	pin(0);
+	p = t_malloc(h, 64);
+	cr_assert_neq(p, 0);
+	rel = p - r->arena_base;
+	slot = rel >> AA_CHUNK_SHIFT;
+	meta_off = r->slots[slot].meta_off;
+	pm = aa_heap__ptr(h, r->arena_base + meta_off);
+	e = pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
+	cr_assert_eq(AA_PM_KIND(e), AA_PM_SPAN, "page-map entry %#x", e);
+	cr_assert_eq(t_free(h, p), 0);
+	cr_assert_geq(aa_heap__drain(h), 0);
+	cr_assert_geq(aa_heap__trim(h, 0), 1);
+	cr_assert_eq(r->slots[slot].state, AA_SLOT_UNMAPPED, "the trim kept slot %u", slot);
+
+	/* the old metadata pages are gone: plant the stale entry there */
+	pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)] = e;
+	skel->bss->aa_fault_publish_delay_ns = SF_DELAY_NS;
+	cr_assert_eq(pthread_create(&tid, NULL, sf_grow, &t), 0);
+	accepted = sf_free_until(&t, p, &tries);
+	pthread_join(tid, NULL);
+	skel->bss->aa_fault_publish_delay_ns = 0;
+	cr_assert_eq(t.err, 0, "grow: %s", strerror(-t.err));
+	cr_assert_eq(r->slots[slot].state, AA_SLOT_CHUNK, "the grow did not map slot %u", slot);
+	cr_assert_neq(r->slots[slot].meta_off, meta_off, "the grow reused the old metadata");
+	cr_log_info("stale frees during a held publication: %llu tries, %llu accepted",
+		    (unsigned long long)tries, (unsigned long long)accepted);
+	cr_assert_eq(accepted, 0, "%llu stale frees of %#llx were accepted while slot %u was "
+		     "being published", (unsigned long long)accepted, (unsigned long long)p, slot);
+	t_check(h);
+
+	t = (struct sf_thread){ .cpu = 1, .cycles = SF_CYCLES };
+	tries = 0;
+	cr_assert_eq(pthread_create(&tid, NULL, sf_grow, &t), 0);
+	accepted = sf_free_until(&t, p, &tries);
+	pthread_join(tid, NULL);
+	cr_assert_eq(t.err, 0, "trim/grow: %s", strerror(-t.err));
+	cr_log_info("stale frees against %d trim/grow cycles: %llu tries, %llu accepted",
+		    SF_CYCLES, (unsigned long long)tries, (unsigned long long)accepted);
+	cr_assert_eq(accepted, 0, "%llu stale frees of %#llx were accepted against trim/grow",
+		     (unsigned long long)accepted, (unsigned long long)p);
+	t_check(h);
+}
+
 /* --- Publication ---------------------------------------------------------------
  * A program may run while the heap is initialised. Whoever sees the magic
  * must see everything it guards: an observer thread on another CPU spins on
@@ -293,13 +405,9 @@ static void *pub_watch(void *arg)
 {
 	struct pub_thread *t = arg;
 	struct timespec t0, now;
-	cpu_set_t s;
 	long n;
 
-	CPU_ZERO(&s);
-	CPU_SET(t->cpu, &s);
-	if (sched_setaffinity(0, sizeof(s), &s))
-		t->err = -errno;
+	t->err = pin_self(t->cpu);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (n = 0;; n++) {
 		if (__atomic_load_n(&t->root->magic, __ATOMIC_ACQUIRE)) {

@@ -15,4 +15,15 @@ struct df_args {
 	__u64 waits_timed_out;	/* out: steps that did not find the other in step */
 };
 
+/* sf_free: free ptr n times (at most SF_MAX); counts what was accepted. */
+#define SF_MAX		(1 << 16)
+
+struct sf_args {
+	__u64 ptr;	/* in: a user address */
+	__u32 n;	/* in */
+	__u32 pad;
+	__u64 accepted;	/* out: frees that returned 0 */
+	__u64 refused;	/* out: frees that returned an error */
+};
+
 #endif

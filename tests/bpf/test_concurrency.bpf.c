@@ -4,6 +4,8 @@
  *  - df_free: two threads on two CPUs free the same array of objects in
  *    lockstep (each waits until the other reached the same index), so
  *    every object gets two simultaneous frees.
+ *  - sf_free: frees one pointer over and over (a stale pointer whose
+ *    chunk is trimmed and grown again meanwhile).
  * Loops use bpf_loop() (test_embed.bpf.c is the object that uses bpf_for()).
  */
 #include "vmlinux.h"
@@ -57,5 +59,27 @@ int df_free(struct df_args *a)
 
 	bpf_loop(a->n < DF_MAX ? a->n : DF_MAX, df_step, &c, 0);
 	a->waits_timed_out = c.timeouts;
+	return 0;
+}
+
+static long sf_step(__u64 i, void *data)
+{
+	struct sf_args *c = data;
+
+	if (aa_free(c->ptr))
+		c->refused++;
+	else
+		c->accepted++;
+	return 0;
+}
+
+SEC("syscall")
+int sf_free(struct sf_args *a)
+{
+	struct sf_args c = { .ptr = a->ptr };
+
+	bpf_loop(a->n < SF_MAX ? a->n : SF_MAX, sf_step, &c, 0);
+	a->accepted = c.accepted;
+	a->refused = c.refused;
 	return 0;
 }
