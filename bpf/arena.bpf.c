@@ -36,7 +36,8 @@
  *   - init: a cache page allocation that fails frees every cache (none is
  *     published yet); a heap whose first grow added no chunk is not
  *     published, and its caches are freed too: a failed init leaves
- *     nothing mapped (caches kept by an earlier teardown included);
+ *     nothing mapped (caches kept by an earlier teardown included), but
+ *     caches that a reader of the mmap would not let go (close_readers());
  *   - grow: a chunk's metadata pages are got first; a slot whose chunk
  *     pages fail is skipped; when no slot takes a chunk, or the page heap
  *     refuses it, the metadata pages (and the chunk's) go back. A grow
@@ -120,14 +121,48 @@ static void unpublish_fast(void)
 		aa_fast.cc[cpu] = 0;
 }
 
-/* Every CPU's cache back to the kernel: a failed init.
- * REQUIRES: heap not published; no cache reachable through aa_fast (never
- * published, or unpublished by a teardown, which claimed them all). */
+/* --- Readers of the mmap ---------------------------------------------------
+ * The returner's side of the reader pin (aa_shared.h, AA_READERS_*): every
+ * page a userspace reader may read (chunk metadata, CPU caches) goes back
+ * between close_readers() returning true and open_readers().
+ */
+
+static void open_readers(void)
+{
+	__sync_fetch_and_sub(&aa_root.mmap_readers, AA_READERS_RETURNER);
+}
+
+/* Count us as a returner and wait until no reader is inside a read: true.
+ * false (counted): a reader stayed for AA_READERS_WAIT_NS; we are no
+ * longer counted and must return nothing. */
+static bool close_readers(void)
+{
+	__u64 t0 = bpf_ktime_get_ns();
+	__u32 readers;
+
+	/* a full barrier: readers counted after it see us */
+	readers = __sync_fetch_and_add(&aa_root.mmap_readers, AA_READERS_RETURNER);
+	aa_repeat(AA_MAX_LOOPS) {
+		if (!(readers & (AA_READERS_RETURNER - 1)))
+			return true;
+		readers = READ_ONCE_ARENA(aa_root.mmap_readers);
+		if (bpf_ktime_get_ns() - t0 >= AA_READERS_WAIT_NS)
+			break;
+	}
+	open_readers();
+	aa_count(reader_stalls);
+	return false;
+}
+
+/* Every CPU's cache back to the kernel: a failed init. Caches that a
+ * reader of the mmap holds on to are kept (init reuses them). */
 static void free_caches(void)
 {
 	__u32 off;
 	int cpu;
 
+	if (!close_readers())
+		return;
 	aa_for(cpu, 0, AA_MAX_CPUS) {
 		off = aa_root.cpu_cache_off[cpu];
 		if (!off)
@@ -135,6 +170,7 @@ static void free_caches(void)
 		aa_root.cpu_cache_off[cpu] = 0;
 		pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
 	}
+	open_readers();
 	aa_root.nr_cpus = 0;
 }
 
@@ -149,12 +185,14 @@ static int init_caches(__u32 n)
 {
 	struct aa_cpu_cache __arena *cc;
 	__u32 off, cap;
+	bool drop;
 	int cpu, c;
 
+	drop = close_readers();	/* else the caches of CPUs >= n are kept */
 	aa_for(cpu, 0, AA_MAX_CPUS) {
 		off = aa_root.cpu_cache_off[cpu];
 		if (cpu >= n) {
-			if (off) {
+			if (off && drop) {
 				aa_root.cpu_cache_off[cpu] = 0;
 				pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
 			}
@@ -164,6 +202,8 @@ static int init_caches(__u32 n)
 			cc = pages_get(NULL, AA_CPU_CACHE_PAGES);
 			if (!cc) {
 				free_caches();	/* none is published: no one holds one */
+				if (drop)
+					open_readers();
 				return -ENOMEM;
 			}
 			cc->cpu = cpu;	/* fresh pages: busy == AA_CC_FREE, counts 0 */
@@ -179,6 +219,8 @@ static int init_caches(__u32 n)
 		if (off)	/* kept from before a teardown, which left it claimed */
 			aa_store_release(&cc->busy, AA_CC_FREE);
 	}
+	if (drop)
+		open_readers();
 	aa_root.nr_cpus = n;
 	return 0;
 }
@@ -385,7 +427,8 @@ static void return_chunk(__u32 slot)
 
 /* Return entirely free chunks to the kernel, keeping keep_bytes of them
  * (any 64-bit value: more than the arena keeps everything). Returns the
- * number of chunks returned, or -errno. */
+ * number of chunks returned, or -errno (-EBUSY: a reader of the mmap
+ * stayed inside its read, close_readers()). */
 int aa_arena_trim(__u64 keep_bytes)
 {
 	__u32 keep, n = AA_ZERO;
@@ -398,6 +441,8 @@ int aa_arena_trim(__u64 keep_bytes)
 	aa_heap_release_empty();	/* kept empty spans hold chunks */
 	keep = (keep_bytes >> AA_CHUNK_SHIFT) > AA_MAX_SLOTS ? AA_MAX_SLOTS
 							     : keep_bytes >> AA_CHUNK_SHIFT;
+	if (!close_readers())
+		return -EBUSY;
 	aa_repeat(AA_MAX_SLOTS) {
 		slot = aa_buddy_take_free_chunk(keep);
 		if (slot < 0)
@@ -405,6 +450,7 @@ int aa_arena_trim(__u64 keep_bytes)
 		return_chunk(slot);
 		n++;
 	}
+	open_readers();
 	if (slot < 0 && slot != -ENOENT && !n)
 		return slot;
 	return n;
@@ -494,7 +540,8 @@ static int teardown_locked(void)
  * Return every page, live allocations included, and forget the heap.
  * Quiesces first: claims every CPU cache (they stay claimed until the next
  * init) and refuses with -EBUSY, changing nothing, while a program is
- * inside one or holds a transfer-cache lock, or a trim is returning pages.
+ * inside one or holds a transfer-cache lock, a trim is returning pages, or
+ * a reader of the mmap stays inside its read (close_readers()).
  * Programs must not use the heap across a teardown: one that already got
  * past the ready check gets NULL / an error, never memory of the old heap
  * (a free that finds its cache claimed here falls to the transfer cache,
@@ -508,9 +555,13 @@ int aa_arena_teardown(void)
 
 	if (!aa_heap_ready())
 		return -ENODEV;
+	if (!close_readers())
+		return -EBUSY;
 	err = claim_all_caches();
-	if (err)
+	if (err) {
+		open_readers();
 		return err;
+	}
 	err = aa_lock();
 	if (err) {
 		n = -EBUSY;
@@ -525,6 +576,7 @@ int aa_arena_teardown(void)
 				aa_store_release(&((struct aa_cpu_cache __arena *)aa_addr(off))->busy,
 						 AA_CC_FREE);
 		}
+		open_readers();
 		return n;
 	}
 	/* unpublished and quiesced: return the pages, no lock held */
@@ -540,6 +592,7 @@ int aa_arena_teardown(void)
 		aa_for(c, 0, AA_NR_CLASSES)
 			cc->cls[c].count = 0;
 	}
+	open_readers();
 	aa_root.stats.nr_trims += n;
 	return n;
 }

@@ -17,7 +17,7 @@
 #endif
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	9
+#define AA_LAYOUT_VERSION	10
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -359,6 +359,9 @@ struct aa_stats {
 	__u64 refill_events_lost; /* refill events the ring had no room for
 				 * (nobody reading it); need_refill was
 				 * still raised */
+	__u64 reader_stalls;	/* page returns given up because a reader
+				 * of the mmap stayed inside its read
+				 * (AA_READERS_*): the pages were kept */
 	/* Calls no CPU cache counted (atomic; slow paths only): */
 	__u64 direct_allocs;	/* allocations the heap served (no CPU cache
 				 * for them: caches off, debug mode, page
@@ -563,6 +566,27 @@ struct aa_fault {
 };
 
 /*
+ * Readers of the mmap. Userspace reads chunk metadata and CPU caches
+ * straight from the arena mmap; a read of a page the heap has returned
+ * would map a fresh page there (the arena faults pages in for userspace):
+ * memory that no ledger knows, at an address the kernel then never gives
+ * out again. So both sides count themselves in root.mmap_readers, by
+ * atomic adds (full barriers):
+ *  - a reader adds 1 and reads only if no returner was counted (the bits
+ *    from AA_READERS_RETURNER up), then subtracts 1 (user/stats.c);
+ *  - whoever returns such pages (trim, teardown, an init that drops CPU
+ *    caches) adds AA_READERS_RETURNER, waits until the reader count (the
+ *    bits below) is 0, returns them, and subtracts it (bpf/arena.bpf.c).
+ * A reader is thus either counted before the returner and waited for, or
+ * sees the returner and reads nothing. A reader that stays longer than
+ * AA_READERS_WAIT_NS makes the returner give up and keep the pages
+ * (stats.reader_stalls); a returner makes readers retry. A bad value
+ * written here stalls trims or reads; it never returns a page under a read.
+ */
+#define AA_READERS_RETURNER	(1U << 16)
+#define AA_READERS_WAIT_NS	(20 * 1000 * 1000ULL)
+
+/*
  * The allocator's root. Lives at a fixed place in the arena (an arena global),
  * starts with magic + layout version so tools can find it in any arena.
  *
@@ -583,7 +607,7 @@ struct aa_root {
 	__u32 zero;		/* always 0: AA_ZERO in bpf/internal.h */
 	__u64 large_bytes_in_use; /* part of bytes_in_use in page runs */
 	__u32 flags;		/* AA_F_* */
-	__u32 pad;
+	__u32 mmap_readers;	/* the reader pin: AA_READERS_* */
 	/* Which chunks have a free page block of order k (under the heap
 	 * lock): bit s of order_map[k] for chunk s, bit w of order_summary[k]
 	 * when word w of order_map[k] is not 0. The page heap takes the

@@ -290,9 +290,13 @@ AA_API int aa_heap__wait_error(struct aa_heap *heap, int timeout_ms, struct aa_d
  * ("use-after-free", "overflow", ...). */
 AA_API const char *aa_debug_kind_str(__u32 kind);
 
-/** @brief **aa_heap__cpu_cache()** is CPU cpu's cache inside the mmap
- * (read-only view: counters can be read at any time).
- * @return the cache, or NULL (no caches, or cpu out of range) */
+/** @brief **aa_heap__cpu_cache()** copies CPU cpu's cache out of the
+ * mmap (a snapshot while programs run) into a buffer of the handle's:
+ * the copy stays valid until the next call on the handle, and one thread
+ * at a time may call it. The copy is taken under the reader pin
+ * (aa_shared.h, AA_READERS_*) so that no page the heap returns is read.
+ * @return the copy, or NULL (no caches, cpu out of range, no memory, or
+ * -EBUSY: the caches were being returned for 100 ms) */
 AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *heap, int cpu);
 
 /** @brief **aa_heap__cached_bytes()** sums the bytes held in CPU and

@@ -166,6 +166,16 @@ static inline __u64 t_user_live(struct aa_heap *h)
 	return t_stats(h).live_allocs;
 }
 
+/* CPU cpu's cache in the mmap, for tests that write it (aa_heap__cpu_cache()
+ * returns a copy). */
+static inline struct aa_cpu_cache *t_cpu_cache_mmap(struct aa_heap *h, int cpu)
+{
+	const struct aa_root *r = aa_heap__root(h);
+
+	cr_assert(cpu < (int)r->nr_cpus && r->cpu_cache_off[cpu], "CPU %d has no cache", cpu);
+	return aa_heap__ptr(h, r->arena_base + r->cpu_cache_off[cpu]);
+}
+
 static inline void t_check(struct aa_heap *h)
 {
 	cr_assert_eq(aa_heap__check(h), 0, "heap validity check failed");

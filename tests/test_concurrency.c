@@ -6,6 +6,7 @@
  *    other gets -EALREADY, and the heap comes back to its initial state;
  *  - trim racing grow: every chunk stays usable;
  *  - stale frees racing trim and grow: all refused;
+ *  - readers of the mmap racing trim, grow and re-init: no page faulted in;
  *  - publication: whoever sees the root's magic sees the whole heap.
  */
 #define _GNU_SOURCE
@@ -13,6 +14,7 @@
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include "common.h"
 #include "test_concurrency.h"
 #include "test_concurrency.skel.h"
@@ -366,6 +368,130 @@ Test(concurrency, stale_frees_racing_trim_and_grow_are_refused)
 		    SF_CYCLES, (unsigned long long)tries, (unsigned long long)accepted);
 	cr_assert_eq(accepted, 0, "%llu stale frees of %#llx were accepted against trim/grow",
 		     (unsigned long long)accepted, (unsigned long long)p);
+	t_check(h);
+}
+
+/* --- Readers of the mmap racing trim, grow and re-init ------------------------
+ * dump's reader (aa_heap__chunk()) and the CPU-cache reader loop on one CPU
+ * while the other trims, grows, and re-initialises the heap with and
+ * without CPU caches, returning chunk metadata and cache pages. A read of
+ * a returned page maps a fresh page into the arena. Afterwards every page
+ * resident in the mapping must be one the heap holds: the arena globals,
+ * its chunks and their metadata, its CPU caches.
+ */
+
+#define RD_CYCLES	150
+
+struct rd_thread {
+	int cpu, err;
+	volatile int done;
+	__u64 reads, busy;
+};
+
+static void *rd_read(void *arg)
+{
+	const struct aa_root *r = aa_heap__root(h);
+	struct rd_thread *t = arg;
+	struct aa_chunk_info c;
+	__u32 s;
+	int cpu, ret;
+
+	t->err = pin_self(t->cpu);
+	while (!t->done && !t->err) {
+		for (s = 0; s < r->nr_slots; s++) {
+			ret = aa_heap__chunk(h, s, &c);
+			if (ret == -EBUSY)
+				t->busy++;
+			else if (ret)
+				t->err = ret;
+			else
+				t->reads++;
+		}
+		for (cpu = 0; aa_heap__cpu_cache(h, cpu); cpu++)
+			t->reads++;
+	}
+	return NULL;
+}
+
+/* Is arena page pg (from the arena's start) one the heap holds at rest? */
+static bool rd_held(const struct aa_root *r, __u64 pg, __u64 globals)
+{
+	__u32 meta = r->flags & AA_F_DEFER ? AA_META_PAGES_DEFER : AA_META_PAGES;
+	__u32 s, cpu;
+	__u64 off;
+
+	if (pg < globals || r->slots[(pg / AA_CHUNK_PAGES) % AA_MAX_SLOTS].state != AA_SLOT_UNMAPPED)
+		return true;
+	for (s = 0; s < r->nr_slots; s++) {
+		off = r->slots[s].meta_off / AA_PAGE_SIZE;
+		if (r->slots[s].state != AA_SLOT_UNMAPPED && pg >= off && pg < off + meta)
+			return true;
+	}
+	for (cpu = 0; cpu < AA_MAX_CPUS; cpu++) {
+		off = r->cpu_cache_off[cpu] / AA_PAGE_SIZE;
+		if (off && pg >= off && pg < off + AA_CPU_CACHE_PAGES)
+			return true;
+	}
+	return false;
+}
+
+Test(concurrency, readers_of_the_mmap_never_fault_returned_pages_in)
+{
+	struct rd_thread t = { .cpu = 1 };
+	__u64 pg, pages, globals, stray = 0, trims = 0, busy = 0;
+	const struct aa_root *r;
+	unsigned char *vec;
+	pthread_t tid;
+	int i, ret;
+
+	need_cpus(2);
+	open_sized(0, 2 * MiB);
+	r = aa_heap__root(h);
+	pin(0);
+	cr_assert_eq(pthread_create(&tid, NULL, rd_read, &t), 0);
+	for (i = 0; i < RD_CYCLES && !t.err; i++) {
+		if (i % 10 == 9) {
+			AA_OPTS(aa_heap_opts, o, .init_bytes = 2 * MiB,
+				.flags = i % 20 == 9 ? AA_F_NO_CACHES : 0);
+
+			ret = aa_heap__reinit(h, &o);
+			cr_assert(ret >= 0 || ret == -EBUSY, "re-init: %s", strerror(-ret));
+			busy += ret == -EBUSY;
+			continue;
+		}
+		ret = aa_heap__trim(h, 0);
+		cr_assert(ret >= 0 || ret == -EBUSY, "trim: %s", strerror(-ret));
+		trims += ret > 0 ? ret : 0;
+		busy += ret == -EBUSY;
+		cr_assert_geq(aa_heap__grow(h, 2 * MiB), 0);
+	}
+	t.done = 1;
+	pthread_join(tid, NULL);
+	cr_assert_eq(t.err, 0, "reader: %s", strerror(-t.err));
+	cr_log_info("readers vs trim/grow/re-init: %llu reads (%llu put off), %llu chunks "
+		    "trimmed, %llu returns put off by a reader", (unsigned long long)t.reads,
+		    (unsigned long long)t.busy, (unsigned long long)trims,
+		    (unsigned long long)busy);
+	cr_assert_gt(trims, 0, "no trim returned a chunk");
+	cr_assert_eq(r->magic, AA_ROOT_MAGIC, "the last re-init failed");
+
+	pages = aa_heap__arena_size(h) / AA_PAGE_SIZE;
+	globals = (sizeof(*skel->arena) + AA_PAGE_SIZE - 1) / AA_PAGE_SIZE;
+	vec = calloc(pages, 1);
+	cr_assert_not_null(vec);
+	cr_assert_eq(mincore(aa_heap__ptr(h, r->arena_base), pages * AA_PAGE_SIZE, vec), 0,
+		     "mincore: %s", strerror(errno));
+	for (pg = 0; pg < pages; pg++) {
+		if (!(vec[pg] & 1) || rd_held(r, pg, globals))
+			continue;
+		if (stray++ < 8)
+			cr_log_error("page %llu (arena offset %#llx) is resident, the heap does "
+				     "not hold it", (unsigned long long)pg,
+				     (unsigned long long)pg * AA_PAGE_SIZE);
+	}
+	free(vec);
+	cr_assert_eq(stray, 0, "%llu pages faulted into the arena by readers", 
+		     (unsigned long long)stray);
 	t_check(h);
 }
 

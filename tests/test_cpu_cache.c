@@ -448,10 +448,7 @@ Test(cpu_cache, drain_reaches_cpus_outside_the_cpuset)
  * that claim through the mmap, as a preempted owner would leave it. */
 static void set_claim(int cpu, __u32 v)
 {
-	struct aa_cpu_cache *cc = (struct aa_cpu_cache *)aa_heap__cpu_cache(h, cpu);
-
-	cr_assert_not_null(cc);
-	*(volatile __u32 *)&cc->busy = v;
+	*(volatile __u32 *)&t_cpu_cache_mmap(h, cpu)->busy = v;
 }
 
 Test(cpu_cache, teardown_refuses_while_a_cache_is_claimed)
@@ -690,7 +687,7 @@ Test(cpu_cache, tunables_out_of_range_in_the_arena_stay_inside_the_caches)
 		r->tun.batch[c] = 50000;
 		r->tun.transfer_cap[c] = 100000;
 		for (cpu = 0; cpu < nr_cpus(); cpu++)
-			((struct aa_cpu_cache *)aa_heap__cpu_cache(h, cpu))->cls[c].cap = 100000;
+			t_cpu_cache_mmap(h, cpu)->cls[c].cap = 100000;
 	}
 	for (i = 0; i < 300; i++) {
 		p[i] = t_malloc(h, 64);

@@ -395,6 +395,7 @@ AA_API void aa_heap__destroy(struct aa_heap *h)
 	if (h->skel)
 		arena_alloc__destroy(h->skel);
 	aa__heap_close_pinned(h);
+	free(h->cc_copy);
 	free(h);
 }
 
@@ -721,15 +722,6 @@ AA_API long aa_heap__drain(struct aa_heap *h)
 	return aa_err(-EBUSY);
 }
 
-AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *h, int cpu)
-{
-	AA_CHECK_HEAP(h, NULL);
-	if (!h->root || cpu < 0 || cpu >= (int)h->root->nr_cpus ||
-	    !h->root->cpu_cache_off[cpu])
-		return NULL;
-	return (const struct aa_cpu_cache *)(h->arena + h->root->cpu_cache_off[cpu]);
-}
-
 AA_API __u64 aa_heap__cached_bytes(const struct aa_heap *h, __u64 *objects)
 {
 	const struct aa_cpu_cache *cc;
@@ -752,3 +744,4 @@ AA_API __u64 aa_heap__cached_bytes(const struct aa_heap *h, __u64 *objects)
 		*objects = n;
 	return bytes;
 }
+

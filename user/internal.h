@@ -40,6 +40,7 @@ struct aa_heap {
 	__u64 arena_base;		/* == (__u64)arena: arenas map at their
 					 * user_vm_start in every process */
 	const struct aa_root *root;
+	struct aa_cpu_cache *cc_copy;	/* stats.c: aa_heap__cpu_cache()'s copy */
 	int prog_init, prog_grow, prog_trim, prog_teardown, prog_check;
 	int prog_call, prog_batch, prog_drain, prog_reclaim;
 	bool gp_ready;			/* defer.c: the grace-period maps */

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* stats.c - name and print the counters read from the arena mmap, and
- * describe its chunks (aa_heap__chunk()). */
+/* stats.c - name and print the counters read from the arena mmap, copy
+ * the CPU caches (aa_heap__cpu_cache()) and describe its chunks
+ * (aa_heap__chunk()). */
+#include <stdlib.h>
+#include <unistd.h>
 #include "internal.h"
 
 static const char *const error_names[AA_NR_ERRORS] = {
@@ -215,13 +218,69 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 	return print_classes(h, out);
 }
 
+/* --- Pages the heap may return: CPU caches and chunk metadata -------------
+ * Read under the reader pin (aa_shared.h, AA_READERS_*), which keeps trim,
+ * teardown and init from returning them meanwhile: a read of a returned
+ * page would map a fresh one into the arena.
+ */
+
+#define READ_TRIES	100	/* 1 ms apart: returners hold them off briefly */
+
+/* Count us as a reader: 0 with the pages safe to read until
+ * reader_unpin(), or -EBUSY: pages were being returned at every try. */
+static int reader_pin(const struct aa_heap *h)
+{
+	__u32 *w = (__u32 *)&h->root->mmap_readers;	/* the arena is writable */
+	int i;
+
+	for (i = 0; i < READ_TRIES; i++) {
+		if (__atomic_fetch_add(w, 1, __ATOMIC_SEQ_CST) < AA_READERS_RETURNER)
+			return 0;
+		__atomic_fetch_sub(w, 1, __ATOMIC_SEQ_CST);
+		usleep(1000);
+	}
+	pr_warn("reading the heap's pages: they were being returned for %d ms\n", READ_TRIES);
+	return -EBUSY;
+}
+
+static void reader_unpin(const struct aa_heap *h)
+{
+	__atomic_fetch_sub((__u32 *)&h->root->mmap_readers, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A copy of CPU cpu's cache, in h's buffer (one per handle: the previous
+ * copy is overwritten), taken under the pin. */
+AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *h, int cpu)
+{
+	struct aa_heap *scratch = (struct aa_heap *)h;	/* the copy buffer only */
+	const struct aa_root *r;
+	__u32 off;
+
+	AA_CHECK_HEAP(h, NULL);
+	r = h->root;
+	if (!r || cpu < 0 || cpu >= AA_MAX_CPUS)
+		return NULL;
+	if (!h->cc_copy && !(scratch->cc_copy = malloc(sizeof(*h->cc_copy))))
+		return NULL;
+	if (reader_pin(h))
+		return NULL;
+	off = __atomic_load_n(&r->cpu_cache_off[cpu], __ATOMIC_RELAXED);
+	if (cpu < (int)r->nr_cpus && off && off <= h->arena_size - sizeof(*h->cc_copy))
+		memcpy(h->cc_copy, h->arena + off, sizeof(*h->cc_copy));
+	else
+		off = 0;
+	reader_unpin(h);
+	return off ? h->cc_copy : NULL;
+}
+
 /* --- Chunks, for dump-like tools (read from the mmap, no program runs) --- */
 
 AA_API int aa_heap__chunk(const struct aa_heap *h, __u32 slot, struct aa_chunk_info *out)
 {
-	const struct aa_chunk_meta *meta;
 	const struct aa_root *r;
-	__u32 p, e, k;
+	__u32 pm[AA_CHUNK_PAGES];
+	__u32 p, e, k, meta_off;
+	int err;
 
 	AA_CHECK_HEAP(h, -EINVAL);
 	r = h->root;
@@ -231,14 +290,20 @@ AA_API int aa_heap__chunk(const struct aa_heap *h, __u32 slot, struct aa_chunk_i
 		return aa_err(-ENOENT);
 	memset(out, 0, sizeof(*out));
 	out->slot = slot;
-	out->state = r->slots[slot].state;
-	if (out->state != AA_SLOT_CHUNK)
-		return 0;
-	meta = aa_heap__ptr(h, r->arena_base + r->slots[slot].meta_off);
-	if (!meta)
-		return aa_err(-EFAULT);
+	err = reader_pin(h);
+	if (err)
+		return aa_err(err);
+	out->state = __atomic_load_n(&r->slots[slot].state, __ATOMIC_RELAXED);
+	meta_off = __atomic_load_n(&r->slots[slot].meta_off, __ATOMIC_RELAXED);
+	if (out->state == AA_SLOT_CHUNK && meta_off <= h->arena_size - sizeof(pm))
+		memcpy(pm, h->arena + meta_off, sizeof(pm));
+	else if (out->state == AA_SLOT_CHUNK)
+		err = -EFAULT;
+	reader_unpin(h);
+	if (err || out->state != AA_SLOT_CHUNK)
+		return err ? aa_err(err) : 0;
 	for (p = 0; p < AA_CHUNK_PAGES; p++) {
-		e = meta->pm[p];
+		e = pm[p];
 		switch (AA_PM_KIND(e)) {
 		case AA_PM_FREE_HEAD:
 			k = AA_PM_LOW(e);

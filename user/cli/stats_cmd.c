@@ -135,6 +135,7 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 	jw_kv_uint(w, "trims", st->nr_trims);
 	jw_kv_uint(w, "refill_signals", r->refill_signals);
 	jw_kv_uint(w, "refill_events_lost", st->refill_events_lost);
+	jw_kv_uint(w, "reader_stalls", st->reader_stalls);
 	jw_name(w, "need_refill");
 	jw_bool(w, r->need_refill);
 	jw_name(w, "free_blocks");
@@ -332,11 +333,11 @@ void cli_print_stats(const struct aa_heap *h, const char *where)
 	printf("heap at %s: arena %llu MiB, layout v%u\n", where,
 	       (unsigned long long)(aa_heap__arena_size(h) >> 20), aa_heap__root(h)->version);
 	aa_stats__print(&st, stdout);
-	printf("refill signals %llu%s, refill events lost %llu; low watermark %llu B, "
-	       "trim keeps %llu B\n\n",
+	printf("refill signals %llu%s, refill events lost %llu; returns put off by readers %llu; "
+	       "low watermark %llu B, trim keeps %llu B\n\n",
 	       (unsigned long long)aa_heap__root(h)->refill_signals,
 	       aa_heap__root(h)->need_refill ? " (raised now)" : "",
-	       (unsigned long long)st.refill_events_lost,
+	       (unsigned long long)st.refill_events_lost, (unsigned long long)st.reader_stalls,
 	       (unsigned long long)aa_heap__root(h)->tun.low_watermark,
 	       (unsigned long long)aa_heap__root(h)->tun.keep_bytes);
 	if (aa_heap__root(h)->flags & AA_F_DEFER)
