@@ -146,6 +146,19 @@ static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 
  * full, claimed by someone else, or missing. They redo the operation.
  */
 
+/* One object of class cls past this CPU's cache: the transfer cache's,
+ * which has a lock of its own, so that an IRQ over a heap-lock holder
+ * still gets memory there while the heap's lock is out of reach; word 0
+ * cleared. Returns its address or 0. */
+static __always_inline __u64 transfer_pop_one(__u32 cls)
+{
+	__u64 p = aa_transfer_cache_pop(cls);
+
+	if (p)
+		*(__u64 __arena *)p = 0;	/* no longer carries a mark */
+	return p;
+}
+
 /* Allocate one object of class cls for a request of size bytes. Returns
  * its address or 0. */
 __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
@@ -161,14 +174,8 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 			aa_count(no_cache);
 		else
 			__sync_fetch_and_add(&cc->cls[c].stats.nested, 1);
-		/* the transfer cache has a lock of its own: an IRQ over a
-		 * heap-lock holder gets memory there */
-		p = aa_transfer_cache_pop(cls);
-		if (p) {
-			*(__u64 __arena *)p = 0;	/* no longer carries a mark */
-			return p;
-		}
-		return aa_heap_alloc(aa_class(c)->size, 0);
+		p = transfer_pop_one(cls);
+		return p ? p : aa_heap_alloc(aa_class(c)->size, 0);
 	}
 	n = cc->cls[c].count;
 	if (n == 0) {
@@ -180,12 +187,16 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 		cc->cls[c].count = n - 1;
 		cc->cls[c].stats.allocs++;
 		cc->cls[c].stats.req_bytes += size;
+		*(__u64 __arena *)p = 0;	/* no longer carries a mark */
 	} else {
-		cc->cls[c].stats.failures++;
+		/* no batch: the transfer cache had less, the heap lock was
+		 * out of reach (nested, or busy past the budget) or the heap
+		 * is empty: what the transfer cache has still serves one */
+		p = transfer_pop_one(cls);
+		if (!p)
+			cc->cls[c].stats.failures++;
 	}
 	cache_release(cc);
-	if (p)
-		*(__u64 __arena *)p = 0;	/* no longer carries a mark */
 	return p;
 }
 

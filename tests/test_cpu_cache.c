@@ -714,6 +714,42 @@ Test(cpu_cache, tunables_out_of_range_in_the_arena_stay_inside_the_caches)
 	t_check(h);
 }
 
+/* A refill that gets no batch (the transfer cache holds less than one, the
+ * heap lock is held elsewhere past the wait budget) must still hand out
+ * what the transfer cache holds, as a call that finds its cache claimed
+ * does: NULL only when no tier has memory within reach. */
+Test(cpu_cache, a_refill_without_the_heap_lock_takes_one_from_the_transfer_cache)
+{
+	struct aa_root *r = (struct aa_root *)aa_heap__root(h);
+	__u64 p[8], q, keep[AA_CPU_CACHE_MAX];
+	__u32 tcn, k = 0;
+	int i;
+
+	pin(0);
+	r->tun.cpu_cache_cap[C64] = 4;	/* read where used: spills come soon */
+	r->tun.batch[C64] = 2;
+	t_cpu_cache_mmap(h, 0)->cls[C64].cap = 4;
+	for (i = 0; i < 8; i++)
+		cr_assert_neq(p[i] = t_malloc(h, 64), 0);
+	for (i = 0; i < 8; i++)
+		cr_assert_eq(t_free(h, p[i]), 0);
+	tcn = r->tc[C64].count;
+	cr_assert_gt(tcn, 0, "no spill reached the transfer cache");
+	while (aa_heap__cpu_cache(h, 0)->cls[C64].count && k < AA_CPU_CACHE_MAX)
+		cr_assert_neq(keep[k++] = t_malloc(h, 64), 0);
+	cr_assert_eq(r->tc[C64].count, tcn, "emptying the CPU cache took from the transfer cache");
+	r->tun.batch[C64] = tcn + 1;	/* more than the transfer cache has */
+	__atomic_store_n(&r->lock, 2, __ATOMIC_SEQ_CST);	/* held, as by CPU 1 */
+	q = t_malloc(h, 64);
+	__atomic_store_n(&r->lock, 0, __ATOMIC_SEQ_CST);
+	cr_assert_neq(q, 0, "NULL with %u objects in the transfer cache", tcn);
+	cr_assert_eq(r->tc[C64].count, tcn - 1);
+	cr_assert_eq(t_free(h, q), 0);
+	while (k)
+		cr_assert_eq(t_free(h, keep[--k]), 0);
+	t_check(h);
+}
+
 /* The tests above name the 64-B class C64. */
 Test(cpu_cache, c64_is_the_class_of_64_bytes, .init = NULL, .fini = NULL)
 {
