@@ -744,4 +744,3 @@ AA_API __u64 aa_heap__cached_bytes(const struct aa_heap *h, __u64 *objects)
 		*objects = n;
 	return bytes;
 }
-

@@ -262,8 +262,10 @@ AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *h, in
 		return NULL;
 	if (!h->cc_copy && !(scratch->cc_copy = malloc(sizeof(*h->cc_copy))))
 		return NULL;
-	if (reader_pin(h))
+	if (reader_pin(h)) {
+		errno = EBUSY;
 		return NULL;
+	}
 	off = __atomic_load_n(&r->cpu_cache_off[cpu], __ATOMIC_RELAXED);
 	if (cpu < (int)r->nr_cpus && off && off <= h->arena_size - sizeof(*h->cc_copy))
 		memcpy(h->cc_copy, h->arena + off, sizeof(*h->cc_copy));
