@@ -99,8 +99,6 @@ struct aa_chunk_meta {
 					 * arena offset, AA_NIL = none */
 };
 #define AA_META_PAGES		2
-/* Lock-free frees find a chunk's metadata from its page-map entry's page. */
-_Static_assert(sizeof(((struct aa_chunk_meta *)0)->pm) <= AA_PAGE_SIZE, "pm[] in one page");
 
 /* With AA_F_DEFER, 2 more metadata pages per chunk: the pending bitmap,
  * one bit per 16-byte granule of the chunk, set while the object that
@@ -125,7 +123,6 @@ enum aa_slot_state {
  * (aa_buddy_add_chunk()) and lock-free readers load both at once, so no
  * reader pairs a new state with an old meta_off. */
 #define AA_SLOT_WORD(state, meta_off)	((__u64)(meta_off) << 32 | (__u32)(state))
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "AA_SLOT_WORD: state is the low half");
 
 struct __attribute__((aligned(8))) aa_slot {
 	__u32 state;		/* enum aa_slot_state */

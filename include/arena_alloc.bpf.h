@@ -180,6 +180,10 @@ static const __u64 aa_class_hot[AA_NR_CLASSES] = {
 
 _Static_assert(AA_SIZE_CLASS_COUNT == AA_NR_CLASSES, "aa_size_classes.h and aa_shared.h disagree");
 _Static_assert(AA_SIZE_CLASS_MAX == AA_MAX_CLASS_SIZE, "aa_size_classes.h and aa_shared.h disagree");
+/* Lock-free frees find a chunk's metadata from its page-map entry's page,
+ * and load a slot's state and meta_off as one word (state the low half). */
+_Static_assert(sizeof(((struct aa_chunk_meta *)0)->pm) <= AA_PAGE_SIZE, "pm[] in one page");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "AA_SLOT_WORD: state is the low half");
 
 /*
  * Verifier: indexes into these tables must be bounded where the load is.
