@@ -441,16 +441,19 @@ int aa_arena_trim(__u64 keep_bytes)
 	aa_heap_release_empty();	/* kept empty spans hold chunks */
 	keep = (keep_bytes >> AA_CHUNK_SHIFT) > AA_MAX_SLOTS ? AA_MAX_SLOTS
 							     : keep_bytes >> AA_CHUNK_SHIFT;
-	if (!close_readers())
-		return -EBUSY;
-	aa_repeat(AA_MAX_SLOTS) {
+	aa_repeat(AA_MAX_SLOTS) {	/* readers get in between chunks */
+		if (!close_readers()) {
+			slot = -EBUSY;
+			break;
+		}
 		slot = aa_buddy_take_free_chunk(keep);
+		if (slot >= 0)
+			return_chunk(slot);
+		open_readers();
 		if (slot < 0)
 			break;
-		return_chunk(slot);
 		n++;
 	}
-	open_readers();
 	if (slot < 0 && slot != -ENOENT && !n)
 		return slot;
 	return n;

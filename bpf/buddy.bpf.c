@@ -66,7 +66,6 @@ struct aa_parked {
 	__u32 pad;
 };
 
-#define AA_UNPARK_BATCH		32	/* parked frees completed per lock hold */
 
 typedef struct aa_free_hdr __arena aa_free_hdr_t;
 typedef struct aa_parked __arena aa_parked_t;

@@ -190,28 +190,26 @@ static __always_inline __u32 central_push_locked(__u32 o, __u32 cls, __u32 span_
 	return 0;
 }
 
-/* Release the empty spans that central_push_locked() kept (at most one
- * per class, but not necessarily at the head of its list). Returns how
+/* Release the empty span of class cls that central_push_locked() kept (at
+ * most one, but not necessarily at the head of its list). Returns how
  * many. REQUIRES: heap lock held. */
-static __u32 central_release_empty_locked(void)
+static __u32 central_release_empty_locked(__u32 cls)
 {
 	__u32 n = AA_ZERO, off, next;
 	aa_span_t *sp;
-	int cls;
 
-	aa_for(cls, 0, AA_NR_CLASSES) {
-		off = aa_root.central[cls].head;
-		aa_repeat(AA_MAX_LOOPS) {
-			if (off == AA_NIL)
-				break;
-			sp = span_at(off);
-			next = sp->next;
-			if (!sp->used) {
-				run_free_locked(off, span_release_locked(cls, sp));
-				n++;
-			}
-			off = next;
+	cls = aa_cls_idx(cls);
+	off = aa_root.central[cls].head;
+	aa_repeat(AA_MAX_LOOPS) {
+		if (off == AA_NIL)
+			break;
+		sp = span_at(off);
+		next = sp->next;
+		if (!sp->used) {
+			run_free_locked(off, span_release_locked(cls, sp));
+			n++;
 		}
+		off = next;
 	}
 	return n;
 }

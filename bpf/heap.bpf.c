@@ -337,21 +337,23 @@ int aa_heap_return(__u64 ptr)
 	return 0;
 }
 
-/* aa_heap_return() for the claimed blocks arr[0 .. n) (arena array of
- * user addresses; zero entries are skipped): one lock round trip, all
- * parked without the lock. Returns how many were returned, or -errno. */
-int aa_heap_return_bulk(__u64 arr, __u32 n)
+/* One lock hold of aa_heap_return_bulk(): the claimed blocks arr[from ..
+ * end), at most AA_HOLD_OBJS; all parked if the lock is out of reach.
+ * Global: verified once, its loop apart from the caller's. Returns how
+ * many blocks there were. */
+int aa_heap_return_round(__u64 arr, __u32 from, __u32 end)
 {
 	__u64 __arena *in = (__u64 __arena *)arr;
 	__u32 done = AA_ZERO, off;
-	__u64 e;
 	int i;
+	__u64 e;
 
-	if (n > AA_BULK_MAX)
-		return -E2BIG;
+	if (end > from + AA_HOLD_OBJS)
+		end = from + AA_HOLD_OBJS;
+	aa_lock_yield();
 	if (aa_lock()) {
 		aa_count(lock_misses);
-		aa_for(i, 0, n) {
+		aa_for(i, from, end) {
 			e = in[i];
 			if (!e)
 				continue;
@@ -361,7 +363,7 @@ int aa_heap_return_bulk(__u64 arr, __u32 n)
 		}
 		return done;
 	}
-	aa_for(i, 0, n) {
+	aa_for(i, from, end) {
 		e = in[i];
 		if (!e)
 			continue;
@@ -370,6 +372,22 @@ int aa_heap_return_bulk(__u64 arr, __u32 n)
 		done++;
 	}
 	unlock_and_unpark();
+	return done;
+}
+
+/* aa_heap_return() for the claimed blocks arr[0 .. n) (arena array of
+ * user addresses; zero entries are skipped), AA_HOLD_OBJS per lock hold.
+ * Returns how many were returned, or -errno. Inline: the rounds are the
+ * global functions (frame budget: see free_claimed_locked()). */
+static __always_inline int aa_heap_return_bulk(__u64 arr, __u32 n)
+{
+	__u32 done = AA_ZERO;
+	int r;
+
+	if (n > AA_BULK_MAX)
+		return -E2BIG;
+	aa_for(r, 0, (n + AA_HOLD_OBJS - 1) / AA_HOLD_OBJS)
+		done += aa_heap_return_round(arr, r * AA_HOLD_OBJS, n);
 	return done;
 }
 
@@ -472,11 +490,11 @@ __u64 aa_heap_usable_size(__u64 ptr)
 	return kind_bytes(kind, off, pmw);
 }
 
-/* Allocate n objects of class cls into arr[0 .. n) (arena array of user
- * addresses), one lock round trip. cached: mark them for a CPU cache
- * (AA_TAG_CACHED) instead of zeroing word 0. Returns how many it got;
- * err[NOMEM] counts a short user call, or a refill that got none. */
-int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
+/* One lock hold of aa_heap_alloc_bulk(): objects into arr[from .. end),
+ * at most AA_HOLD_OBJS. Global: verified once, its loop apart from the
+ * caller's. Returns how many it got, or -AA_ERR_BUSY / -AA_ERR_NESTED
+ * (not counted). */
+int aa_heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cached)
 {
 	__u64 __arena *out = (__u64 __arena *)arr;
 	__u64 mask = cached ? ~0ULL : 0;
@@ -484,34 +502,62 @@ int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
 	bool raised;
 	int i, err;
 
-	if (!aa_heap_ready())
-		return aa_fail(AA_ERR_UNINIT);
-	if (cls >= AA_NR_CLASSES)
-		return aa_fail(AA_ERR_SIZE);
-	if (n > AA_BULK_MAX)
-		return -E2BIG;
+	if (end > from + AA_HOLD_OBJS)
+		end = from + AA_HOLD_OBJS;
+	aa_lock_yield();
 	err = aa_lock();
-	if (err) {
-		alloc_lock_failed(err);
-		return aa_errno(-err);
-	}
-	aa_for(i, 0, n) {
+	if (err)
+		return err;
+	aa_for(i, from, end) {
 		off = central_pop_locked(cls, mask);
 		if (off == AA_NIL)
 			break;
 		out[i] = aa_root.arena_base + off;
 		got++;
 	}
-	raised = check_watermark(got < n);
+	raised = check_watermark(from + got < end);
 	unlock_and_unpark();
 	if (raised)
-		refill_notify(got < n ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
+		refill_notify(from + got < end ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
+	return got;
+}
+
+/* Allocate n objects of class cls into arr[0 .. n) (arena array of user
+ * addresses), AA_HOLD_OBJS per lock hold. cached: mark them for a CPU
+ * cache (AA_TAG_CACHED) instead of zeroing word 0. Returns how many it
+ * got; err[NOMEM] counts a short user call, or a refill that got none.
+ * Inline, as aa_heap_return_bulk(). */
+static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
+{
+	__u32 got = AA_ZERO, end;
+	int r, k = 0;
+
+	if (!aa_heap_ready())
+		return aa_fail(AA_ERR_UNINIT);
+	if (cls >= AA_NR_CLASSES)
+		return aa_fail(AA_ERR_SIZE);
+	if (n > AA_BULK_MAX)
+		return -E2BIG;
+	aa_for(r, 0, (n + AA_HOLD_OBJS - 1) / AA_HOLD_OBJS) {
+		end = (r + 1) * AA_HOLD_OBJS < n ? (r + 1) * AA_HOLD_OBJS : n;
+		k = aa_heap_alloc_round(arr, r * AA_HOLD_OBJS, end, cls, cached);
+		if (k < 0)
+			break;
+		got += k;
+		if (got < end)
+			break;
+	}
+	if (k < 0) {	/* the lock, in some round: what the others got */
+		alloc_lock_failed(k);
+		if (!got)
+			return aa_errno(-k);
+	}
 	/* one err[NOMEM] per failed call: a user's bulk call that came back
 	 * short, a cache refill that got nothing (a part of a batch still
 	 * serves the allocation that asked for it) */
 	if (!cached && got)	/* a caller's bulk call; refills are not */
 		__sync_fetch_and_add(&aa_root.stats.direct_allocs, got);
-	if (cached ? !got : got < n) {
+	if (k >= 0 && (cached ? !got : got < n)) {
 		aa_fail(AA_ERR_NOMEM);
 		if (READ_ONCE_ARENA(aa_root.defer.pending_objs))
 			__sync_fetch_and_add(&aa_root.defer.nomem_in_limbo, 1);
@@ -528,7 +574,7 @@ int aa_heap_unpark(void)
 
 	if (err)
 		return aa_errno(-err);
-	n = unpark_locked(AA_UNPARK_BATCH * 8);
+	n = unpark_locked(AA_HOLD_OBJS);
 	aa_unlock();
 	return n;
 }
@@ -538,12 +584,16 @@ int aa_heap_unpark(void)
  * many, or -errno if the lock could not be taken. */
 int aa_heap_release_empty(void)
 {
-	int err = aa_lock();
-	__u32 n;
+	__u32 n = AA_ZERO;
+	int cls, err;
 
-	if (err)
-		return aa_errno(-err);
-	n = central_release_empty_locked();
-	aa_unlock();
+	aa_for(cls, 0, AA_NR_CLASSES) {	/* one class per hold */
+		aa_lock_yield();
+		err = aa_lock();
+		if (err)
+			return aa_errno(-err);
+		n += central_release_empty_locked(cls);
+		aa_unlock();
+	}
 	return n;
 }

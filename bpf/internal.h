@@ -313,8 +313,13 @@ static __always_inline bool aa_on_task_stack(void)
  *    IRQ/NMI, AA_WAIT_TASK_NS elsewhere (the holder cannot be preempted, so
  *    only a descheduled vCPU keeps it longer); then -AA_ERR_BUSY;
  *  - only static code runs while holding it: no global function, no page
- *    kfunc. Callers count a failure in err[] only if their operation fails.
+ *    kfunc. Callers count a failure in err[] only if their operation fails;
+ *  - every hold is bounded, so that a waiter in IRQ context (AA_WAIT_IRQ_NS)
+ *    rarely gives up: at most AA_HOLD_OBJS objects moved (bulk calls,
+ *    refills, spills, parked frees) per hold, the lock dropped between
+ *    rounds.
  */
+#define AA_HOLD_OBJS		16
 #define AA_WAIT_IRQ_NS		5000ULL		/* 5 us */
 #define AA_WAIT_TASK_NS		50000000ULL	/* 50 ms */
 #define AA_WAIT_CHECK		16		/* spins between clock reads */
@@ -326,17 +331,37 @@ static int aa_lock_wait(__u32 __arena *lock, __u32 me, __u64 budget)
 	__u64 start = bpf_ktime_get_ns();
 	__u32 v, spins = AA_ZERO;
 
+	__sync_fetch_and_add(&aa_root.lock_waiters, 1);
 	aa_repeat(AA_MAX_LOOPS) {
 		v = *(volatile __u32 __arena *)lock;
 		if (v == 0 && __sync_val_compare_and_swap(lock, 0, me) == 0) {
+			__sync_fetch_and_sub(&aa_root.lock_waiters, 1);
 			aa_count(lock_waits);
 			return 0;
 		}
 		if (++spins % AA_WAIT_CHECK == 0 && bpf_ktime_get_ns() - start > budget)
 			break;
 	}
+	__sync_fetch_and_sub(&aa_root.lock_waiters, 1);
 	bpf_preempt_enable___aa();
 	return -AA_ERR_BUSY;
+}
+
+/* Between two holds of one operation (the rounds of a bulk call): while
+ * another CPU waits for a lock, wait until one got it, at most
+ * AA_WAIT_IRQ_NS. A test-and-set lock goes to whoever tries first, and
+ * that is the holder that just let go unless it waits. */
+static __always_inline void aa_lock_yield(void)
+{
+	__u64 start;
+
+	if (!READ_ONCE_ARENA(aa_root.lock_waiters))
+		return;
+	start = bpf_ktime_get_ns();
+	aa_repeat(AA_MAX_LOOPS)
+		if (!READ_ONCE_ARENA(aa_root.lock_waiters) ||
+		    bpf_ktime_get_ns() - start > AA_WAIT_IRQ_NS)
+			break;
 }
 
 /* Take lock, waiting at most `budget` ns for another CPU (0: the context's
@@ -370,8 +395,11 @@ static __always_inline int aa_lock(void)
 	return aa_lock_acquire(&aa_root.lock, 0);
 }
 
+/* Release the heap lock; lock_gen counts the holds, so that work done in
+ * rounds (aa_buddy_check()) can tell whether anyone held it in between. */
 static __always_inline void aa_unlock(void)
 {
+	aa_root.lock_gen++;
 	aa_lock_release(&aa_root.lock);
 }
 
@@ -423,13 +451,16 @@ int aa_transfer_cache_drain(void);
 __u64 aa_heap_alloc(__u64 size, __u64 align);
 int aa_heap_free(__u64 ptr);
 int aa_heap_return(__u64 ptr);
-int aa_heap_return_bulk(__u64 arr, __u32 n);
+int aa_heap_return_round(__u64 arr, __u32 from, __u32 end);
+int aa_heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cached);
 int aa_heap_claim(__u64 ptr);
 long aa_heap_claim_kind(__u64 ptr);
 int aa_heap_unpark(void);
 int aa_heap_release_empty(void);
 __u64 aa_heap_usable_size(__u64 ptr);
-int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached);
+/* and static inline there, for the files after it: aa_heap_alloc_bulk(),
+ * aa_heap_return_bulk() (loops of the global rounds above, so that no
+ * caller adds a frame) */
 
 /* buddy_chunks.bpf.c: chunks in and out of the page heap, the checker */
 int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished);

@@ -602,6 +602,8 @@ struct aa_root {
 	__u32 parked;		/* parked frees: arena offset of the newest, AA_NIL
 				 * = none (lock-free push, popped under the lock) */
 	__u32 zero;		/* always 0: AA_ZERO in bpf/internal.h */
+	__u32 lock_waiters;	/* CPUs waiting for a lock (aa_lock_wait()) */
+	__u32 lock_gen;		/* heap-lock holds so far (aa_unlock()) */
 	__u64 large_bytes_in_use; /* part of bytes_in_use in page runs */
 	__u32 flags;		/* AA_F_* */
 	__u32 mmap_readers;	/* the reader pin: AA_READERS_* */
