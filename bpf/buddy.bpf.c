@@ -474,28 +474,51 @@ static bool chunk_is_free(__u32 slot)
 	       is_free_block(slot << AA_CHUNK_SHIFT, AA_MAX_ORDER);
 }
 
-/* REQUIRES: heap lock held; pages > 256. Returns offset or AA_NIL (no
- * room, or an injected fault: nothing changed). */
-static __u32 large_alloc_locked(__u64 pages)
+/* The first slot of need entirely free chunks in a row, or -1. A scan of
+ * up to every slot: done before the heap lock (a snapshot, which
+ * large_alloc_locked() checks again under it) so that no hold lasts it. */
+static int large_find(__u32 need)
 {
-	__u32 full = pages >> AA_MAX_ORDER, rem = pages & (AA_CHUNK_PAGES - 1);
-	__u32 need = full + (rem != 0), tail;
-	__u32 nr_slots = aa_root.nr_slots, run = AA_ZERO, first = AA_ZERO;
-	int s, i;
-
-	if (aa_fault_span())
-		return AA_NIL;
+	__u32 nr_slots = aa_root.nr_slots, run = AA_ZERO;
+	int s;
 
 	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
 		/* reset to AA_ZERO, not 0: a constant run becomes precise at
 		 * "run == need" and 6.12 then walks the loop per value */
 		run = chunk_is_free(s) ? run + 1 : AA_ZERO;
-		if (run == need) {
-			first = s + 1 - need;
-			break;
-		}
+		if (run == need)
+			return s + 1 - need;
 	}
-	if (run < need || first + need > AA_MAX_SLOTS)
+	return -1;
+}
+
+/* Chunks of a large allocation of pages pages (> 256). */
+static __always_inline __u32 large_chunks(__u64 pages)
+{
+	return (pages >> AA_MAX_ORDER) + ((pages & (AA_CHUNK_PAGES - 1)) != 0);
+}
+
+/* REQUIRES: heap lock held; pages > 256; first: what large_find() said
+ * before the lock. Holds for need chunk checks when the run is still free;
+ * else (the heap changed meanwhile) scans again. Returns offset or AA_NIL
+ * (no room, or an injected fault: nothing changed). */
+static __u32 large_alloc_locked(__u64 pages, int first)
+{
+	__u32 full = pages >> AA_MAX_ORDER, rem = pages & (AA_CHUNK_PAGES - 1);
+	__u32 need = large_chunks(pages), tail, run = AA_ZERO;
+	int i;
+
+	if (aa_fault_span())
+		return AA_NIL;
+	if (first >= 0 && first < AA_MAX_SLOTS)
+		aa_for(i, first, first + need) {
+			if (!chunk_is_free(i & (AA_MAX_SLOTS - 1)))
+				break;
+			run++;
+		}
+	if (run < need)
+		first = large_find(need);
+	if (first < 0 || first + need > AA_MAX_SLOTS)
 		return AA_NIL;
 	aa_for(i, first, first + full) {
 		free_unlink(AA_MAX_ORDER, i << AA_CHUNK_SHIFT);

@@ -277,9 +277,9 @@ static __always_inline int aa_aligned_class(__u64 size, __u64 align)
  * Returns a user address or 0; the failure is counted. */
 __u64 aa_heap_alloc(__u64 size, __u64 align)
 {
+	int err, cls, first = -1;
 	bool raised;
 	__u32 off;
-	int err, cls;
 
 	if (!aa_heap_ready()) {
 		aa_fail(AA_ERR_UNINIT);
@@ -290,6 +290,8 @@ __u64 aa_heap_alloc(__u64 size, __u64 align)
 		return 0;
 	}
 	cls = aa_aligned_class(size, align);
+	if (cls < 0 && size > AA_CHUNK_SIZE)	/* whole chunks: found before the lock */
+		first = large_find(large_chunks((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT));
 	err = aa_lock();
 	if (err) {
 		alloc_lock_failed(err);
@@ -300,7 +302,7 @@ __u64 aa_heap_alloc(__u64 size, __u64 align)
 	else if (size <= AA_CHUNK_SIZE)
 		off = page_run_alloc_locked((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT);
 	else
-		off = large_alloc_locked((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT);
+		off = large_alloc_locked((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT, first);
 	raised = check_watermark(off == AA_NIL);
 	unlock_and_unpark();
 	if (raised)
