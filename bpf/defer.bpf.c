@@ -168,7 +168,7 @@ __u32 aa_defer_advance(void)
 
 /* A reclaim run's state: only the reclaimer (it holds defer.reclaiming)
  * touches it. Objects it claimed go back to the heap a batch at a time
- * (one lock round trip each); nodes of later epochs wait on a chain
+ * (AA_HOLD_OBJS a lock hold); nodes of later epochs wait on a chain
  * (keep .. keep_last) to be pushed back at the end of the run. In the
  * arena, not on the stack: the per-node work is a global function, whose
  * loop the verifier walks once (6.12 gave up on the inlined one: "The

@@ -40,7 +40,11 @@
  *    elsewhere (a holder only takes longer when its vCPU was descheduled).
  *    No global BPF function is called while a lock is held (6.12 forbids
  *    it with preemption disabled): locked code is static. Lock order: heap
- *    lock before a transfer-cache lock; never the other way.
+ *    lock before a transfer-cache lock; never the other way. Every heap
+ *    lock hold is bounded (AA_HOLD_OBJS objects, one chunk or span of the
+ *    checker, one class of empty-span release; a large allocation finds
+ *    its chunks before the lock), and work done in rounds lets a waiting
+ *    CPU in between them (aa_lock_yield()).
  *  - Objects: word 0 of a block that the allocator holds (in a CPU or
  *    transfer cache, parked, or free in a span or the page heap) carries a custody mark
  *    (aa_custody()): key ^ address ^ tag. A free claims a live block by a
@@ -56,7 +60,11 @@
  *    Every heap lock holder completes some; drain completes all.
  *  - Page kfuncs (sleepable): called with no lock held and no claim that
  *    another caller could wait for. Chunks leave the heap through the
- *    RELEASING slot state, so their metadata stays put until freed.
+ *    RELEASING slot state, so their metadata stays put until freed. A
+ *    slot's state and meta_off are one word, published by one store and
+ *    read by one load; a lock-free claim checks it again (__aa_claim()).
+ *    Pages that userspace reads from the mmap (chunk metadata, CPU caches)
+ *    go back only while no reader is counted (the reader pin, aa_shared.h).
  *  - Publication: init writes the whole root, then stores the magic with an
  *    atomic exchange (full barrier); callers check the magic before using
  *    anything, and their first claim or lock is a full barrier too. A CPU
