@@ -60,6 +60,17 @@ struct doc {
 	int n;
 };
 
+/* "k" and decimal digits: a name write_doc() gives a member. */
+static bool is_key_name(const char *s)
+{
+	if (*s++ != 'k' || !*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
 static void write_doc(struct jw *w, const struct doc *d, int from)
 {
 	char key[16];
@@ -87,8 +98,10 @@ static void write_doc(struct jw *w, const struct doc *d, int from)
 			k = d->n;
 			break;
 		}
-		if (k < d->n)
-			jw_kv_string(w, d->line[k], "name");	/* the line as a name */
+		/* the line as a name, but never one of the k%d names the
+		 * oracle looks up: an object with a name twice has no answer */
+		if (k < d->n && !is_key_name(d->line[k]))
+			jw_kv_string(w, d->line[k], "name");
 	}
 	jw_end_object(w);
 }
