@@ -252,7 +252,8 @@ test: $(TEST_BIN) $(HDR_CHECKS) fuzz-build
 		$(TEST_BIN) $(TEST_ARGS) --filter '$(HOST_TESTS)' || exit; \
 	fi && \
 	printf '  %-8s %s\n' TEST "$(TEST_BIN) ($$where)" && \
-	AA_TEST_WHERE=$$where $(RUN_BPF) --name 'the test suite' -- $(TEST_BIN) $(TEST_ARGS)
+	AA_TEST_WHERE=$$where AA_TEST_WHERE_SAID=1 $(RUN_BPF) --name 'the test suite' -- \
+		$(TEST_BIN) $(TEST_ARGS)
 	$(call msg,FUZZ,$(words $(FUZZ_TARGETS)) targets,x $(FUZZ_SHORT_SECONDS) s)
 	$(Q)bash scripts/fuzz.sh $(FUZZ_SHORT_SECONDS) $(FUZZ_DIR) $(FUZZ_TARGETS)
 

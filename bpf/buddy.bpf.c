@@ -253,10 +253,9 @@ struct {
  * REQUIRES: heap lock. */
 static __always_inline bool check_watermark(bool failed)
 {
-	__u64 mapped = aa_root.stats.nr_chunks << AA_CHUNK_SHIFT;
-	__u64 used = aa_root.stats.bytes_in_use;
-
-	if ((failed || mapped - used < aa_root.tun.low_watermark) && !aa_root.need_refill) {
+	if ((failed || aa_below_watermark(aa_root.stats.nr_chunks, aa_root.stats.bytes_in_use,
+					  aa_root.tun.low_watermark)) &&
+	    !aa_root.need_refill) {
 		aa_root.need_refill = 1;
 		aa_root.refill_signals++;
 		return true;

@@ -14,6 +14,7 @@
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
+#include <stdbool.h>
 #endif
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
@@ -279,6 +280,18 @@ struct aa_tunables {
 				 * reuse, <= AA_QUARANTINE_MAX (0: none) */
 	__u32 pad;
 };
+
+/* Free memory is short: the chunks mapped hold less than low_watermark
+ * bytes beyond those in use (more in use than mapped, counters read one by
+ * one while programs run, counts as short). The heap raises need_refill
+ * by it (bpf/buddy.bpf.c), the refill agent looks again after a grow
+ * (user/refill.c). */
+static inline bool aa_below_watermark(__u64 nr_chunks, __u64 bytes_in_use, __u64 low_watermark)
+{
+	__u64 mapped = nr_chunks << AA_CHUNK_SHIFT;
+
+	return mapped < bytes_in_use || mapped - bytes_in_use < low_watermark;
+}
 
 /* Error codes: returned negated by BPF functions, counted in aa_stats.err. */
 enum aa_error {

@@ -44,7 +44,9 @@ done
 where=${AA_TEST_WHERE:-auto}
 case $where in
 host) ;;
-guest) [ "$where_only" = 1 ] || log "${name:-the command} will run in a QEMU guest" ;;
+guest)	# AA_TEST_WHERE_SAID=1: a --where call before said it already
+	[ "$where_only" = 1 ] || [ "${AA_TEST_WHERE_SAID:-}" = 1 ] ||
+		log "${name:-the command} will run in a QEMU guest" ;;
 auto)
 	cli=${AA_CLI:-build/arena-alloc}
 	[ -x "$cli" ] || { log "$cli is not built: cannot probe for BPF arena (make cli)"; exit 2; }

@@ -119,13 +119,9 @@ AA_API int aa_heap__wait_refill(struct aa_heap *h, int timeout_ms, struct aa_ref
 	}
 }
 
-/* Free memory is below the low watermark (check_watermark(),
- * bpf/buddy.bpf.c, computes the same). */
-static bool below_watermark(const volatile struct aa_root *r)
+static bool below_watermark(const struct aa_root *r)
 {
-	__u64 mapped = r->stats.nr_chunks << AA_CHUNK_SHIFT, used = r->stats.bytes_in_use;
-
-	return mapped < used || mapped - used < r->tun.low_watermark;
+	return aa_below_watermark(r->stats.nr_chunks, r->stats.bytes_in_use, r->tun.low_watermark);
 }
 
 /*
