@@ -8,9 +8,11 @@
  * (every IRQ allocation then takes the heap lock). A caller in IRQ context
  * waits at most AA_WAIT_IRQ_NS for the heap lock, so each hold must be
  * shorter than that: NULLs must stay below 1 in IN_PER runs. The heap
- * never runs short (64 MiB for a few MiB of load). Under QEMU's TCG the
- * same holds take several times longer than on a CPU while the budget
- * stays 5 us: a miss there is reported and the test skipped, saying so.
+ * never runs short (64 MiB for a few MiB of load). With the caches on the
+ * target holds everywhere. With them off every IRQ allocation takes the
+ * heap lock, and under QEMU's TCG the same holds take several times longer
+ * than on a CPU while the budget stays 5 us: there the figure is reported
+ * and the test skipped, saying so (every time: CI counts the tests run).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -92,7 +94,7 @@ static void *in_work(void *arg)
 	return NULL;
 }
 
-static void run(__u32 flags, const char *what)
+static void run(__u32 flags, const char *what, bool strict)
 {
 	struct in_thread t = {};
 	struct timespec t0, now;
@@ -142,21 +144,22 @@ static void run(__u32 flags, const char *what)
 		      IN_TIMEOUT_S);
 	cr_assert_gt(t.big, 0, "the other CPU made no 2-MiB allocation");
 	t_check(h);
-	if (nulls * IN_PER > runs && tcg())
-		cr_skip_test("%llu NULLs in %llu IRQ allocations with free memory (%.1f in 10^5): "
-			     "under TCG the holds take longer than the %u-us IRQ budget, which is "
-			     "sized for a real CPU", (unsigned long long)nulls,
-			     (unsigned long long)runs, 1e5 * nulls / runs, IN_WAIT_IRQ_US);
+	if (!strict && tcg())	/* the same outcome on every run: skipped */
+		cr_skip_test("%llu NULLs in %llu IRQ allocations with free memory (%.1f in 10^5), "
+			     "measured; below 1 in 10^5 is asserted on a real CPU only: under TCG "
+			     "holds take longer than the %u-us IRQ budget, which is sized for one",
+			     (unsigned long long)nulls, (unsigned long long)runs,
+			     1e5 * nulls / runs, IN_WAIT_IRQ_US);
 	cr_assert_leq(nulls * IN_PER, runs, "%llu NULLs in %llu IRQ allocations with free memory",
 		      (unsigned long long)nulls, (unsigned long long)runs);
 }
 
 Test(irq_nulls, with_caches)
 {
-	run(0, "on");
+	run(0, "on", true);
 }
 
 Test(irq_nulls, without_caches)
 {
-	run(AA_F_NO_CACHES, "off");
+	run(AA_F_NO_CACHES, "off", false);
 }
