@@ -193,6 +193,19 @@ static inline int t_run_pkt(struct bpf_program *prog)
 	return (int)o.retval;
 }
 
+/* Pin the calling thread to cpu: 0 or -errno. No assertion, so that
+ * threads can call it; the raw system call, whose mask needs no
+ * _GNU_SOURCE. */
+static inline int t_pin_cpu(int cpu)
+{
+	unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {};
+
+	if (cpu < 0 || cpu >= 1024)
+		return -EINVAL;
+	mask[cpu / (8 * sizeof(unsigned long))] |= 1UL << (cpu % (8 * sizeof(unsigned long)));
+	return syscall(__NR_sched_setaffinity, 0, sizeof(mask), mask) ? -errno : 0;
+}
+
 /* Run a SEC("syscall") program of any object; returns its retval. */
 static inline int t_run(struct bpf_program *prog, void *ctx, size_t ctx_sz)
 {

@@ -51,20 +51,9 @@ static void teardown(void)
 
 TestSuite(concurrency, .fini = teardown, .timeout = 900);
 
-/* Pin the calling thread to cpu: 0 or -errno (for threads, which must
- * not assert). */
-static int pin_self(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	return sched_setaffinity(0, sizeof(s), &s) ? -errno : 0;
-}
-
 static void pin(int cpu)
 {
-	cr_assert_eq(pin_self(cpu), 0, "pin to CPU %d", cpu);
+	cr_assert_eq(t_pin_cpu(cpu), 0, "pin to CPU %d", cpu);
 }
 
 static void need_cpus(int n)
@@ -91,7 +80,7 @@ static void *df_run(void *arg)
 	/* a syscall program's ctx is copied back into ctx_in */
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &t->a, .ctx_size_in = sizeof(t->a));
 
-	t->err = pin_self(t->cpu);
+	t->err = t_pin_cpu(t->cpu);
 	pthread_barrier_wait(t->start);
 	if (!t->err && bpf_prog_test_run_opts(bpf_program__fd(skel->progs.df_free), &o))
 		t->err = -errno;
@@ -202,7 +191,7 @@ static void *tg_run(void *arg)
 	struct tg_thread *t = arg;
 	int i, ret;
 
-	t->err = pin_self(t->cpu);
+	t->err = t_pin_cpu(t->cpu);
 	pthread_barrier_wait(t->start);
 	for (i = 0; i < TG_ROUNDS && !t->err; i++) {
 		ret = t->trim ? aa_heap__trim(h, 0) : aa_heap__grow(h, 2 * MiB);
@@ -291,7 +280,7 @@ static void *sf_grow(void *arg)
 	struct sf_thread *t = arg;
 	int i, ret;
 
-	t->err = pin_self(t->cpu);
+	t->err = t_pin_cpu(t->cpu);
 	for (i = 0; i < t->cycles && !t->err; i++) {
 		if (t->cycles > 1 && (ret = aa_heap__trim(h, 0)) < 0)
 			t->err = ret;
@@ -396,7 +385,7 @@ static void *rd_read(void *arg)
 	__u32 s;
 	int cpu, ret;
 
-	t->err = pin_self(t->cpu);
+	t->err = t_pin_cpu(t->cpu);
 	while (!t->done && !t->err) {
 		for (s = 0; s < r->nr_slots; s++) {
 			ret = aa_heap__chunk(h, s, &c);
@@ -533,7 +522,7 @@ static void *pub_watch(void *arg)
 	struct timespec t0, now;
 	long n;
 
-	t->err = pin_self(t->cpu);
+	t->err = t_pin_cpu(t->cpu);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (n = 0;; n++) {
 		if (__atomic_load_n(&t->root->magic, __ATOMIC_ACQUIRE)) {

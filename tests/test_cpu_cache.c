@@ -55,11 +55,7 @@ TestSuite(cpu_cache, .init = setup, .fini = teardown, .timeout = 600);
 
 static void pin(int cpu)
 {
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	cr_assert_eq(sched_setaffinity(0, sizeof(s), &s), 0, "pin to CPU %d", cpu);
+	cr_assert_eq(t_pin_cpu(cpu), 0, "pin to CPU %d", cpu);
 }
 
 static int nr_cpus(void)
@@ -99,12 +95,9 @@ struct worker {
 static void *stress_worker(void *arg)
 {
 	struct worker *w = arg;
-	cpu_set_t s;
 	int run;
 
-	CPU_ZERO(&s);
-	CPU_SET(w->cpu, &s);
-	if (sched_setaffinity(0, sizeof(s), &s))
+	if (t_pin_cpu(w->cpu))
 		w->errors++;
 	if (w->start)
 		pthread_barrier_wait(w->start);
@@ -405,7 +398,6 @@ static void cpuset_undo(struct cpuset *cs)
 Test(cpu_cache, drain_reaches_cpus_outside_the_cpuset)
 {
 	struct cpuset cs;
-	cpu_set_t s;
 	bool confined;
 	int i;
 
@@ -424,9 +416,7 @@ Test(cpu_cache, drain_reaches_cpus_outside_the_cpuset)
 		cr_skip_test("cannot make a cpuset of CPU 0 (%s: %s)", cs.base, strerror(e));
 	}
 	/* the cpuset really keeps us off CPU 1 */
-	CPU_ZERO(&s);
-	CPU_SET(1, &s);
-	i = sched_setaffinity(0, sizeof(s), &s) ? -errno : 0;
+	i = t_pin_cpu(1);
 	cr_log_info("drain in a cpuset of CPU 0 (%s): pinning to CPU 1 gives %s", cs.dir,
 		    strerror(-i));
 	if (i == 0) {

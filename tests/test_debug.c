@@ -184,11 +184,7 @@ Test(debug, a_double_free_is_refused_and_recorded)
  * cache, and its allocations must empty that same cache. */
 static void pin_to_this_cpu(void)
 {
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(sched_getcpu(), &s);
-	cr_assert_eq(sched_setaffinity(0, sizeof(s), &s), 0);
+	cr_assert_eq(t_pin_cpu(sched_getcpu()), 0);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -413,11 +409,8 @@ static void *exchange_thread(void *arg)
 	char pkt[64] = {};
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt),
 		    .repeat = 10);
-	cpu_set_t s;
 
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	sched_setaffinity(0, sizeof(s), &s);
+	t_pin_cpu(cpu);
 	for (i = 0; i < XT_RUNS / 10; i++)
 		if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.exchange), &o))
 			return (void *)1L;

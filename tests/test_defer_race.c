@@ -32,11 +32,7 @@ static int cpu_a = -1, cpu_b = -1;
 
 static void pin_to(int cpu)
 {
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	t_pin_cpu(cpu);
 }
 
 static int run(struct bpf_program *p, int repeat)

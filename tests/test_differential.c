@@ -389,11 +389,7 @@ static void run_batch(struct diff *d, unsigned int n, unsigned int nfree, unsign
 	if (d->caches) {
 		/* alternate CPUs: objects of one CPU's cache get freed into the
 		 * other's, so cross-CPU frees happen on every run */
-		cpu_set_t cpus;
-
-		CPU_ZERO(&cpus);
-		CPU_SET(batch % libbpf_num_possible_cpus(), &cpus);
-		sched_setaffinity(0, sizeof(cpus), &cpus);
+		t_pin_cpu(batch % libbpf_num_possible_cpus());
 	}
 	ret = aa_heap__batch(d->h, d->ops_addr, n);
 	cr_assert_eq(ret, (int)n, "batch %u: aa_heap__batch ran %d of %u ops", batch, ret, n);

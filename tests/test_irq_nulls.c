@@ -54,15 +54,6 @@ static bool tcg(void)
 	return a && !strcmp(a, "tcg");
 }
 
-static int pin_self(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	return sched_setaffinity(0, sizeof(s), &s) ? -errno : 0;
-}
-
 struct in_thread {
 	volatile int done;
 	int err, check;
@@ -76,7 +67,7 @@ static void *in_work(void *arg)
 	struct in_worker_args a;
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &a, .ctx_size_in = sizeof(a));
 
-	t->err = pin_self(1);
+	t->err = t_pin_cpu(1);
 	while (!t->done && !t->err && !t->check) {
 		a = (struct in_worker_args){ .rounds = 1 };
 		if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.in_worker), &o)) {
@@ -114,7 +105,7 @@ static void run(__u32 flags, const char *what, bool strict)
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 64 * MiB, .flags = flags);
 	h = aa_heap__attach(skel->obj, &o);
 	cr_assert_not_null(h, "attach: %s", strerror(errno));
-	cr_assert_eq(pin_self(0), 0);
+	cr_assert_eq(t_pin_cpu(0), 0);
 	skel->bss->in_cpu = 0;
 	fd = t_open_cpu_clock(0, 100000);	/* 10 kHz hrtimer, hard-IRQ context */
 	cr_assert_geq(fd, 0, "perf_event_open: %s", strerror(errno));

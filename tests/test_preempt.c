@@ -68,12 +68,8 @@ static void ps_add(struct ps_counts *to, const struct ps_counts *c)
 static void *ps_thread_run(void *arg)
 {
 	struct ps_thread *t = arg;
-	cpu_set_t s;
 
-	CPU_ZERO(&s);
-	CPU_SET(t->cpu, &s);
-	if (sched_setaffinity(0, sizeof(s), &s))
-		t->err = -errno;
+	t->err = t_pin_cpu(t->cpu);
 	pthread_barrier_wait(t->start);
 	while (!t->err && t->c.allocs + t->c.frees < t->quota) {
 		struct ps_args a = { .iters = PS_ITERS, .seed = t->me * 7919 + t->runs * 104729,

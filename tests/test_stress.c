@@ -166,12 +166,8 @@ static void *st_thread_run(void *arg)
 	struct st_thread *t = arg;
 	const struct st_counts *c = &skel->bss->st_cnt[t->me];
 	__u64 runs = 0, before;
-	cpu_set_t s;
 
-	CPU_ZERO(&s);
-	CPU_SET(t->cpu, &s);
-	if (sched_setaffinity(0, sizeof(s), &s))
-		t->err = -errno;
+	t->err = t_pin_cpu(t->cpu);
 	while (!t->err && !S.stop) {
 		struct st_args a = { .iters = ST_ITERS, .me = t->me,
 				     .seed = (t->me + 1) * 2654435761u ^ (__u32)(runs++ * 40503) };
