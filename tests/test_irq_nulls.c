@@ -4,8 +4,10 @@
  * the heap has it, whatever another CPU does with the heap lock. A
  * perf_event program allocates 64 B at 10 kHz on CPU 0 (hrtimer, hard
  * IRQ) while CPU 1 frees those objects, makes 2-MiB allocations and bulk
- * calls, and runs the checker, in a loop: with the CPU caches on, and off
- * (every IRQ allocation then takes the heap lock). A caller in IRQ context
+ * calls in a loop, and runs the checker every IN_CHECK_EVERY rounds (it
+ * holds the lock one chunk or span at a time, but in every round it was
+ * most of CPU 1's work): with the CPU caches on, and off (every IRQ
+ * allocation then takes the heap lock). A caller in IRQ context
  * waits at most AA_WAIT_IRQ_NS for the heap lock, so each hold must be
  * shorter than that: NULLs must stay below 1 in IN_PER runs. The heap
  * never runs short (64 MiB for a few MiB of load). With the caches on the
@@ -14,9 +16,7 @@
  * than on a CPU while the budget stays 5 us: there the figure is reported
  * and the test skipped, saying so (every time: CI counts the tests run).
  */
-#define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
