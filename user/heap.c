@@ -721,26 +721,3 @@ AA_API long aa_heap__drain(struct aa_heap *h)
 		a.nr_busy, cpus, DRAIN_TRIES * DRAIN_WAIT_US / 1000);
 	return aa_err(-EBUSY);
 }
-
-AA_API __u64 aa_heap__cached_bytes(const struct aa_heap *h, __u64 *objects)
-{
-	const struct aa_cpu_cache *cc;
-	__u64 bytes = 0, n = 0;
-	int cpu, c;
-
-	AA_CHECK_HEAP(h, 0);
-	if (h->root) {
-		for (c = 0; c < AA_NR_CLASSES; c++) {
-			n += h->root->tc[c].count;
-			bytes += (__u64)h->root->tc[c].count * class_table[c].size;
-		}
-		for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++)
-			for (c = 0; c < AA_NR_CLASSES; c++) {
-				n += cc->cls[c].count;
-				bytes += (__u64)cc->cls[c].count * class_table[c].size;
-			}
-	}
-	if (objects)
-		*objects = n;
-	return bytes;
-}

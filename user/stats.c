@@ -45,12 +45,52 @@ static __u64 class_bytes(const struct aa_root *r, __u64 bytes)
 	return 0;
 }
 
+/* What the caches served and hold: one copy of each CPU's cache
+ * (aa_heap__cpu_cache()), and the transfer caches' counts. */
+struct cache_sums {
+	__u64 allocs, frees;	/* calls the CPU caches served */
+	__u64 objs, bytes;	/* objects held, CPU and transfer caches */
+};
+
+static void cache_sums(const struct aa_heap *h, struct cache_sums *s)
+{
+	const struct aa_cpu_cache *cc;
+	__u32 n;
+	int cpu, c;
+
+	memset(s, 0, sizeof(*s));
+	for (c = 0; c < AA_NR_CLASSES; c++) {
+		n = h->root->tc[c].count;
+		s->objs += n;
+		s->bytes += (__u64)n * aa_class_size(c);
+	}
+	for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++)
+		for (c = 0; c < AA_NR_CLASSES; c++) {
+			n = cc->cls[c].count;
+			s->objs += n;
+			s->bytes += (__u64)n * aa_class_size(c);
+			s->allocs += cc->cls[c].stats.allocs;
+			s->frees += cc->cls[c].stats.frees;
+		}
+}
+
+AA_API __u64 aa_heap__cached_bytes(const struct aa_heap *h, __u64 *objects)
+{
+	struct cache_sums s = {};
+
+	AA_CHECK_HEAP(h, 0);
+	if (h->root)
+		cache_sums(h, &s);
+	if (objects)
+		*objects = s.objs;
+	return s.bytes;
+}
+
 AA_API int aa_heap__stats(const struct aa_heap *h, struct aa_stats *out)
 {
 	const volatile struct aa_root *r;
-	const struct aa_cpu_cache *cc;
-	__u64 allocs = 0, frees = 0, node, nodes;
-	int cpu, c;
+	struct cache_sums cs;
+	__u64 node, nodes;
 
 	AA_CHECK_HEAP(h, -EINVAL);
 	r = h->root;
@@ -62,12 +102,9 @@ AA_API int aa_heap__stats(const struct aa_heap *h, struct aa_stats *out)
 	out->heap_live = out->live_allocs;
 	out->heap_bytes = out->bytes_in_use;
 
-	for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++)
-		for (c = 0; c < AA_NR_CLASSES; c++) {
-			allocs += cc->cls[c].stats.allocs;
-			frees += cc->cls[c].stats.frees;
-		}
-	out->cached_bytes = aa_heap__cached_bytes(h, &out->cached_objs);
+	cache_sums(h, &cs);	/* one copy of each CPU's cache */
+	out->cached_objs = cs.objs;
+	out->cached_bytes = cs.bytes;
 	if (r->flags & AA_F_DEBUG) {
 		out->quarantined_objs = r->debug.q_objs;
 		out->quarantined_bytes = r->debug.q_bytes;
@@ -80,8 +117,8 @@ AA_API int aa_heap__stats(const struct aa_heap *h, struct aa_stats *out)
 	out->limbo_bytes = r->defer.pending_bytes + nodes * node;
 	out->parked_objs = sub0(out->frees_parked, out->frees_unparked);
 
-	out->nr_allocs = sub0(allocs + out->tc_allocs + out->direct_allocs, r->defer.deferred);
-	out->nr_frees = sub0(frees + out->tc_frees + out->direct_frees + out->quarantined_objs +
+	out->nr_allocs = sub0(cs.allocs + out->tc_allocs + out->direct_allocs, r->defer.deferred);
+	out->nr_frees = sub0(cs.frees + out->tc_frees + out->direct_frees + out->quarantined_objs +
 			     r->defer.deferred, r->defer.reclaimed);
 	out->live_allocs = sub0(out->heap_live, out->cached_objs + out->quarantined_objs +
 				out->limbo_objs + out->parked_objs);
