@@ -27,20 +27,13 @@
  *   s.listed == (s.free != AA_NIL) or s is the kept empty span, and the
  *     listed spans are exactly the list from central[c].head;
  *   every object on s.free has word 0 = the AA_TAG_SPAN mark, word 1 =
- *     next; every object out of the span has another word 0 (the user's,
- *     or a FREED/CACHED mark in the cache tiers);
+ *     next (and fresh), and in debug mode its last word is the poison;
+ *     every object out of the span has another word 0 (the user's, or a
+ *     FREED/CACHED mark in the cache tiers);
  *   the page-map entries of s's pages are SPAN|c|i, written after the
  *     marks (aa_claim() relies on that order).
  */
 #include "internal.h"
-
-/* Word 0 and 1 of a free object in its span. */
-struct aa_span_obj {
-	__u64 mark;	/* aa_custody(addr, AA_TAG_SPAN) */
-	__u32 next;	/* arena offset of the next free object, AA_NIL */
-	__u32 pad;
-};
-typedef struct aa_span_obj __arena aa_span_obj_t;
 
 static __always_inline struct aa_central __arena *central_of(__u32 cls)
 {
@@ -81,6 +74,7 @@ static __u32 span_new_locked(__u32 cls)
 	const struct aa_class_info *ci = aa_class(cls);
 	__u32 size = ci->size, objs = ci->objs, pages = ci->pages, off, o;
 	struct aa_central __arena *c = central_of(cls);
+	bool debug = aa_root.flags & AA_F_DEBUG;
 	aa_span_obj_t *obj;
 	aa_span_t *sp;
 	int i;
@@ -88,16 +82,18 @@ static __u32 span_new_locked(__u32 cls)
 	off = aa_fault_span() ? AA_NIL : run_alloc_locked(pages);
 	if (off == AA_NIL)
 		return AA_NIL;
-	/* debug mode: every object starts poisoned (debug.bpf.c); the
-	 * links below take words 0 and 1 */
-	if (aa_root.flags & AA_F_DEBUG)
-		aa_word_fill((__u64)aa_addr(off), 0, pages * (AA_PAGE_SIZE / 8), AA_DEBUG_POISON);
-	/* free list in address order: refills hand out neighbours */
+	/* free list in address order: refills hand out neighbours. At most
+	 * 256 objects (aa_size_classes.h), 3 stores each in debug mode: the
+	 * last word is the poison that the claim and the underflow check of
+	 * the next object read (struct aa_span_obj, debug.bpf.c) */
 	aa_for(i, 0, objs) {
 		o = off + i * size;
 		obj = aa_addr(o);
 		obj->mark = aa_custody((__u64)obj, AA_TAG_SPAN);
 		obj->next = i + 1 < objs ? o + size : AA_NIL;
+		obj->fresh = AA_SPAN_FRESH;
+		if (debug && size > sizeof(*obj))	/* 16 B: no debug object fits */
+			*(__u64 __arena *)aa_addr(o + size - 8) = AA_DEBUG_POISON;
 	}
 	sp = span_at(off);
 	sp->free = off;

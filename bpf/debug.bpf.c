@@ -198,8 +198,9 @@ static __always_inline __u32 redzone_scan(__u64 addr, __u32 n, __u32 b)
 
 /*
  * A new allocation of n bytes at addr, of kind `kind`: check the poison
- * of a class object (a write since it was freed, or since its span was
- * carved), then write the redzone and the trailer. Leaf: calls nothing.
+ * of a class object (a write since it was freed; an object not allocated
+ * since its span was carved has none: struct aa_span_obj), then write the
+ * redzone and the trailer. Leaf: calls nothing.
  */
 int aa_debug_on_alloc(__u64 addr, int kind, __u64 n)
 {
@@ -210,7 +211,7 @@ int aa_debug_on_alloc(__u64 addr, int kind, __u64 n)
 
 	if (n + AA_DEBUG_TAIL > b)
 		return -EINVAL;		/* cannot be: the caller chose b */
-	if (kind < AA_NR_CLASSES)
+	if (kind < AA_NR_CLASSES && ((aa_span_obj_t *)addr)->fresh != AA_SPAN_FRESH)
 		poison_check(addr, kind, b);
 	/* redzone: the bytes up to the next word, then whole words */
 	head = (n + 7) & ~7U;

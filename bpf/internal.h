@@ -426,6 +426,23 @@ static __always_inline void aa_unlock(void)
 #define AA_TAG_SPAN		3
 #define AA_TAG_BUDDY		4	/* + order, up to 4 + 8 */
 
+/* Words 0 and 1 of a free object in its span (central.bpf.c). `fresh` is
+ * AA_SPAN_FRESH from the carving until the object is first allocated. In
+ * debug mode a carving writes only words 0, 1 and the last word (the
+ * poison), so that a span costs the lock a few stores per object, not a
+ * fill of its pages: a fresh object's other words were never poisoned and
+ * its first allocation does not check them (debug.bpf.c). Its first free
+ * poisons word 1 with the rest, and no tier writes the upper half of word
+ * 1 with this value (links are offsets or user addresses, below 2^47). */
+struct aa_span_obj {
+	__u64 mark;	/* aa_custody(addr, AA_TAG_SPAN) */
+	__u32 next;	/* arena offset of the next free object, AA_NIL */
+	__u32 fresh;	/* AA_SPAN_FRESH: not allocated since it was carved */
+};
+typedef struct aa_span_obj __arena aa_span_obj_t;
+
+#define AA_SPAN_FRESH		0xf7e5f7e5U
+
 static __always_inline __u64 aa_custody(__u64 addr, __u32 tag)
 {
 	return aa_root.cache_key ^ addr ^ tag;

@@ -411,9 +411,10 @@ struct aa_stats {
  * underflow), then fills words 1 .. b/8-1 of a class object with
  * AA_DEBUG_POISON; an allocation checks words 2 .. b/8-1 (words 0 and 1
  * hold the allocator's custody mark and free-list link) and reports any
- * that changed (a write after free). Spans are carved poisoned. Word 0 of
- * a live object is never checked: a free's claim replaces it with the
- * FREED mark first. While in quarantine it must keep that mark: checked
+ * that changed (a write after free). A span is carved with only the last
+ * word of each object poisoned, and an object's first allocation checks
+ * nothing (bpf/internal.h, struct aa_span_obj). Word 0 of a live object
+ * is never checked: a free's claim replaces it with the FREED mark first. While in quarantine it must keep that mark: checked
  * (and put back) when the object leaves. A free of an object whose
  * trailer is poison is a double free, refused however word 0 reads.
  */

@@ -291,6 +291,66 @@ Test(debug, a_clean_workload_gets_no_report)
 	t_check(h);
 }
 
+/*
+ * A span is carved under the heap lock with a few stores per object, not
+ * a fill of its pages (struct aa_span_obj, bpf/internal.h): over pages a
+ * user left dirty (page runs written and freed), objects of every span
+ * size are handed out with their old bytes and no report, and frees that
+ * reach a never-allocated neighbour (a cache hands out the highest
+ * address of a refill first) find its poisoned last word.
+ */
+#define DC_RUNS		48
+#define DC_RUN_BYTES	(64 << 10)
+#define DC_DIRTY	0x5a5a5a5a5a5a5a5aULL
+
+Test(debug, spans_carved_over_dirty_pages_are_not_filled_and_get_no_report)
+{
+	static const __u64 sizes[] = { 40, 200, 1000, 3000, 7000 };
+	__u64 run[DC_RUNS], obj[512], dirty = 0, objs = 0, spans0 = 0, spans1 = 0;
+	const struct aa_root *r;
+	unsigned int s, i, n;
+	__u64 *w;
+
+	setup_heap(0, 0, "");
+	pin_to_this_cpu();
+	r = aa_heap__root(h);
+	for (i = 0; i < DC_RUNS; i++) {
+		run[i] = t_malloc(h, DC_RUN_BYTES);
+		cr_assert_neq(run[i], 0);
+		memset(aa_heap__ptr(h, run[i]), 0x5a, DC_RUN_BYTES);
+	}
+	for (i = 0; i < DC_RUNS; i++)
+		cr_assert_eq(aa_heap__free(h, run[i]), 0);
+	for (i = 0; i < AA_NR_CLASSES; i++)
+		spans0 += r->central[i].span_allocs;
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		n = (DC_RUNS * DC_RUN_BYTES / 8) / sizes[s];
+		n = n < 512 ? n : 512;
+		for (i = 0; i < n; i++) {
+			obj[i] = t_malloc(h, sizes[s]);
+			cr_assert_neq(obj[i], 0, "%llu B, object %u", (unsigned long long)sizes[s], i);
+			w = aa_heap__ptr(h, obj[i]);
+			dirty += w[2] == DC_DIRTY;
+			objs++;
+			memset(w, 0xa5, sizes[s]);
+		}
+		for (i = 1; i < n; i += 2)	/* odd ones first: neighbours still out */
+			cr_assert_eq(aa_heap__free(h, obj[i]), 0);
+		for (i = 0; i < n; i += 2)
+			cr_assert_eq(aa_heap__free(h, obj[i]), 0);
+	}
+	for (i = 0; i < AA_NR_CLASSES; i++)
+		spans1 += r->central[i].span_allocs;
+	cr_log_info("%llu spans carved, %llu objects, %llu of them handed out dirty",
+		    (unsigned long long)(spans1 - spans0), (unsigned long long)objs,
+		    (unsigned long long)dirty);
+	print_all();
+	cr_assert_eq(r->debug.recorded, 0, "a clean program got %llu reports",
+		     (unsigned long long)r->debug.recorded);
+	cr_assert_gt(dirty, 0, "no object kept its old bytes: spans were filled when carved");
+	t_check(h);
+}
+
 Test(debug, the_quarantine_delays_reuse_and_finds_writes_made_there)
 {
 	__u64 first, p;
