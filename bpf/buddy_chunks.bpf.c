@@ -78,34 +78,48 @@ int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
 	return 0;
 }
 
+/* The slot of the entirely free chunk that comes after `keep` others, or
+ * -ENOENT. A scan of up to every slot: done before the heap lock (a
+ * snapshot, checked again under it), as large_find(). */
+static int free_chunk_find(__u32 keep)
+{
+	__u32 nr_slots = aa_root.nr_slots, seen = AA_ZERO;
+	int s;
+
+	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+		if (chunk_is_free(s) && seen++ == keep)
+			return s;
+	}
+	return -ENOENT;
+}
+
 /* Take one entirely free chunk out of the heap, skipping the first `keep`
  * free chunks (keep = 0: any). Marks the slot RELEASING: its meta_off stays
  * valid and no grower maps it until the caller, having returned the
  * pages, calls aa_buddy_release_slot(). Returns the slot, -ENOENT when
- * there is none, or -errno. */
+ * there is none, or -errno. Holds the lock for one chunk, unless the heap
+ * changed since the scan (then it scans again, under the lock). */
 int aa_buddy_take_free_chunk(__u32 keep)
 {
-	__u32 nr_slots = aa_root.nr_slots, seen = AA_ZERO;
-	int s, err, ret = -ENOENT;
+	int s = free_chunk_find(keep), err;
 
+	if (s < 0)
+		return s;
 	err = aa_lock();
 	if (err)
 		return aa_errno(-err);
-	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		if (!chunk_is_free(s))
-			continue;
-		if (seen++ < keep)
-			continue;
+	if (!chunk_is_free(s & (AA_MAX_SLOTS - 1)))
+		s = free_chunk_find(keep);
+	if (s >= 0) {
+		s &= AA_MAX_SLOTS - 1;
 		free_unlink(AA_MAX_ORDER, s << AA_CHUNK_SHIFT);
 		aa_root.slots[s].state = AA_SLOT_RELEASING;
 		aa_root.stats.nr_chunks--;
 		aa_root.stats.nr_trims++;
 		aa_root.stats.pages_mapped -= AA_CHUNK_PAGES + aa_meta_pages();
-		ret = s;
-		break;
 	}
 	aa_unlock();
-	return ret;
+	return s;
 }
 
 /* The pages of a RELEASING slot are back with the kernel: the slot may be

@@ -41,10 +41,11 @@
  *    No global BPF function is called while a lock is held (6.12 forbids
  *    it with preemption disabled): locked code is static. Lock order: heap
  *    lock before a transfer-cache lock; never the other way. Every heap
- *    lock hold is bounded (AA_HOLD_OBJS objects, one chunk or span of the
- *    checker, one class of empty-span release; a large allocation finds
- *    its chunks before the lock), and work done in rounds lets a waiting
- *    CPU in between them (aa_lock_yield()).
+ *    lock hold is bounded (AA_HOLD_OBJS objects, one span carved (at most
+ *    256 objects, a few stores each, in debug mode too), one chunk or span
+ *    of the checker, one class of empty-span release; a large allocation
+ *    and trim find their chunks before the lock), and work done in rounds
+ *    lets a waiting CPU in between them (aa_lock_yield()).
  *  - Objects: word 0 of a block that the allocator holds (in a CPU or
  *    transfer cache, parked, or free in a span or the page heap) carries a custody mark
  *    (aa_custody()): key ^ address ^ tag. A free claims a live block by a
@@ -325,7 +326,7 @@ static __always_inline bool aa_on_task_stack(void)
  *  - every hold is bounded, so that a waiter in IRQ context (AA_WAIT_IRQ_NS)
  *    rarely gives up: at most AA_HOLD_OBJS objects moved (bulk calls,
  *    refills, spills, parked frees) per hold, the lock dropped between
- *    rounds.
+ *    rounds; the other holds are listed in the model at the top.
  */
 #define AA_HOLD_OBJS		16
 #define AA_WAIT_IRQ_NS		5000ULL		/* 5 us */
