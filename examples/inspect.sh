@@ -10,10 +10,14 @@ log=$out/flowtab-hold.log
 "$out/flowtab/flowtab" --hold >"$log" &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
+# loading verifies the library's programs: seconds in an emulated guest
 i=0
 until grep -q "holding the heap" "$log"; do
 	i=$((i + 1))
-	[ $i -lt 100 ] || { echo "inspect: flowtab never got to --hold:"; cat "$log"; exit 1; }
+	kill -0 $pid 2>/dev/null ||
+		{ echo "inspect: flowtab exited before --hold:"; cat "$log"; exit 1; }
+	[ $i -lt 1200 ] ||
+		{ echo "inspect: flowtab not at --hold after 120 s:"; cat "$log"; exit 1; }
 	sleep 0.1
 done
 "$cli" --pid $pid stats | tee "$out/stats.txt"
