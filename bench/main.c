@@ -12,8 +12,9 @@
  *   3. the floor: a per-CPU LIFO of preallocated arena objects;
  *   4. htab-mem style: a hash table in the arena with arena-alloc elements
  *      against BPF_MAP_TYPE_HASH, preallocated and BPF_F_NO_PREALLOC;
- *   5. the speed targets of issues 5, 9 and 10, met or missed, with the
- *      ratio.
+ *   5. the speed targets, met or missed, with the ratio: the global
+ *      functions against the one-call floor, the inline API against the
+ *      inline floor and against bpf_obj_new/drop, scaling over producers.
  *
  * Producers are threads pinned to CPUs 0 .. P-1, each running a
  * SEC("syscall") program (bench/bpf/bench.bpf.c) again and again; the

@@ -155,7 +155,7 @@ static double waste(const struct result *r)
 	return r->usable ? 100.0 * (r->usable - r->requested) / r->usable : 0;
 }
 
-/* The memory targets of issue 9 (only this tree has size classes: the
+/* The memory targets of the size classes (only this tree has them: the
  * baseline build skips them). */
 static void print_targets(const struct result *r)
 {
@@ -175,7 +175,7 @@ static void print_targets(const struct result *r)
 	for (i = 0; i < NMIX; i++)
 		if (r[i].mapped_pages && 100.0 * r[i].meta_pages / r[i].mapped_pages > meta)
 			meta = 100.0 * r[i].meta_pages / r[i].mapped_pages;
-	printf("\nMemory targets (issue 9)\n");
+	printf("\nMemory targets (size classes)\n");
 	where_caption(stdout, "  ", false);
 	ok = worst <= 12.5;
 	printf("  [%-6s] internal waste <= 12.5%% worst case, 128 B .. 8 KiB      %.2f%% (%llu B)\n",

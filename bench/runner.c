@@ -129,8 +129,8 @@ void inst_open(struct inst *in, __u32 flags)
 		die("load the BPF object (%s): %s", in->name, strerror(errno));
 	struct aa_tunables tun;
 
-	/* deferred free: limbo holds what one grace period (~10 ms) of frees
-	 * amounts to, millions of objects a second here: keep 16 MiB free */
+	/* deferred free: limbo holds what a grace period of frees amounts
+	 * to, at millions of frees a second: keep 16 MiB free */
 	if (aa_tunables__default(&tun))
 		die("tunables: %s", strerror(errno));
 	if (flags & AA_F_DEFER)

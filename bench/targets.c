@@ -15,7 +15,7 @@ double t_pair_vs_kobj(int r, int P)
 }
 
 /* The global functions (the call column) against the one-call floor:
- * issues 5 and 9 set these before there was an inline API. */
+ * what one BPF-to-BPF call per operation can reach. */
 double t_call_alloc_vs_floor(int r, int P)
 {
 	return lat[0][COL_CALL][r][P].alloc / lat[0][COL_FLOOR][r][P].alloc;
@@ -26,7 +26,7 @@ double t_call_free_vs_floor(int r, int P)
 	return lat[0][COL_CALL][r][P].free / lat[0][COL_FLOOR][r][P].free;
 }
 
-/* Issue 10: the inline API against the inline floor. */
+/* The inline API against the inline floor (no call at all). */
 double t_alloc_vs_inline_floor(int r, int P)
 {
 	return lat[0][COL_AFTER][r][P].alloc / lat[0][COL_FLOOR_INLINE][r][P].alloc;
@@ -124,19 +124,19 @@ void eval_targets(void)
 		   "after pair, malloc-xfree / malloc-free, P=2", t_xfree, 1.5, false, false, two);
 	add_target("cached vs caches-off >= 4x at 1 producer",
 		   "before pair / after pair, malloc-free, P=1", t_speedup, 4, true, false, true);
-	/* issue 9: the same ratios, tighter */
-	add_target("fast-path alloc <= 1.25x the floor (issue 9)",
+	/* the global functions against the one-call floor, tighter limits */
+	add_target("fast-path alloc <= 1.25x the floor (call)",
 		   "call alloc / floor (one call) alloc, malloc-free, worst over producers",
 		   t_call_alloc_vs_floor, 1.25, false, true, floor_ok);
-	add_target("fast-path free <= 1.3x the floor (issue 9)",
+	add_target("fast-path free <= 1.3x the floor (call)",
 		   "call free / floor (one call) free, malloc-free, worst over producers",
 		   t_call_free_vs_floor, 1.3, false, true, floor_ok);
 	htab_target();
-	/* issue 10: the inline API */
-	add_target("inline alloc <= 3x the inline floor (issue 10)",
+	/* the inline API */
+	add_target("inline alloc <= 3x the inline floor",
 		   "after alloc / floor-inline alloc, malloc-free, worst over producers",
 		   t_alloc_vs_inline_floor, 3, false, true, floor_ok);
-	add_target("inline free <= 3.5x the inline floor (issue 10)",
+	add_target("inline free <= 3.5x the inline floor",
 		   "after free / floor-inline free, malloc-free, worst over producers",
 		   t_free_vs_inline_floor, 3.5, false, true, floor_ok);
 	if (floor_ok) {
@@ -151,10 +151,10 @@ void eval_targets(void)
 			 "at P=1: after (inline) %.1f ns, call %.1f ns, floor-inline %.1f ns",
 			 a->free, c->free, i->free);
 	}
-	add_target("alloc+free pair <= 1/30 of bpf_obj_new+bpf_obj_drop (issue 10)",
+	add_target("inline pair <= 1/30 of bpf_obj_new+bpf_obj_drop",
 		   "after pair / kernel pair, malloc-free, worst over producers",
 		   t_pair_vs_kobj, 1.0 / 30, false, true, true);
-	add_target("allocs 256: free <= 2x its allocs-64 figure (issue 10)",
+	add_target("allocs 256: free <= 2x its allocs-64 figure",
 		   "after free at allocs=256 / after free at the reference row, malloc-free, "
 		   "worst over producers (refills and spills)",
 		   t_free_256_vs_64, 2, false, true, row_of(256) >= 0);
@@ -162,7 +162,7 @@ void eval_targets(void)
 }
 
 /* htab-mem: arena-alloc's ops/s at least the baseline's in every use case
- * and producer count (issue 9); the worst ratio counts. The baseline ran
+ * and producer count; the worst ratio counts. The baseline ran
  * in another process a minute earlier: the kernel's own tables, the same
  * code in both runs, measure how much the machine itself drifted in
  * between (their geometric mean after/before ratio), and each ratio is
@@ -172,7 +172,7 @@ void htab_target(void)
 	struct target *t = &targets[nr_targets++];
 	int uc, P, impl, len = 0;
 
-	t->name = "htab-mem ops/s >= the baseline's (issue 9)";
+	t->name = "htab-mem ops/s >= the baseline's";
 	t->how = "after / before ops/s per producer, arena-alloc table, over the kernel "
 		 "tables' after / before (drift between the runs), worst case";
 	t->limit = 1;
@@ -214,7 +214,7 @@ void print_targets(void)
 {
 	int i, met = 0, valid = 0;
 
-	fprintf(out, "\n5. Targets (issues 5, 9 and 10; %llu B, reference row allocs=%u, ratios of medians)\n",
+	fprintf(out, "\n5. Targets (%llu B, reference row allocs=%u, ratios of medians)\n",
 		(unsigned long long)opt.size, opt.ref_allocs);
 	where_caption(out, "   ", true);
 	fputc('\n', out);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * test_fuzz_api.c - hostile input to every allocator call (issue 14's BPF
- * API fuzzing, first part). Random calls through the aa_call program:
+ * test_fuzz_api.c - hostile input to every allocator call (the BPF API's
+ * fuzzing; tests/fuzz/ fuzzes the userspace parsers). Random calls through the aa_call program:
  * malloc, calloc and aligned_alloc with random, edge and invalid sizes,
  * counts and alignments; free, deferred free and usable_size with random
  * pointers of every kind: live, freed, in limbo, interior, misaligned,
@@ -19,8 +19,7 @@
  * A wild free that lands on the start of a live allocation frees it, as in
  * any allocator; the library's own limbo nodes are such allocations, so
  * the fuzzer leaves pointers alone that are live without being the
- * model's. (It found that a node took a 32-byte object, not 16 as the docs
- * said; a node is now 16 bytes.)
+ * model's. A limbo node is a 16-byte object.
  */
 #include <time.h>
 #include "common.h"

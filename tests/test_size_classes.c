@@ -46,7 +46,7 @@ Test(size_classes, the_table_has_the_documented_shape)
 	cr_assert_eq(aa_size_class(AA_MAX_CLASS_SIZE + 1), -EINVAL);
 }
 
-/* The bound of the issue, for every request from 128 B to the largest
+/* Waste <= 1/8 of the object for every request from 128 B to the largest
  * class; and every request gets the smallest class that holds it. */
 Test(size_classes, waste_is_at_most_an_eighth_from_128_bytes)
 {
@@ -75,8 +75,8 @@ Test(size_classes, waste_is_at_most_an_eighth_from_128_bytes)
 		    (unsigned long long)worst_s, aa_class_size(aa_size_class(worst_s)));
 }
 
-/* The "BPF structs" mix of the issue: mean waste (wasted bytes over
- * allocated bytes) at most 8%. */
+/* The "BPF structs" mix (the sizes of bench/memory.c's mix): waste
+ * (wasted bytes over allocated bytes) at most 8%. */
 Test(size_classes, bpf_struct_mix_wastes_at_most_8_percent)
 {
 	static const __u32 mix[] = { 24, 40, 48, 72, 96, 136, 200 };

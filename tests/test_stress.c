@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * test_stress.c - the long stress (issue 14): everything at once on every
+ * test_stress.c - the long stress (make stress): everything at once on every
  * CPU, then every invariant and a teardown that returns every page.
  *  - ST_PER_CPU task threads pinned to each online CPU loop st_run
  *    (tests/bpf/test_stress.bpf.c: random sizes over every size class and
@@ -320,9 +320,9 @@ static void st_progress(double secs)
 }
 
 /* One heap operation per round: of 20 rounds one trims, one grows, five
- * drain, the others check (a round is 1 ms of sleep plus the operation:
- * trim takes 0.1-1 s per chunk here, the arena's page frees wait for the
- * other CPU's TLB flush); a pause check every second. */
+ * drain, the others check (a round is 1 ms of sleep plus the operation;
+ * a trim is slow, its page frees wait for the other CPUs' TLB flush); a
+ * pause check every second. */
 static void *st_ctl_run(void *arg)
 {
 	const struct aa_root *r = aa_heap__root(h);

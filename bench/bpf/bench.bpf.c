@@ -21,7 +21,7 @@
  *    arena memory whose elements come from arena-alloc, against
  *    BPF_MAP_TYPE_HASH preallocated and with BPF_F_NO_PREALLOC.
  *
- * Build notes (see README "Linking notes"): loops are can_loop (may_goto,
+ * Build notes (docs/EMBEDDING.md, "Pitfalls"): loops are can_loop (may_goto,
  * an instruction, not a kfunc) or bpf_loop(), which cost no iterator state
  * in the measured loops. Arena memory is written field by field (-fno-builtin).
  */
