@@ -3,7 +3,7 @@
 """Write include/aa_size_classes.h, the size-class table (run once; the output is
 committed and tests/test_size_classes.c checks its rules).
 
-Rules (issue 9):
+Rules:
   - multiples of 16 B up to 128 B;
   - above, each class is the largest multiple of 16 that keeps the waste of
     the smallest request it serves (previous class + 1) at most 1/8:
