@@ -21,6 +21,7 @@
 #include <string.h>		/* memset(), for AA_OPTS() */
 #include <linux/types.h>
 #include "aa_shared.h"
+#include "aa_syscall.h"
 
 #ifdef __cplusplus
 extern "C" {
