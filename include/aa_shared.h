@@ -532,20 +532,6 @@ struct aa_defer {
 	__u64 pad2[2];
 } __attribute__((aligned(64)));
 
-/* The reclaimer's scratch state (bpf/defer.bpf.c, an arena global of its
- * own; here because skeletons show arena globals with their types). */
-#define AA_RECLAIM_BATCH	64
-struct aa_reclaim_run {
-	__u64 batch[AA_RECLAIM_BATCH];	/* claimed objects for the heap */
-	__u32 nb;		/* objects in batch */
-	__u32 keep, keep_last;	/* chain of kept nodes (arena offsets, AA_NIL) */
-	__u32 oldest;		/* oldest epoch on it */
-	__u32 rest;		/* nodes taken from limbo, not yet seen (a run's
-				 * budget ended): the next run starts there */
-	__u32 pad;
-	__u64 now, objects, bytes, kept;
-};
-
 /*
  * Fault injection (bpf/arena.bpf.c, central.bpf.c, buddy.bpf.c), a
  * load-time option for tests: with pages_every = N, every Nth page-kfunc
