@@ -16,6 +16,7 @@
 #include <linux/types.h>
 #include <stdbool.h>
 #endif
+#include "aa_size_classes.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
 #define AA_LAYOUT_VERSION	10
@@ -136,10 +137,11 @@ struct __attribute__((aligned(8))) aa_slot {
 /*
  * Size classes (include/aa_size_classes.h, generated): 16-B steps up to 128 B,
  * then at most 12.5% waste per request, up to 8 KiB. Every class goes
- * through the cache tiers; larger requests are page runs.
+ * through the cache tiers; larger requests are page runs. The count sizes
+ * arrays of the root and of the CPU caches: a new table is a new layout.
  */
-#define AA_NR_CLASSES		45
-#define AA_MAX_CLASS_SIZE	8192
+#define AA_NR_CLASSES		AA_SIZE_CLASS_COUNT
+#define AA_MAX_CLASS_SIZE	AA_SIZE_CLASS_MAX
 #define AA_CPU_CACHE_MAX	128	/* objects per class per CPU, at most */
 #define AA_TRANSFER_MAX		256	/* objects per class in transfer, at most */
 #define AA_MAX_CPUS		256	/* CPUs with a CPU cache; others use the shared tiers */

@@ -557,7 +557,6 @@ static const struct { __u32 size, pages, objs, batch, cap; } class_table[AA_NR_C
 	AA_SIZE_CLASSES(AA_CLASS_ROW)
 };
 static const __u8 class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
-_Static_assert(AA_SIZE_CLASS_COUNT == AA_NR_CLASSES, "aa_size_classes.h and aa_shared.h disagree");
 
 AA_API __u32 aa_class_size(__u32 cls)
 {
