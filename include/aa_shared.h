@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * aa_shared.h - layouts that BPF programs and userspace both see.
+ * aa_shared.h - the layouts tools read from shared memory, with the
+ * constants that give them meaning: the arena (the root, chunk metadata,
+ * CPU caches, limbo nodes), the library's aa_fast map and the records of
+ * its ring buffers. BPF programs write them; userspace reads them straight
+ * from the mmap, so only fixed-size integer fields are used: no pointers
+ * (an arena pointer is stored as a __u64 user address or as a __u32 offset
+ * from the arena start). The syscall programs' arguments: aa_syscall.h.
  *
- * Everything in here lives in the BPF arena and is read by userspace straight
- * from the arena mmap, so only fixed-size integer fields are used: no
- * pointers (an arena pointer is stored as a __u64 user address or as a __u32
- * offset from the arena start).
- *
- * Bump AA_LAYOUT_VERSION whenever a struct in this file changes shape.
+ * AA_LAYOUT_VERSION names the layout; the sizes and offsets at the end of
+ * this file pin it.
  */
 #ifndef __AA_SHARED_H
 #define __AA_SHARED_H
@@ -157,11 +159,12 @@ struct __attribute__((aligned(8))) aa_slot {
 #define AA_F_DEBUG		(1U << 2)	/* debug mode (bpf/debug.bpf.c):
 						 * poison, redzones, error records */
 
-/* Counters of one size class in one CPU cache (64 bytes: one line, and
- * an index the hit path computes with a shift). Written by the cache's
- * claim holder; `nested` by callers that found it claimed (atomic add).
- * Hits (allocs served without a refill) are not counted on the hit path:
- * hits = allocs + failures - misses. */
+/* Counters of one size class in one CPU cache (64 bytes: one line of its
+ * struct aa_cpu_class). Written by the cache's claim holder; `nested` by
+ * callers that found it claimed (atomic add). Hits (allocs served without
+ * a refill) are not counted: hits = allocs + failures - misses, less the
+ * misses that only the transfer cache's last objects served (those count
+ * in aa_stats.tc_allocs). */
 struct aa_cpu_class_stats {
 	__u64 allocs;		/* allocations served by this CPU for the class */
 	__u64 frees;		/* frees taken by this CPU's cache */
@@ -187,7 +190,9 @@ struct aa_cpu_class_stats {
  */
 struct aa_cpu_class {
 	__u32 count;		/* objs[0 .. count) are free */
-	__u32 cap;		/* capacity: tunable cpu_cache_cap, <= AA_CPU_CACHE_MAX */
+	__u32 cap;		/* capacity: tunable cpu_cache_cap, <= AA_CPU_CACHE_MAX;
+				 * written by init only, with every cache
+				 * claimed or not yet published */
 	__u32 pad[14];
 	struct aa_cpu_class_stats stats;
 	__u64 objs[AA_CPU_CACHE_MAX];
@@ -195,18 +200,11 @@ struct aa_cpu_class {
 
 /*
  * A CPU's object cache: one LIFO array per size class. Lives in its own
- * arena pages (no line shared with another CPU).
- * Invariant: cls[] (but stats.nested) is touched only by the holder of the
- * claim: whoever moved busy from AA_CC_FREE to another value with a
- * cmpxchg, until it stores AA_CC_FREE again (with release order). Programs
- * on `cpu` claim it as AA_CC_OWNER; a drain or teardown may claim it from
- * any CPU. A caller that finds it claimed (preempted or interrupted owner,
- * drain) never waits: it uses the transfer cache or the heap (counted in
- * stats.nested). Objects in objs[] carry the custody mark in word 0. cap
- * is written by init only, with every cache claimed or not yet published.
+ * arena pages (no line shared with another CPU). Who may touch it: the
+ * concurrency model at the head of bpf/internal.h (busy is the claim).
  */
 struct aa_cpu_cache {
-	__u32 busy;
+	__u32 busy;		/* AA_CC_*: who holds the claim */
 	__u32 cpu;
 	__u32 pad[14];		/* busy alone on its line */
 	struct aa_cpu_class cls[AA_NR_CLASSES];
@@ -224,8 +222,9 @@ struct aa_cpu_cache {
  * and `arena_size` last; teardown clears `arena_size` and cc[] before it
  * unpublishes (the inline free takes the slow path for any pointer at or
  * above arena_base + arena_size: with 0, for every pointer).
- * All zero (no caches, AA_F_NO_CACHES, or not initialised): every inline
- * call takes the global functions, which count the reason.
+ * arena_size and cc[] stay 0 without caches (AA_F_NO_CACHES), in debug
+ * mode and while no heap is published: every inline call then takes the
+ * global functions.
  */
 struct aa_fast {
 	__u64 root;		/* user address of struct aa_root: set by
@@ -314,10 +313,10 @@ enum aa_error {
 	AA_NR_ERRORS,
 };
 
-/* Heap-wide counters. Updated under the heap lock except err[] and the
- * contention counters (atomic adds, any context). */
 /*
- * Counters. Two views of the first five fields:
+ * Heap-wide counters. Updated under the heap lock except err[], the
+ * contention counters and the calls no CPU cache counted (atomic adds, any
+ * context). Two views of the first five fields:
  *  - in the arena (aa_root.stats, written by BPF) they are the heap's:
  *    objects and page runs out of the central lists and the page heap,
  *    where a CPU cache's refill is an allocation of each object it moved
@@ -416,9 +415,10 @@ struct aa_stats {
  * that changed (a write after free). A span is carved with only the last
  * word of each object poisoned, and an object's first allocation checks
  * nothing (bpf/internal.h, struct aa_span_obj). Word 0 of a live object
- * is never checked: a free's claim replaces it with the FREED mark first. While in quarantine it must keep that mark: checked
- * (and put back) when the object leaves. A free of an object whose
- * trailer is poison is a double free, refused however word 0 reads.
+ * is never checked: a free's claim replaces it with the FREED mark first.
+ * While in quarantine it must keep that mark: checked (and put back) when
+ * the object leaves. A free of an object whose trailer is poison is a
+ * double free, refused however word 0 reads.
  */
 #define AA_DEBUG_TAIL		16	/* redzone >= 8 bytes + the trailer */
 #define AA_DEBUG_MAGIC		0xa110c8edU

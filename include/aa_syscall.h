@@ -79,8 +79,10 @@ struct aa_batch_args {
 	__u32 done;		/* out: ops executed */
 };
 
-/* aa_drain: empty every CPU cache it can claim (from whatever CPU it runs
- * on), the transfer caches and the parked frees, back to the heap. */
+/* aa_drain: the quarantine (debug mode), every CPU cache it can claim
+ * (from whatever CPU it runs on), the transfer caches and the parked frees
+ * back to the heap; then the empty spans the central lists kept, to the
+ * page heap. */
 struct aa_drain_args {
 	__u64 objects;		/* out: objects returned to the heap */
 	__u64 busy[AA_MAX_CPUS / 64];	/* out: bit cpu set = cache was claimed
@@ -90,8 +92,9 @@ struct aa_drain_args {
 };
 
 /* aa_reclaim: op ADVANCE starts a round (epoch out: the epoch whose frees
- * the round reclaims); after an RCU grace period, op RECLAIM with that
- * epoch frees them. */
+ * the round reclaims); after an RCU grace period, op FREE with that epoch
+ * frees them and those of earlier epochs, again while `more`. -EBUSY while
+ * another reclaimer runs. */
 enum aa_reclaim_op {
 	AA_RECLAIM_ADVANCE = 0,
 	AA_RECLAIM_FREE = 1,
@@ -99,12 +102,12 @@ enum aa_reclaim_op {
 
 struct aa_reclaim_args {
 	__u32 op;		/* in: enum aa_reclaim_op */
-	__u32 epoch;		/* ADVANCE: out; RECLAIM: in */
-	__u64 objects;		/* RECLAIM out: objects freed */
-	__u64 bytes;		/* RECLAIM out: their usable bytes */
-	__u64 kept;		/* RECLAIM out: nodes of later epochs, kept */
+	__u32 epoch;		/* ADVANCE: out; FREE: in */
+	__u64 objects;		/* FREE out: objects freed */
+	__u64 bytes;		/* FREE out: their usable bytes */
+	__u64 kept;		/* FREE out: nodes of later epochs, kept */
 	__s32 err;		/* out */
-	__u32 more;		/* RECLAIM out: 1 if the loop budget ended it */
+	__u32 more;		/* FREE out: 1 if the loop budget ended it */
 };
 
 #endif /* __AA_SYSCALL_H */
