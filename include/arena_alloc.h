@@ -120,12 +120,15 @@ AA_API struct aa_heap *aa_heap__attach(struct bpf_object *obj,
 /** @brief **aa_tunables__default()** fills t with the documented defaults,
  * then applies the environment overrides ARENA_ALLOC_CPU_CACHE_CAP,
  * ARENA_ALLOC_BATCH, ARENA_ALLOC_TRANSFER_CAP (all classes),
- * ARENA_ALLOC_KEEP_BYTES and ARENA_ALLOC_LOW_WATERMARK.
+ * ARENA_ALLOC_KEEP_BYTES, ARENA_ALLOC_LOW_WATERMARK,
+ * ARENA_ALLOC_DEFER_LIMIT and ARENA_ALLOC_QUARANTINE.
  * @return 0, on success; negative error for a bad environment value */
 AA_API int aa_tunables__default(struct aa_tunables *t);
 
-/** @brief **aa_tunables__validate()** checks the limits: 2 <= cap <= 128,
- * 1 <= batch <= cap / 2, batch <= transfer_cap <= 1024.
+/** @brief **aa_tunables__validate()** checks the limits, per class:
+ * 2 <= cpu_cache_cap <= AA_CPU_CACHE_MAX (128), 1 <= batch <= cap / 2,
+ * batch <= transfer_cap <= AA_TRANSFER_MAX (256); and quarantine <=
+ * AA_QUARANTINE_MAX (1024).
  * @return 0, on success; -EINVAL with a message, otherwise */
 AA_API int aa_tunables__validate(const struct aa_tunables *t);
 
