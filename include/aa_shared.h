@@ -638,8 +638,10 @@ struct aa_root {
 };
 
 /* --- The pinned layout ------------------------------------------------------
- * The sizes and offsets tools depend on, checked by every compile that
- * includes this file (BPF, C, C++).
+ * Checked by every compile that includes this file (BPF, C, C++): the size
+ * of each struct above; offset and size of each member of the root and of
+ * the members that locate caches, metadata and records or that the inline
+ * API reads (arena_alloc.bpf.h).
  * Change a layout -> bump AA_LAYOUT_VERSION and the numbers.
  */
 #ifdef __cplusplus
@@ -650,14 +652,15 @@ struct aa_root {
 #define AA_LAYOUT_PIN(e)	\
 	AA_LAYOUT_ASSERT(e, "layout changed: bump AA_LAYOUT_VERSION and the numbers (" #e ")")
 #define AA_PIN_SIZE(s, n)	AA_LAYOUT_PIN(sizeof(struct s) == (n))
-#define AA_PIN_OFF(s, f, n)	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (n))
+#define AA_PIN_FIELD(s, f, off, n)	\
+	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
 AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 10,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
-AA_PIN_OFF(aa_root, magic, 0);		AA_PIN_OFF(aa_root, version, 8);
-AA_PIN_OFF(aa_root, root_size, 12);	AA_PIN_OFF(aa_fast, root, 0);
+AA_PIN_FIELD(aa_root, magic, 0, 8);		AA_PIN_FIELD(aa_root, version, 8, 4);
+AA_PIN_FIELD(aa_root, root_size, 12, 4);	AA_PIN_FIELD(aa_fast, root, 0, 8);
 
 AA_PIN_SIZE(aa_span, 16);		AA_PIN_SIZE(aa_chunk_meta, 5156);
 AA_PIN_SIZE(aa_slot, 16);		AA_PIN_SIZE(aa_cpu_class_stats, 64);
@@ -669,32 +672,37 @@ AA_PIN_SIZE(aa_debug, 10064);		AA_PIN_SIZE(aa_refill_event, 32);
 AA_PIN_SIZE(aa_defer_node, 16);		AA_PIN_SIZE(aa_defer, 192);
 AA_PIN_SIZE(aa_fault, 64);		AA_PIN_SIZE(aa_root, 179200);
 
-AA_PIN_OFF(aa_root, arena_base, 16);	AA_PIN_OFF(aa_root, arena_size, 24);
-AA_PIN_OFF(aa_root, nr_slots, 32);	AA_PIN_OFF(aa_root, lock, 36);
-AA_PIN_OFF(aa_root, parked, 40);	AA_PIN_OFF(aa_root, zero, 44);
-AA_PIN_OFF(aa_root, lock_waiters, 48);	AA_PIN_OFF(aa_root, lock_gen, 52);
-AA_PIN_OFF(aa_root, large_bytes_in_use, 56);
-AA_PIN_OFF(aa_root, flags, 64);		AA_PIN_OFF(aa_root, mmap_readers, 68);
-AA_PIN_OFF(aa_root, order_summary, 72);	AA_PIN_OFF(aa_root, order_map, 144);
-AA_PIN_OFF(aa_root, stats, 4752);	AA_PIN_OFF(aa_root, debug, 5200);
-AA_PIN_OFF(aa_root, slots, 15264);	AA_PIN_OFF(aa_root, nr_cpus, 80800);
-AA_PIN_OFF(aa_root, need_refill, 80804);	AA_PIN_OFF(aa_root, refill_signals, 80808);
-AA_PIN_OFF(aa_root, cache_key, 80816);	AA_PIN_OFF(aa_root, tun, 80824);
-AA_PIN_OFF(aa_root, cpu_cache_off, 81400);	AA_PIN_OFF(aa_root, tc, 82424);
-AA_PIN_OFF(aa_root, central, 176744);	AA_PIN_OFF(aa_root, class_size, 178544);
-AA_PIN_OFF(aa_root, class_pages, 178724);	AA_PIN_OFF(aa_root, defer, 178944);
-AA_PIN_OFF(aa_root, fault, 179136);
+AA_PIN_FIELD(aa_root, arena_base, 16, 8);	AA_PIN_FIELD(aa_root, arena_size, 24, 8);
+AA_PIN_FIELD(aa_root, nr_slots, 32, 4);		AA_PIN_FIELD(aa_root, lock, 36, 4);
+AA_PIN_FIELD(aa_root, parked, 40, 4);		AA_PIN_FIELD(aa_root, zero, 44, 4);
+AA_PIN_FIELD(aa_root, lock_waiters, 48, 4);	AA_PIN_FIELD(aa_root, lock_gen, 52, 4);
+AA_PIN_FIELD(aa_root, large_bytes_in_use, 56, 8);
+AA_PIN_FIELD(aa_root, flags, 64, 4);		AA_PIN_FIELD(aa_root, mmap_readers, 68, 4);
+AA_PIN_FIELD(aa_root, order_summary, 72, 72);	AA_PIN_FIELD(aa_root, order_map, 144, 4608);
+AA_PIN_FIELD(aa_root, stats, 4752, 448);	AA_PIN_FIELD(aa_root, debug, 5200, 10064);
+AA_PIN_FIELD(aa_root, slots, 15264, 65536);	AA_PIN_FIELD(aa_root, nr_cpus, 80800, 4);
+AA_PIN_FIELD(aa_root, need_refill, 80804, 4);	AA_PIN_FIELD(aa_root, refill_signals, 80808, 8);
+AA_PIN_FIELD(aa_root, cache_key, 80816, 8);	AA_PIN_FIELD(aa_root, tun, 80824, 576);
+AA_PIN_FIELD(aa_root, cpu_cache_off, 81400, 1024);
+AA_PIN_FIELD(aa_root, tc, 82424, 94320);	AA_PIN_FIELD(aa_root, central, 176744, 1800);
+AA_PIN_FIELD(aa_root, class_size, 178544, 180);	AA_PIN_FIELD(aa_root, class_pages, 178724, 180);
+AA_PIN_FIELD(aa_root, defer, 178944, 192);	AA_PIN_FIELD(aa_root, fault, 179136, 64);
+AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);
+AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);
+AA_PIN_FIELD(aa_fast, defer, 40, 8);		AA_PIN_FIELD(aa_fast, cc, 48, 2048);
+AA_PIN_FIELD(aa_cpu_cache, busy, 0, 4);		AA_PIN_FIELD(aa_cpu_cache, cpu, 4, 4);
+AA_PIN_FIELD(aa_cpu_cache, cls, 64, 51840);
+AA_PIN_FIELD(aa_cpu_class, count, 0, 4);	AA_PIN_FIELD(aa_cpu_class, cap, 4, 4);
+AA_PIN_FIELD(aa_cpu_class, stats, 64, 64);	AA_PIN_FIELD(aa_cpu_class, objs, 128, 1024);
+AA_PIN_FIELD(aa_chunk_meta, pm, 0, 1024);	AA_PIN_FIELD(aa_chunk_meta, span, 1024, 4096);
+AA_PIN_FIELD(aa_chunk_meta, free_head, 5120, 36);
+AA_PIN_FIELD(aa_slot, state, 0, 4);		AA_PIN_FIELD(aa_slot, meta_off, 4, 4);
+AA_PIN_FIELD(aa_slot, nr_chunks, 8, 4);		AA_PIN_FIELD(aa_slot, large_pages, 12, 4);
+AA_PIN_FIELD(aa_transfer_cache, lock, 0, 4);	AA_PIN_FIELD(aa_transfer_cache, count, 4, 4);
+AA_PIN_FIELD(aa_transfer_cache, objs, 48, 2048);
+AA_PIN_FIELD(aa_debug, rec, 80, 1792);		AA_PIN_FIELD(aa_debug, quarantine, 1872, 8192);
 
-AA_PIN_OFF(aa_fast, arena_base, 8);	AA_PIN_OFF(aa_fast, arena_size, 16);
-AA_PIN_OFF(aa_fast, key, 24);		AA_PIN_OFF(aa_fast, cc, 48);
-AA_PIN_OFF(aa_cpu_cache, busy, 0);	AA_PIN_OFF(aa_cpu_cache, cls, 64);
-AA_PIN_OFF(aa_cpu_class, count, 0);	AA_PIN_OFF(aa_cpu_class, cap, 4);
-AA_PIN_OFF(aa_cpu_class, stats, 64);	AA_PIN_OFF(aa_cpu_class, objs, 128);
-AA_PIN_OFF(aa_chunk_meta, span, 1024);	AA_PIN_OFF(aa_chunk_meta, free_head, 5120);
-AA_PIN_OFF(aa_slot, meta_off, 4);	AA_PIN_OFF(aa_transfer_cache, objs, 48);
-AA_PIN_OFF(aa_debug, rec, 80);		AA_PIN_OFF(aa_debug, quarantine, 1872);
-
-#undef AA_PIN_OFF
+#undef AA_PIN_FIELD
 #undef AA_PIN_SIZE
 #undef AA_LAYOUT_PIN
 #undef AA_LAYOUT_ASSERT
