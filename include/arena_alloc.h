@@ -206,7 +206,7 @@ AA_API void aa_heap__destroy(struct aa_heap *heap);
 AA_API int aa_heap__grow(struct aa_heap *heap, __u64 bytes);
 
 /** @brief **aa_heap__trim()** returns entirely free chunks to the kernel,
- * keeping keep_bytes of them.
+ * keeping keep_bytes of them (AA_KEEP_DEFAULT: the keep_bytes tunable).
  * @return chunks returned (>= 0); negative error, otherwise */
 AA_API int aa_heap__trim(struct aa_heap *heap, __u64 keep_bytes);
 
@@ -344,7 +344,7 @@ AA_API int aa_heap__set_fault(struct aa_heap *heap, __u32 pages_every, __u32 spa
 AA_API int aa_heap__check(struct aa_heap *heap);
 
 /** @brief **aa_heap__call()** runs one allocator call (struct aa_op_args,
- * enum aa_op_kind) through the aa_call syscall program.
+ * enum aa_op_kind in aa_syscall.h) through the aa_call syscall program.
  * @return 0 when the program ran (the call's own result is in args->ret);
  * negative error, otherwise */
 AA_API int aa_heap__call(struct aa_heap *heap, struct aa_op_args *args);
