@@ -324,7 +324,7 @@ PC := $(OUTPUT)/arena-alloc.pc
 MAN := $(OUTPUT)/arena-alloc.1
 HDR_DIR := $(INCLUDEDIR)/arena-alloc
 BPF_DIR := $(LIBDIR)/bpf
-PUBLIC_HDRS := arena_alloc.h arena_alloc.bpf.h aa_shared.h aa_size_classes.h
+PUBLIC_HDRS := arena_alloc.h arena_alloc.bpf.h aa_shared.h aa_syscall.h aa_size_classes.h
 INSTALLED := $(addprefix $(HDR_DIR)/,$(PUBLIC_HDRS)) $(BPF_DIR)/libarena_alloc.bpf.o \
 	$(LIBDIR)/libarena_alloc.a $(LIBDIR)/libarena_alloc.so.$(VERSION) \
 	$(LIBDIR)/$(SONAME) $(LIBDIR)/libarena_alloc.so $(LIBDIR)/pkgconfig/arena-alloc.pc \

@@ -173,9 +173,21 @@ __u32 aa_defer_advance(void)
  * arena, not on the stack: the per-node work is a global function, whose
  * loop the verifier walks once (6.12 gave up on the inlined one: "The
  * sequence of 8193 jumps is too complex"). */
-#define RECLAIM_BATCH	AA_RECLAIM_BATCH
+#define RECLAIM_BATCH	64
 
-struct aa_reclaim_run __arena aa_reclaim_run;	/* aa_shared.h */
+struct aa_reclaim_run {
+	__u64 batch[RECLAIM_BATCH];	/* claimed objects for the heap */
+	__u32 nb;		/* objects in batch */
+	__u32 keep, keep_last;	/* chain of kept nodes (arena offsets, AA_NIL) */
+	__u32 oldest;		/* oldest epoch on it */
+	__u32 rest;		/* nodes taken from limbo, not yet seen (a run's
+				 * budget ended): the next run starts there */
+	__u32 pad;
+	__u64 now, objects, bytes, kept;
+};
+
+/* static: private to this file, and no skeleton shows it */
+static struct aa_reclaim_run __arena aa_reclaim_run;
 
 static __always_inline void batch_flush(void)
 {

@@ -81,6 +81,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "arena_alloc.bpf.h"
+#include "aa_syscall.h"
 
 #define EPERM		1
 #define ENOENT		2

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * aa_shared.h - layouts that BPF programs and userspace both see.
+ * aa_shared.h - the layouts tools read from shared memory, with the
+ * constants that give them meaning: the arena (the root, chunk metadata,
+ * CPU caches, limbo nodes), the library's aa_fast map and the records of
+ * its ring buffers. BPF programs write them; userspace reads them straight
+ * from the mmap, so only fixed-size integer fields are used: no pointers
+ * (an arena pointer is stored as a __u64 user address or as a __u32 offset
+ * from the arena start). The syscall programs' arguments: aa_syscall.h.
  *
- * Everything in here lives in the BPF arena and is read by userspace straight
- * from the arena mmap, so only fixed-size integer fields are used: no
- * pointers (an arena pointer is stored as a __u64 user address or as a __u32
- * offset from the arena start).
- *
- * Bump AA_LAYOUT_VERSION whenever a struct in this file changes shape.
+ * AA_LAYOUT_VERSION names the layout; the sizes and offsets at the end of
+ * this file pin it.
  */
 #ifndef __AA_SHARED_H
 #define __AA_SHARED_H
@@ -16,6 +18,7 @@
 #include <linux/types.h>
 #include <stdbool.h>
 #endif
+#include "aa_size_classes.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
 #define AA_LAYOUT_VERSION	10
@@ -136,10 +139,11 @@ struct __attribute__((aligned(8))) aa_slot {
 /*
  * Size classes (include/aa_size_classes.h, generated): 16-B steps up to 128 B,
  * then at most 12.5% waste per request, up to 8 KiB. Every class goes
- * through the cache tiers; larger requests are page runs.
+ * through the cache tiers; larger requests are page runs. The count sizes
+ * arrays of the root and of the CPU caches: a new table is a new layout.
  */
-#define AA_NR_CLASSES		45
-#define AA_MAX_CLASS_SIZE	8192
+#define AA_NR_CLASSES		AA_SIZE_CLASS_COUNT
+#define AA_MAX_CLASS_SIZE	AA_SIZE_CLASS_MAX
 #define AA_CPU_CACHE_MAX	128	/* objects per class per CPU, at most */
 #define AA_TRANSFER_MAX		256	/* objects per class in transfer, at most */
 #define AA_MAX_CPUS		256	/* CPUs with a CPU cache; others use the shared tiers */
@@ -155,11 +159,12 @@ struct __attribute__((aligned(8))) aa_slot {
 #define AA_F_DEBUG		(1U << 2)	/* debug mode (bpf/debug.bpf.c):
 						 * poison, redzones, error records */
 
-/* Counters of one size class in one CPU cache (64 bytes: one line, and
- * an index the hit path computes with a shift). Written by the cache's
- * claim holder; `nested` by callers that found it claimed (atomic add).
- * Hits (allocs served without a refill) are not counted on the hit path:
- * hits = allocs + failures - misses. */
+/* Counters of one size class in one CPU cache (64 bytes: one line of its
+ * struct aa_cpu_class). Written by the cache's claim holder; `nested` by
+ * callers that found it claimed (atomic add). Hits (allocs served without
+ * a refill) are not counted: hits = allocs + failures - misses, less the
+ * misses that only the transfer cache's last objects served (those count
+ * in aa_stats.tc_allocs). */
 struct aa_cpu_class_stats {
 	__u64 allocs;		/* allocations served by this CPU for the class */
 	__u64 frees;		/* frees taken by this CPU's cache */
@@ -185,7 +190,9 @@ struct aa_cpu_class_stats {
  */
 struct aa_cpu_class {
 	__u32 count;		/* objs[0 .. count) are free */
-	__u32 cap;		/* capacity: tunable cpu_cache_cap, <= AA_CPU_CACHE_MAX */
+	__u32 cap;		/* capacity: tunable cpu_cache_cap, <= AA_CPU_CACHE_MAX;
+				 * written by init only, with every cache
+				 * claimed or not yet published */
 	__u32 pad[14];
 	struct aa_cpu_class_stats stats;
 	__u64 objs[AA_CPU_CACHE_MAX];
@@ -193,18 +200,11 @@ struct aa_cpu_class {
 
 /*
  * A CPU's object cache: one LIFO array per size class. Lives in its own
- * arena pages (no line shared with another CPU).
- * Invariant: cls[] (but stats.nested) is touched only by the holder of the
- * claim: whoever moved busy from AA_CC_FREE to another value with a
- * cmpxchg, until it stores AA_CC_FREE again (with release order). Programs
- * on `cpu` claim it as AA_CC_OWNER; a drain or teardown may claim it from
- * any CPU. A caller that finds it claimed (preempted or interrupted owner,
- * drain) never waits: it uses the transfer cache or the heap (counted in
- * stats.nested). Objects in objs[] carry the custody mark in word 0. cap
- * is written by init only, with every cache claimed or not yet published.
+ * arena pages (no line shared with another CPU). Who may touch it: the
+ * concurrency model at the head of bpf/internal.h (busy is the claim).
  */
 struct aa_cpu_cache {
-	__u32 busy;
+	__u32 busy;		/* AA_CC_*: who holds the claim */
 	__u32 cpu;
 	__u32 pad[14];		/* busy alone on its line */
 	struct aa_cpu_class cls[AA_NR_CLASSES];
@@ -222,8 +222,9 @@ struct aa_cpu_cache {
  * and `arena_size` last; teardown clears `arena_size` and cc[] before it
  * unpublishes (the inline free takes the slow path for any pointer at or
  * above arena_base + arena_size: with 0, for every pointer).
- * All zero (no caches, AA_F_NO_CACHES, or not initialised): every inline
- * call takes the global functions, which count the reason.
+ * arena_size and cc[] stay 0 without caches (AA_F_NO_CACHES), in debug
+ * mode and while no heap is published: every inline call then takes the
+ * global functions.
  */
 struct aa_fast {
 	__u64 root;		/* user address of struct aa_root: set by
@@ -312,10 +313,10 @@ enum aa_error {
 	AA_NR_ERRORS,
 };
 
-/* Heap-wide counters. Updated under the heap lock except err[] and the
- * contention counters (atomic adds, any context). */
 /*
- * Counters. Two views of the first five fields:
+ * Heap-wide counters. Updated under the heap lock except err[], the
+ * contention counters and the calls no CPU cache counted (atomic adds, any
+ * context). Two views of the first five fields:
  *  - in the arena (aa_root.stats, written by BPF) they are the heap's:
  *    objects and page runs out of the central lists and the page heap,
  *    where a CPU cache's refill is an allocation of each object it moved
@@ -414,9 +415,10 @@ struct aa_stats {
  * that changed (a write after free). A span is carved with only the last
  * word of each object poisoned, and an object's first allocation checks
  * nothing (bpf/internal.h, struct aa_span_obj). Word 0 of a live object
- * is never checked: a free's claim replaces it with the FREED mark first. While in quarantine it must keep that mark: checked
- * (and put back) when the object leaves. A free of an object whose
- * trailer is poison is a double free, refused however word 0 reads.
+ * is never checked: a free's claim replaces it with the FREED mark first.
+ * While in quarantine it must keep that mark: checked (and put back) when
+ * the object leaves. A free of an object whose trailer is poison is a
+ * double free, refused however word 0 reads.
  */
 #define AA_DEBUG_TAIL		16	/* redzone >= 8 bytes + the trailer */
 #define AA_DEBUG_MAGIC		0xa110c8edU
@@ -532,20 +534,6 @@ struct aa_defer {
 	__u64 pad2[2];
 } __attribute__((aligned(64)));
 
-/* The reclaimer's scratch state (bpf/defer.bpf.c, an arena global of its
- * own; here because skeletons show arena globals with their types). */
-#define AA_RECLAIM_BATCH	64
-struct aa_reclaim_run {
-	__u64 batch[AA_RECLAIM_BATCH];	/* claimed objects for the heap */
-	__u32 nb;		/* objects in batch */
-	__u32 keep, keep_last;	/* chain of kept nodes (arena offsets, AA_NIL) */
-	__u32 oldest;		/* oldest epoch on it */
-	__u32 rest;		/* nodes taken from limbo, not yet seen (a run's
-				 * budget ended): the next run starts there */
-	__u32 pad;
-	__u64 now, objects, bytes, kept;
-};
-
 /*
  * Fault injection (bpf/arena.bpf.c, central.bpf.c, buddy.bpf.c), a
  * load-time option for tests: with pages_every = N, every Nth page-kfunc
@@ -649,100 +637,74 @@ struct aa_root {
 	struct aa_fault fault;		/* fault injection, page ledger */
 };
 
-/* --- syscall program arguments (ctx of SEC("syscall") programs) --- */
+/* --- The pinned layout ------------------------------------------------------
+ * Checked by every compile that includes this file (BPF, C, C++): the size
+ * of each struct above; offset and size of each member of the root and of
+ * the members that locate caches, metadata and records or that the inline
+ * API reads (arena_alloc.bpf.h).
+ * Change a layout -> bump AA_LAYOUT_VERSION and the numbers.
+ */
+#ifdef __cplusplus
+#define AA_LAYOUT_ASSERT	static_assert
+#else
+#define AA_LAYOUT_ASSERT	_Static_assert
+#endif
+#define AA_LAYOUT_PIN(e)	\
+	AA_LAYOUT_ASSERT(e, "layout changed: bump AA_LAYOUT_VERSION and the numbers (" #e ")")
+#define AA_PIN_SIZE(s, n)	AA_LAYOUT_PIN(sizeof(struct s) == (n))
+#define AA_PIN_FIELD(s, f, off, n)	\
+	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-struct aa_init_args {
-	__u64 arena_base;	/* in: user address of the arena mmap */
-	__u64 arena_size;	/* in: bytes */
-	__u64 grow_bytes;	/* in: grow the heap by this much */
-	__u64 root_addr;	/* out: user address of struct aa_root */
-	__s32 err;		/* out: 0 or negative errno */
-	__u32 flags;		/* in: AA_F_* */
-	__u32 nr_cpus;		/* in: CPUs that get a cache (<= AA_MAX_CPUS) */
-	__u32 pad;
-	struct aa_tunables tun;	/* in */
-	__u32 fault_pages_every;	/* in: struct aa_fault (0: off) */
-	__u32 fault_spans_every;	/* in */
-};
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 10,
+		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
-struct aa_grow_args {
-	__u64 bytes;		/* in: grow by at least this many bytes */
-	__u64 chunks;		/* out: chunks added */
-	__s32 err;		/* out */
-	__u32 pad;
-};
+/* Never move: tools of any version read them to check the rest. */
+AA_PIN_FIELD(aa_root, magic, 0, 8);		AA_PIN_FIELD(aa_root, version, 8, 4);
+AA_PIN_FIELD(aa_root, root_size, 12, 4);	AA_PIN_FIELD(aa_fast, root, 0, 8);
 
-#define AA_KEEP_DEFAULT		(~0ULL)	/* trim: keep tun.keep_bytes */
+AA_PIN_SIZE(aa_span, 16);		AA_PIN_SIZE(aa_chunk_meta, 5156);
+AA_PIN_SIZE(aa_slot, 16);		AA_PIN_SIZE(aa_cpu_class_stats, 64);
+AA_PIN_SIZE(aa_cpu_class, 1152);	AA_PIN_SIZE(aa_cpu_cache, 51904);
+AA_PIN_SIZE(aa_fast, 2096);		AA_PIN_SIZE(aa_transfer_cache, 2096);
+AA_PIN_SIZE(aa_central, 40);		AA_PIN_SIZE(aa_tunables, 576);
+AA_PIN_SIZE(aa_stats, 448);		AA_PIN_SIZE(aa_debug_error, 56);
+AA_PIN_SIZE(aa_debug, 10064);		AA_PIN_SIZE(aa_refill_event, 32);
+AA_PIN_SIZE(aa_defer_node, 16);		AA_PIN_SIZE(aa_defer, 192);
+AA_PIN_SIZE(aa_fault, 64);		AA_PIN_SIZE(aa_root, 179200);
 
-struct aa_trim_args {
-	__u64 keep_bytes;	/* in: keep this many bytes of free chunks */
-	__u64 chunks;		/* out: chunks returned to the kernel */
-	__s32 err;		/* out */
-	__u32 pad;
-};
+AA_PIN_FIELD(aa_root, arena_base, 16, 8);	AA_PIN_FIELD(aa_root, arena_size, 24, 8);
+AA_PIN_FIELD(aa_root, nr_slots, 32, 4);		AA_PIN_FIELD(aa_root, lock, 36, 4);
+AA_PIN_FIELD(aa_root, parked, 40, 4);		AA_PIN_FIELD(aa_root, zero, 44, 4);
+AA_PIN_FIELD(aa_root, lock_waiters, 48, 4);	AA_PIN_FIELD(aa_root, lock_gen, 52, 4);
+AA_PIN_FIELD(aa_root, large_bytes_in_use, 56, 8);
+AA_PIN_FIELD(aa_root, flags, 64, 4);		AA_PIN_FIELD(aa_root, mmap_readers, 68, 4);
+AA_PIN_FIELD(aa_root, order_summary, 72, 72);	AA_PIN_FIELD(aa_root, order_map, 144, 4608);
+AA_PIN_FIELD(aa_root, stats, 4752, 448);	AA_PIN_FIELD(aa_root, debug, 5200, 10064);
+AA_PIN_FIELD(aa_root, slots, 15264, 65536);	AA_PIN_FIELD(aa_root, nr_cpus, 80800, 4);
+AA_PIN_FIELD(aa_root, need_refill, 80804, 4);	AA_PIN_FIELD(aa_root, refill_signals, 80808, 8);
+AA_PIN_FIELD(aa_root, cache_key, 80816, 8);	AA_PIN_FIELD(aa_root, tun, 80824, 576);
+AA_PIN_FIELD(aa_root, cpu_cache_off, 81400, 1024);
+AA_PIN_FIELD(aa_root, tc, 82424, 94320);	AA_PIN_FIELD(aa_root, central, 176744, 1800);
+AA_PIN_FIELD(aa_root, class_size, 178544, 180);	AA_PIN_FIELD(aa_root, class_pages, 178724, 180);
+AA_PIN_FIELD(aa_root, defer, 178944, 192);	AA_PIN_FIELD(aa_root, fault, 179136, 64);
+AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);
+AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);
+AA_PIN_FIELD(aa_fast, defer, 40, 8);		AA_PIN_FIELD(aa_fast, cc, 48, 2048);
+AA_PIN_FIELD(aa_cpu_cache, busy, 0, 4);		AA_PIN_FIELD(aa_cpu_cache, cpu, 4, 4);
+AA_PIN_FIELD(aa_cpu_cache, cls, 64, 51840);
+AA_PIN_FIELD(aa_cpu_class, count, 0, 4);	AA_PIN_FIELD(aa_cpu_class, cap, 4, 4);
+AA_PIN_FIELD(aa_cpu_class, stats, 64, 64);	AA_PIN_FIELD(aa_cpu_class, objs, 128, 1024);
+AA_PIN_FIELD(aa_chunk_meta, pm, 0, 1024);	AA_PIN_FIELD(aa_chunk_meta, span, 1024, 4096);
+AA_PIN_FIELD(aa_chunk_meta, free_head, 5120, 36);
+AA_PIN_FIELD(aa_slot, state, 0, 4);		AA_PIN_FIELD(aa_slot, meta_off, 4, 4);
+AA_PIN_FIELD(aa_slot, nr_chunks, 8, 4);		AA_PIN_FIELD(aa_slot, large_pages, 12, 4);
+AA_PIN_FIELD(aa_transfer_cache, lock, 0, 4);	AA_PIN_FIELD(aa_transfer_cache, count, 4, 4);
+AA_PIN_FIELD(aa_transfer_cache, objs, 48, 2048);
+AA_PIN_FIELD(aa_debug, rec, 80, 1792);		AA_PIN_FIELD(aa_debug, quarantine, 1872, 8192);
 
-enum aa_op_kind {
-	AA_OP_MALLOC = 0,
-	AA_OP_CALLOC = 1,	/* arg = nmemb */
-	AA_OP_ALIGNED = 2,	/* arg = alignment */
-	AA_OP_FREE = 3,		/* ptr in */
-	AA_OP_USABLE = 4,	/* ptr in, size out */
-	AA_OP_MALLOC_BULK = 5,	/* ptr = arena array of n u64, size each */
-	AA_OP_FREE_BULK = 6,	/* ptr = arena array of n u64 */
-	AA_OP_MALLOC_GROW = 7,	/* malloc that may grow the heap (sleepable) */
-	AA_OP_FREE_DEFERRED = 8,	/* ptr in */
-	AA_OP_FREE_DEFERRED_BULK = 9,	/* ptr = arena array of n u64 */
-};
-
-/* One call into the allocator from userspace (aa_heap__call). */
-struct aa_op_args {
-	__u32 op;		/* enum aa_op_kind */
-	__u32 n;		/* bulk count */
-	__u64 size;		/* in: bytes; out for USABLE */
-	__u64 arg;		/* nmemb or alignment */
-	__u64 ptr;		/* in for FREE/USABLE/bulk, out for allocs */
-	__s64 ret;		/* out: count or negative errno */
-};
-
-/* A batch of ops executed by one program run: ops[i] in arena memory. */
-struct aa_batch_op {
-	__u64 ptr;		/* != 0: free it; 0: allocate size, ptr out */
-	__u64 size;		/* in: alloc size; out: usable size */
-	__s64 ret;		/* out: 0 or negative errno */
-};
-
-struct aa_batch_args {
-	__u64 ops;		/* in: arena address of struct aa_batch_op[n] */
-	__u32 n;		/* in */
-	__u32 done;		/* out: ops executed */
-};
-
-/* aa_drain: empty every CPU cache it can claim (from whatever CPU it runs
- * on), the transfer caches and the parked frees, back to the heap. */
-struct aa_drain_args {
-	__u64 objects;		/* out: objects returned to the heap */
-	__u64 busy[AA_MAX_CPUS / 64];	/* out: bit cpu set = cache was claimed
-					 * by someone else: not drained */
-	__u32 nr_busy;		/* out: number of such CPUs */
-	__s32 err;		/* out: 0, or -errno of a tier that failed */
-};
-
-/* aa_reclaim: op ADVANCE starts a round (epoch out: the epoch whose frees
- * the round reclaims); after an RCU grace period, op RECLAIM with that
- * epoch frees them. */
-enum aa_reclaim_op {
-	AA_RECLAIM_ADVANCE = 0,
-	AA_RECLAIM_FREE = 1,
-};
-
-struct aa_reclaim_args {
-	__u32 op;		/* in: enum aa_reclaim_op */
-	__u32 epoch;		/* ADVANCE: out; RECLAIM: in */
-	__u64 objects;		/* RECLAIM out: objects freed */
-	__u64 bytes;		/* RECLAIM out: their usable bytes */
-	__u64 kept;		/* RECLAIM out: nodes of later epochs, kept */
-	__s32 err;		/* out */
-	__u32 more;		/* RECLAIM out: 1 if the loop budget ended it */
-};
+#undef AA_PIN_FIELD
+#undef AA_PIN_SIZE
+#undef AA_LAYOUT_PIN
+#undef AA_LAYOUT_ASSERT
 
 #endif /* __AA_SHARED_H */

@@ -21,6 +21,7 @@
 #include <string.h>		/* memset(), for AA_OPTS() */
 #include <linux/types.h>
 #include "aa_shared.h"
+#include "aa_syscall.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -119,12 +120,15 @@ AA_API struct aa_heap *aa_heap__attach(struct bpf_object *obj,
 /** @brief **aa_tunables__default()** fills t with the documented defaults,
  * then applies the environment overrides ARENA_ALLOC_CPU_CACHE_CAP,
  * ARENA_ALLOC_BATCH, ARENA_ALLOC_TRANSFER_CAP (all classes),
- * ARENA_ALLOC_KEEP_BYTES and ARENA_ALLOC_LOW_WATERMARK.
+ * ARENA_ALLOC_KEEP_BYTES, ARENA_ALLOC_LOW_WATERMARK,
+ * ARENA_ALLOC_DEFER_LIMIT and ARENA_ALLOC_QUARANTINE.
  * @return 0, on success; negative error for a bad environment value */
 AA_API int aa_tunables__default(struct aa_tunables *t);
 
-/** @brief **aa_tunables__validate()** checks the limits: 2 <= cap <= 128,
- * 1 <= batch <= cap / 2, batch <= transfer_cap <= 1024.
+/** @brief **aa_tunables__validate()** checks the limits, per class:
+ * 2 <= cpu_cache_cap <= AA_CPU_CACHE_MAX (128), 1 <= batch <= cap / 2,
+ * batch <= transfer_cap <= AA_TRANSFER_MAX (256); and quarantine <=
+ * AA_QUARANTINE_MAX (1024).
  * @return 0, on success; -EINVAL with a message, otherwise */
 AA_API int aa_tunables__validate(const struct aa_tunables *t);
 
@@ -202,7 +206,7 @@ AA_API void aa_heap__destroy(struct aa_heap *heap);
 AA_API int aa_heap__grow(struct aa_heap *heap, __u64 bytes);
 
 /** @brief **aa_heap__trim()** returns entirely free chunks to the kernel,
- * keeping keep_bytes of them.
+ * keeping keep_bytes of them (AA_KEEP_DEFAULT: the keep_bytes tunable).
  * @return chunks returned (>= 0); negative error, otherwise */
 AA_API int aa_heap__trim(struct aa_heap *heap, __u64 keep_bytes);
 
@@ -340,7 +344,7 @@ AA_API int aa_heap__set_fault(struct aa_heap *heap, __u32 pages_every, __u32 spa
 AA_API int aa_heap__check(struct aa_heap *heap);
 
 /** @brief **aa_heap__call()** runs one allocator call (struct aa_op_args,
- * enum aa_op_kind) through the aa_call syscall program.
+ * enum aa_op_kind in aa_syscall.h) through the aa_call syscall program.
  * @return 0 when the program ran (the call's own result is in args->ret);
  * negative error, otherwise */
 AA_API int aa_heap__call(struct aa_heap *heap, struct aa_op_args *args);

@@ -108,7 +108,7 @@ static int grace_period(struct aa_heap *h)
 
 static int run_reclaim(struct aa_heap *h, struct aa_reclaim_args *a)
 {
-	int err = aa__run_prog(h->prog_reclaim, a, sizeof(*a), "aa_reclaim");
+	int err = aa__run_prog(h, AA_PROG_RECLAIM, a, sizeof(*a));
 
 	if (err)
 		return err < 0 ? err : -EINVAL;

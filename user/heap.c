@@ -51,10 +51,19 @@ void aa_pr(enum aa_print_level level, const char *fmt, ...)
 
 /* --- Running syscall programs -------------------------------------------- */
 
-int aa__run_prog(int fd, void *ctx, size_t ctx_sz, const char *name)
+const char *const aa__prog_names[AA_NR_PROGS] = {
+	[AA_PROG_INIT] = "aa_init",		[AA_PROG_GROW] = "aa_grow",
+	[AA_PROG_TRIM] = "aa_trim",		[AA_PROG_TEARDOWN] = "aa_teardown",
+	[AA_PROG_CHECK] = "aa_check",		[AA_PROG_CALL] = "aa_call",
+	[AA_PROG_BATCH] = "aa_batch",		[AA_PROG_DRAIN] = "aa_drain",
+	[AA_PROG_RECLAIM] = "aa_reclaim",
+};
+
+int aa__run_prog(struct aa_heap *h, enum aa_prog p, void *ctx, size_t ctx_sz)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, topts, .ctx_in = ctx, .ctx_size_in = ctx_sz);
-	int err;
+	const char *name = aa__prog_names[p];
+	int err, fd = h->prog[p];
 
 	if (fd < 0) {
 		pr_warn("program %s is missing from the BPF object\n", name);
@@ -82,6 +91,7 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 {
 	struct bpf_map *map = NULL, *m;
 	size_t sz = 0;
+	int i;
 
 	/* the object's arena, whatever its name (AA_ARENA_FUNCS()): the
 	 * kernel allows a program one */
@@ -123,16 +133,9 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 	}
 	h->arena_size = (__u64)bpf_map__max_entries(map) * getpagesize();
 	h->arena_base = (__u64)(unsigned long)h->arena;
-	h->prog_init = prog_fd(obj, "aa_init");
-	h->prog_grow = prog_fd(obj, "aa_grow");
-	h->prog_trim = prog_fd(obj, "aa_trim");
-	h->prog_teardown = prog_fd(obj, "aa_teardown");
-	h->prog_check = prog_fd(obj, "aa_check");
-	h->prog_call = prog_fd(obj, "aa_call");
-	h->prog_batch = prog_fd(obj, "aa_batch");
-	h->prog_drain = prog_fd(obj, "aa_drain");
-	h->prog_reclaim = prog_fd(obj, "aa_reclaim");
-	if (h->prog_init < 0) {
+	for (i = 0; i < AA_NR_PROGS; i++)
+		h->prog[i] = prog_fd(obj, aa__prog_names[i]);
+	if (h->prog[AA_PROG_INIT] < 0) {
 		pr_warn("BPF object does not link libarena_alloc.bpf.o (no aa_init)\n");
 		return -ENOENT;
 	}
@@ -204,7 +207,7 @@ AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 			ncpus, AA_MAX_CPUS);
 	args.nr_cpus = ncpus > AA_MAX_CPUS ? AA_MAX_CPUS : ncpus;
 
-	err = aa__run_prog(h->prog_init, &args, sizeof(args), "aa_init");
+	err = aa__run_prog(h, AA_PROG_INIT, &args, sizeof(args));
 	if (err)
 		return aa_err(err < 0 ? err : -EINVAL);
 	if (args.err) {
@@ -407,7 +410,7 @@ AA_API int aa_heap__grow(struct aa_heap *h, __u64 bytes)
 	int err;
 
 	AA_CHECK_HEAP(h, -EINVAL);
-	err = aa__run_prog(h->prog_grow, &args, sizeof(args), "aa_grow");
+	err = aa__run_prog(h, AA_PROG_GROW, &args, sizeof(args));
 
 	if (err)
 		return aa_err(err < 0 ? err : -EINVAL);
@@ -419,15 +422,15 @@ AA_API int aa_heap__grow(struct aa_heap *h, __u64 bytes)
 	return (int)args.chunks;
 }
 
-static int trim_like(struct aa_heap *h, int fd, const char *name, __u64 keep)
+static int trim_like(struct aa_heap *h, enum aa_prog p, __u64 keep)
 {
 	struct aa_trim_args args = { .keep_bytes = keep };
-	int err = aa__run_prog(fd, &args, sizeof(args), name);
+	int err = aa__run_prog(h, p, &args, sizeof(args));
 
 	if (err)
 		return aa_err(err < 0 ? err : -EINVAL);
 	if (args.err) {
-		pr_warn("%s failed: %s\n", name, strerror(-args.err));
+		pr_warn("%s failed: %s\n", aa__prog_names[p], strerror(-args.err));
 		return aa_err(args.err);
 	}
 	return (int)args.chunks;
@@ -436,13 +439,13 @@ static int trim_like(struct aa_heap *h, int fd, const char *name, __u64 keep)
 AA_API int aa_heap__trim(struct aa_heap *h, __u64 keep_bytes)
 {
 	AA_CHECK_HEAP(h, -EINVAL);
-	return trim_like(h, h->prog_trim, "aa_trim", keep_bytes);
+	return trim_like(h, AA_PROG_TRIM, keep_bytes);
 }
 
 AA_API int aa_heap__teardown(struct aa_heap *h)
 {
 	AA_CHECK_HEAP(h, -EINVAL);
-	return trim_like(h, h->prog_teardown, "aa_teardown", 0);
+	return trim_like(h, AA_PROG_TEARDOWN, 0);
 }
 
 AA_API int aa_heap__check(struct aa_heap *h)
@@ -450,7 +453,7 @@ AA_API int aa_heap__check(struct aa_heap *h)
 	int ret;
 
 	AA_CHECK_HEAP(h, -EINVAL);
-	ret = aa__run_prog(h->prog_check, NULL, 0, "aa_check");
+	ret = aa__run_prog(h, AA_PROG_CHECK, NULL, 0);
 
 	if (ret > 0)
 		pr_warn("heap check failed with code %d\n", ret);
@@ -464,7 +467,7 @@ AA_API int aa_heap__call(struct aa_heap *h, struct aa_op_args *args)
 	AA_CHECK_HEAP(h, -EINVAL);
 	if (!args)
 		return aa_err(-EINVAL);
-	err = aa__run_prog(h->prog_call, args, sizeof(*args), "aa_call");
+	err = aa__run_prog(h, AA_PROG_CALL, args, sizeof(*args));
 	return aa_err(err > 0 ? -EINVAL : err);
 }
 
@@ -499,7 +502,7 @@ AA_API int aa_heap__batch(struct aa_heap *h, __u64 ops, __u32 n)
 	AA_CHECK_HEAP(h, -EINVAL);
 	if (!aa_heap__ptr(h, ops) || !aa_heap__ptr(h, ops + (__u64)n * sizeof(struct aa_batch_op) - 1))
 		return aa_err(-EFAULT);
-	err = aa__run_prog(h->prog_batch, &a, sizeof(a), "aa_batch");
+	err = aa__run_prog(h, AA_PROG_BATCH, &a, sizeof(a));
 	if (err)
 		return aa_err(err < 0 ? err : -EINVAL);
 	return (int)a.done;
@@ -557,7 +560,6 @@ static const struct { __u32 size, pages, objs, batch, cap; } class_table[AA_NR_C
 	AA_SIZE_CLASSES(AA_CLASS_ROW)
 };
 static const __u8 class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
-_Static_assert(AA_SIZE_CLASS_COUNT == AA_NR_CLASSES, "aa_size_classes.h and aa_shared.h disagree");
 
 AA_API __u32 aa_class_size(__u32 cls)
 {
@@ -702,7 +704,7 @@ AA_API long aa_heap__drain(struct aa_heap *h)
 		return aa_err(-EINVAL);
 	for (tries = 0; tries < DRAIN_TRIES; tries++) {
 		memset(&a, 0, sizeof(a));
-		err = aa__run_prog(h->prog_drain, &a, sizeof(a), "aa_drain");
+		err = aa__run_prog(h, AA_PROG_DRAIN, &a, sizeof(a));
 		if (err)
 			return aa_err(err < 0 ? err : -EINVAL);
 		total += a.objects;

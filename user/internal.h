@@ -19,6 +19,17 @@ struct ring_buffer;
 /* The debug-mode error ring (bpf/debug.bpf.c). */
 #define AA_DEBUG_RING	"aa_debug_rb"
 
+/* The library's SEC("syscall") programs (bpf/entry.bpf.c): an index into
+ * aa_heap.prog[] and into aa__prog_names[] (heap.c), the one list of their
+ * names, which the BPF object, a pin directory and the kernel's program
+ * info all use. */
+enum aa_prog {
+	AA_PROG_INIT, AA_PROG_GROW, AA_PROG_TRIM, AA_PROG_TEARDOWN, AA_PROG_CHECK,
+	AA_PROG_CALL, AA_PROG_BATCH, AA_PROG_DRAIN, AA_PROG_RECLAIM,
+	AA_NR_PROGS
+};
+extern const char *const aa__prog_names[AA_NR_PROGS];
+
 /* A heap handle: from aa_heap__open() (skel set: we own the object),
  * aa_heap__attach() (obj set: the caller's) or aa_heap__open_pinned()
  * (neither: fds of pinned maps and programs, our own arena mmap). */
@@ -41,8 +52,7 @@ struct aa_heap {
 					 * user_vm_start in every process */
 	const struct aa_root *root;
 	struct aa_cpu_cache *cc_copy;	/* stats.c: aa_heap__cpu_cache()'s copy */
-	int prog_init, prog_grow, prog_trim, prog_teardown, prog_check;
-	int prog_call, prog_batch, prog_drain, prog_reclaim;
+	int prog[AA_NR_PROGS];		/* enum aa_prog: fds, -1 = missing */
 	bool gp_ready;			/* defer.c: the grace-period maps */
 	bool gp_warned;			/* defer.c: said that none can be had */
 	int gp_outer_fd, gp_inner_fd;
@@ -57,7 +67,7 @@ struct aa_heap {
 /* Library-internal functions across files: aa__ names (never exported
  * by the .so; in the .a, out of the way of users' names). */
 /* heap.c */
-int aa__run_prog(int fd, void *ctx, size_t ctx_sz, const char *name);
+int aa__run_prog(struct aa_heap *h, enum aa_prog p, void *ctx, size_t ctx_sz);
 int aa__heap_set_root(struct aa_heap *h, __u64 addr);
 /* The parsers of the library, apart so that tests/fuzz/ can call them
  * without a kernel: aa_heap__open()'s opts check (the arena pages, or

@@ -24,12 +24,6 @@
 #include <bpf/libbpf.h>
 #include "internal.h"
 
-static const char *const pin_progs[] = {
-	"aa_init", "aa_grow", "aa_trim", "aa_teardown",
-	"aa_check", "aa_call", "aa_batch", "aa_drain", "aa_reclaim",
-};
-#define NR_PIN_PROGS	(sizeof(pin_progs) / sizeof(pin_progs[0]))
-
 static int pin_path(char *buf, const char *dir, const char *name)
 {
 	int n = snprintf(buf, PATH_MAX, "%s/%s", dir, name);
@@ -59,8 +53,8 @@ AA_API int aa_heap__unpin(const char *dir)
 		unlink(path);
 	if (!pin_path(path, dir, AA_DEBUG_RING))
 		unlink(path);
-	for (i = 0; i < NR_PIN_PROGS; i++)
-		if (!pin_path(path, dir, pin_progs[i]))
+	for (i = 0; i < AA_NR_PROGS; i++)
+		if (!pin_path(path, dir, aa__prog_names[i]))
 			unlink(path);
 	if (!found) {
 		pr_warn("no heap pinned at %s\n", dir);
@@ -104,9 +98,9 @@ AA_API int aa_heap__pin(struct aa_heap *h, const char *dir)
 		err = bpf_map__pin(h->refill_map, path);
 	if (!err && h->debug_map && !(err = pin_path(path, dir, AA_DEBUG_RING)))
 		err = bpf_map__pin(h->debug_map, path);
-	for (i = 0; !err && i < NR_PIN_PROGS; i++) {
-		p = bpf_object__find_program_by_name(h->obj, pin_progs[i]);
-		if (p && !(err = pin_path(path, dir, pin_progs[i])))
+	for (i = 0; !err && i < AA_NR_PROGS; i++) {
+		p = bpf_object__find_program_by_name(h->obj, aa__prog_names[i]);
+		if (p && !(err = pin_path(path, dir, aa__prog_names[i])))
 			err = bpf_program__pin(p, path);
 	}
 	if (err) {
@@ -222,9 +216,9 @@ AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
 	err = aa__heap_map_fds(h, arena_fd, fast_fd, dir);
 	if (err)
 		goto fail;
-	for (i = 0; i < NR_PIN_PROGS; i++) {
-		fd = pin_get(h, dir, pin_progs[i]);
-		aa__heap_set_prog(h, pin_progs[i], fd < 0 ? -1 : fd);	/* missing: said when used */
+	for (i = 0; i < AA_NR_PROGS; i++) {
+		fd = pin_get(h, dir, aa__prog_names[i]);
+		h->prog[i] = fd < 0 ? -1 : fd;	/* missing: said when used */
 	}
 	return h;
 fail:
@@ -242,23 +236,20 @@ struct aa_heap *aa__heap_new_foreign(void)
 		h->refill_fd = -1;
 		h->debug_fd = -1;
 	}
-	for (i = 0; h && i < NR_PIN_PROGS; i++)
-		aa__heap_set_prog(h, pin_progs[i], -1);
+	for (i = 0; h && i < AA_NR_PROGS; i++)
+		h->prog[i] = -1;
 	return h;
 }
 
-/* Set the fd of the library program `name` (one of pin_progs); 0 or
+/* Set the fd of the library program `name` (one of aa__prog_names); 0 or
  * -ENOENT for another name. */
 int aa__heap_set_prog(struct aa_heap *h, const char *name, int fd)
 {
-	int *fds[] = { &h->prog_init, &h->prog_grow, &h->prog_trim, &h->prog_teardown,
-		       &h->prog_check, &h->prog_call, &h->prog_batch, &h->prog_drain,
-		       &h->prog_reclaim };
-	size_t i;
+	int i;
 
-	for (i = 0; i < NR_PIN_PROGS; i++)
-		if (!strcmp(name, pin_progs[i])) {
-			*fds[i] = fd;
+	for (i = 0; i < AA_NR_PROGS; i++)
+		if (!strcmp(name, aa__prog_names[i])) {
+			h->prog[i] = fd;
 			return 0;
 		}
 	return -ENOENT;

@@ -46,10 +46,10 @@ __attribute__((format(printf, 1, 2)))
 void cli_err(const char *fmt, ...);
 
 /* Parse argv with the command's long options plus the global ones
- * (-j/--json, -p/--pretty, --pin DIR, -h/--help). Calls on(c, optarg) for
- * each of the command's own; returns 0, 1 if --help was printed (the
- * caller returns 0), or -1 after a message (the caller returns
- * EXIT_USAGE). Leaves optind after the options. */
+ * (-j/--json, -p/--pretty, --pin DIR, --map PATH, --prog-id ID, --pid PID,
+ * -h/--help). Calls on(c, optarg) for each of the command's own; returns
+ * 0, 1 if --help was printed (the caller returns 0), or -1 after a message
+ * (the caller returns EXIT_USAGE). Leaves optind after the options. */
 int cli_parse(int argc, char **argv, const struct option *own, const struct cmd *self,
 	      int (*on)(int c, const char *arg));
 /* parse() of the commands that have no options of their own (argv[0] is

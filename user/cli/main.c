@@ -3,10 +3,13 @@
  * main.c - arena-alloc: the command table, global options, help, and the
  * helpers every command shares (bpftool's main.c is the model).
  *
- *   arena-alloc [-j|--json] [-p|--pretty] [--pin DIR] COMMAND [OPTIONS]
+ *   arena-alloc [-j|--json] [-p|--pretty] [HEAP] COMMAND [OPTIONS]
+ *   HEAP: --pin DIR | --map PATH | --prog-id ID | --pid PID
  *
  * A heap loaded by `load` lives pinned under DIR (default
- * /sys/fs/bpf/arena-alloc); the other commands open it from there.
+ * /sys/fs/bpf/arena-alloc); the other commands open it from there, or
+ * another program's heap by its arena map, one of its programs or a
+ * process that holds its arena.
  */
 #include <errno.h>
 #include <limits.h>
@@ -59,12 +62,12 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "Usage: arena-alloc [-j|--json] [-p|--pretty] [--pin DIR] COMMAND [OPTIONS]\n"
+	fprintf(f, "Usage: arena-alloc [-j|--json] [-p|--pretty] [HEAP] COMMAND [OPTIONS]\n"
 		   "       arena-alloc COMMAND --help\n\nCommands:\n");
 	for (i = 0; i < NR_CMDS; i++)
 		fprintf(f, "  %-13s %s\n", cmds[i].name, cmds[i].summary);
 	fprintf(f, "  help          this text\n\n"
-		   "Global options:\n"
+		   "Global options (HEAP: one of --pin, --map, --prog-id, --pid):\n"
 		   "  -j, --json     JSON output (stats, and what each command did)\n"
 		   "  -p, --pretty   indented JSON (implies --json)\n"
 		   "  --pin DIR      bpffs directory of the heap (default %s)\n"
@@ -98,7 +101,7 @@ const struct cmd *cli_cmd(const char *name)
 
 static void cmd_usage(const struct cmd *c, FILE *f)
 {
-	fprintf(f, "Usage: arena-alloc [-j] [-p] [--pin DIR] %s %s\n  %s\n", c->name, c->args,
+	fprintf(f, "Usage: arena-alloc [-j] [-p] [HEAP] %s %s\n  %s\n", c->name, c->args,
 		c->summary);
 }
 
@@ -338,7 +341,7 @@ int cli_need_root(const char *name)
 {
 	if (cli_has_cap(CAP_SYS_ADMIN_BIT) || cli_has_cap(CAP_BPF_BIT))
 		return 0;
-	cli_err("%s: needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, to use BPF): "
+	cli_err("%s: needs root (CAP_BPF or CAP_SYS_ADMIN, to use BPF): "
 		"run it with sudo", name);
 	return -1;
 }

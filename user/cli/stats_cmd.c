@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include "cli.h"
 
-/* A CPU cache's class, as the table shows it; hits are derived (layout 5
- * keeps no hit counter: hits = allocs + failures - misses). */
+/* A CPU cache's class, as the table shows it; hits are derived (no hit
+ * counter: struct aa_cpu_class_stats in aa_shared.h has the formula). */
 struct row {
 	int cpu, cls;
 	__u32 size, cached;
