@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # arena-alloc: bpf -> linked object -> skeleton -> lib -> CLI -> tests.
-# The rest is in mk/: headers, install, examples, fuzz, vmtest, stress, bench.
+# The rest is in mk/: test, install, examples, fuzz, vmtest, stress, bench.
 OUTPUT := build
 CLANG ?= clang-19
 LLVM_STRIP ?= llvm-strip-19
@@ -44,13 +44,13 @@ endef
 $(call allow-override,CC,$(CROSS_COMPILE)cc)
 $(call allow-override,LD,$(CROSS_COMPILE)ld)
 
-# The library's BPF side: bpf/arena_alloc.bpf.c includes every tier file
-# (one translation unit, its head says why). The objects of LIB_BPF_SRCS
-# are linked into $(LIB_BPF), the object embedders link with.
+# The library's BPF side: the objects of LIB_BPF_SRCS linked into
+# $(LIB_BPF), the object embedders link with. bpf/arena_alloc.bpf.c includes
+# every tier file (one translation unit, its head says why), so the
+# library's objects depend on bpf/ as well as on what a program linked with
+# the library includes (BPF_API_HDRS).
 LIB_BPF_SRCS := bpf/arena_alloc.bpf.c
 LIB_BPF := $(OUTPUT)/libarena_alloc.bpf.o
-# What a program linked with the library includes; the library's own
-# objects also include bpf/.
 BPF_API_HDRS := $(wildcard include/*.h) $(OUTPUT)/vmlinux.h $(OUTPUT)/.bpf-arch
 LIB_BPF_HDRS := $(BPF_API_HDRS) $(wildcard bpf/*.h bpf/*.bpf.c)
 # Every BPF object is rebuilt when ARCH changes: $(OUTPUT)/.bpf-arch holds
@@ -77,18 +77,10 @@ TEST_OBJS := $(patsubst tests/%.c,$(OUTPUT)/tests/%.o,$(wildcard tests/*.c))
 TEST_BIN := $(OUTPUT)/aa_tests
 DEPS_STAMP := $(OUTPUT)/.deps-ok
 
-# Everything that creates BPF arena maps (test, run, stress, examples,
-# bench) runs through scripts/run-bpf.sh: on this host when its kernel
-# creates them (`arena-alloc probe`), else in the $(VMTEST_KERNEL) guest of
-# `make vmtest` after one line saying why. AA_TEST_WHERE=host|guest forces
-# either (default auto). Needs the CLI built (it probes).
-AA_TEST_WHERE ?= auto
-export AA_TEST_WHERE
-RUN_BPF = AA_CLI=$(CLI) bash scripts/run-bpf.sh -k '$(VMTEST_KERNEL)' -c '$(VMTEST_CPUS)' \
-	-m '$(VMTEST_MEM)' -t '$(VMTEST_TIMEOUT)' -a '$(VMTEST_APPEND)'
-
-.PHONY: all deps lib cli test run clean
+.PHONY: all deps lib cli run clean
 all: lib cli $(TEST_BIN)
+lib: $(LIB_BPF) $(LIB_A) $(LIB_SO)
+cli: $(CLI)
 
 # Install missing tools (scripts/install-deps.sh is idempotent and quick
 # when everything is there); re-checked when the script changes.
@@ -165,8 +157,6 @@ $(LIB_SO): $(LIB_SO_REAL)
 	$(Q)ln -sf $(notdir $<) $(OUTPUT)/$(SONAME)
 	$(Q)ln -sf $(SONAME) $@
 
-lib: $(LIB_BPF) $(LIB_A) $(LIB_SO)
-
 $(OUTPUT)/cli/%.o: user/cli/%.c user/cli/cli.h $(wildcard include/*.h) | $(OUTPUT)/cli $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -I$(OUTPUT)/cli -Iuser/cli/bpf -c $< -o $@
@@ -175,8 +165,6 @@ $(OUTPUT)/cli/demo.o: $(OUTPUT)/cli/demo.skel.h user/cli/bpf/demo.h
 $(CLI): $(CLI_OBJS) $(LIB_A)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -o $@
-
-cli: $(CLI)
 
 $(OUTPUT)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard include/*.h) $(TEST_SKELS) $(OUTPUT)/arena_alloc.skel.h | $(OUTPUT)/tests $(DEPS_STAMP)
 	$(call msg,CC,$@)
@@ -187,27 +175,7 @@ $(TEST_BIN): $(TEST_OBJS) $(LIB_A) | $(CLI)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -lcriterion -ljansson -o $@
 
-# --- Running ------------------------------------------------------------------
-# Criterion runs each test in its own process; -j2 matches this machine.
-# Where the host refuses arena maps the suite runs in the guest
-# (RUN_BPF), after the tests that need no arena ran here (HOST_TESTS: the
-# probe's diagnosis on this very kernel, the size-class table); the last
-# "Synthesis:" line is then the guest's. Then the short fuzz run
-# (fuzz-short, mk/fuzz.mk; its lines come after Criterion's): any failing
-# fails make test.
-TEST_ARGS ?= -j2
-HOST_TESTS := @(probe|size_classes)/*
-test: $(TEST_BIN) header-check fuzz-build
-	$(Q)where=$$($(RUN_BPF) --name 'the test suite' --where) && \
-	if [ "$$where" = guest ]; then \
-		printf '  %-8s %s\n' TEST "$(TEST_BIN) --filter '$(HOST_TESTS)' (host)"; \
-		$(TEST_BIN) $(TEST_ARGS) --filter '$(HOST_TESTS)' || exit; \
-	fi && \
-	printf '  %-8s %s\n' TEST "$(TEST_BIN) ($$where)" && \
-	AA_TEST_WHERE=$$where AA_TEST_WHERE_SAID=1 $(RUN_BPF) --name 'the test suite' -- \
-		$(TEST_BIN) $(TEST_ARGS)
-	$(call fuzz_run,$(FUZZ_SHORT_SECONDS))
-
+# The demo, where BPF runs (RUN_BPF, mk/vmtest.mk).
 run: $(CLI)
 	$(Q)$(RUN_BPF) --name 'the demo' -- $(CLI) demo
 
@@ -215,7 +183,7 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT)
 
-include mk/headers.mk mk/install.mk mk/examples.mk mk/fuzz.mk mk/vmtest.mk mk/stress.mk mk/bench.mk
+include mk/test.mk mk/install.mk mk/examples.mk mk/fuzz.mk mk/vmtest.mk mk/stress.mk mk/bench.mk
 
 .DELETE_ON_ERROR:
 .SECONDARY:

@@ -45,7 +45,7 @@ $(OUTPUT)/bench/jit_dump: bench/jit_dump.c | $(OUTPUT)/bench $(DEPS_STAMP)
 
 # Memory of size mixes (bench/memory.c), and the "before" columns: the
 # release before size classes (BENCH_BASE_REV) is built in $(BENCH_BASE)
-# by scripts/bench-baseline.sh (its library, its aa_bench, and memory.c
+# (its library and its aa_bench by scripts/bench-baseline.sh, then memory.c
 # against its library); make bench runs it first and hands its numbers to
 # this tree's benchmarks. Without git history the tables simply have no
 # "before" columns.
@@ -60,8 +60,10 @@ $(BENCH_MEM): bench/memory.c bench/where.h $(LIB_A) $(wildcard include/*.h)
 
 $(BENCH_BASE)/.built-$(BENCH_BASE_REV): bench/memory.c bench/where.h scripts/bench-baseline.sh | $(DEPS_STAMP)
 	$(call msg,BASELINE,$(BENCH_BASE_REV) in $(BENCH_BASE))
-	$(Q)MAKE='$(MAKE)' CC='$(CC)' CFLAGS='$(CFLAGS)' LIBBPF_LIBS='$(LIBBPF_LIBS)' \
-		bash scripts/bench-baseline.sh $(BENCH_BASE_REV) $(BENCH_BASE) && touch $@
+	$(Q)bash scripts/bench-baseline.sh $(BENCH_BASE_REV) $(BENCH_BASE) '$(MAKE)' && \
+	$(CC) $(CFLAGS) -I$(BENCH_BASE)/src/include -I$(BENCH_BASE)/build $< \
+		$(BENCH_BASE)/build/libarena_alloc.a $(LIBBPF_LIBS) -lelf -lz -o $(BENCH_BASE)/aa_bench_mem && \
+	touch $@
 
 # Each bench target builds here, then runs its *-run twin through RUN_BPF
 # (in the guest where this host refuses arena maps: aa_bench prints where
