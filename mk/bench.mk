@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# --- bench: build/aa_bench (bench/) --------------------------------------------
+# --- bench: build/aa_bench (bench/) ------------------------------------------
 # `make bench` builds and runs every table: the memory of size mixes
 # (bench-mem), the latency and htab tables with the targets, and the fast
 # path at 48, 64 and 96 B (bench-sizes), each next to the release before

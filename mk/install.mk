@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# --- install / uninstall ------------------------------------------------------
+# --- install / uninstall -----------------------------------------------------
 # Debian's multiarch libdir (DESTDIR for staging). Headers in
 # $(INCLUDEDIR)/arena-alloc (C and BPF alike: every header of include/, as
 # the public ones include the rest), the embeddable BPF object in

@@ -33,7 +33,7 @@ $(OUTPUT)/headers/so_check: tests/headers/user_alone.c $(LIB_SO) | $(OUTPUT)/hea
 	$(Q)LD_LIBRARY_PATH=$(OUTPUT) $@ 2>/dev/null || \
 		{ echo "so-check: $@ did not run against $(SONAME)" >&2; exit 1; }
 
-# --- test: the header checks, the suite, the short fuzz run -----------------
+# --- test: the header checks, the suite, the short fuzz run ------------------
 # Criterion runs each test in its own process; -j2 matches this machine.
 # Where the host refuses arena maps the suite runs in the guest
 # (RUN_BPF), after the tests that need no arena ran here (HOST_TESTS: the

@@ -20,18 +20,6 @@
 #     full on the CPU count asked for: `make vmtest-preempt VMTEST_APPEND=`
 #     must fail.
 .PHONY: vmtest vmtest-6.1 vmtest-6.12 vmtest-preempt
-
-# --- RUN_BPF: this host, or else the vmtest guest ------------------------------
-# Everything that creates BPF arena maps (test, run, stress, examples,
-# bench) runs through scripts/run-bpf.sh: on this host when its kernel
-# creates them (`arena-alloc probe`), else in the $(VMTEST_KERNEL) guest of
-# `make vmtest` after one line saying why. AA_TEST_WHERE=host|guest forces
-# either (default auto). Needs the CLI built (it probes).
-AA_TEST_WHERE ?= auto
-export AA_TEST_WHERE
-RUN_BPF = AA_CLI=$(CLI) bash scripts/run-bpf.sh -k '$(VMTEST_KERNEL)' -c '$(VMTEST_CPUS)' \
-	-m '$(VMTEST_MEM)' -t '$(VMTEST_TIMEOUT)' -a '$(VMTEST_APPEND)'
-
 VMTEST_KERNEL ?= 6.12
 VMTEST_CPUS ?= 2
 VMTEST_MEM ?= 2G
@@ -62,3 +50,14 @@ vmtest-preempt: $(TEST_BIN)
 		$(VMTEST_SH) -c "$$n" -a '$(VMTEST_APPEND)' \
 			-- "sh scripts/vmtest-preempt-check.sh $$n && $$VMTEST_CMD" || exit; \
 	done
+
+# --- RUN_BPF: this host, or else the vmtest guest ----------------------------
+# Everything that creates BPF arena maps (test, run, stress, examples,
+# bench) runs through scripts/run-bpf.sh: on this host when its kernel
+# creates them (`arena-alloc probe`), else in the $(VMTEST_KERNEL) guest of
+# `make vmtest` after one line saying why. AA_TEST_WHERE=host|guest forces
+# either (default auto). Needs the CLI built (it probes).
+AA_TEST_WHERE ?= auto
+export AA_TEST_WHERE
+RUN_BPF = AA_CLI=$(CLI) bash scripts/run-bpf.sh -k '$(VMTEST_KERNEL)' -c '$(VMTEST_CPUS)' \
+	-m '$(VMTEST_MEM)' -t '$(VMTEST_TIMEOUT)' -a '$(VMTEST_APPEND)'
