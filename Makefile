@@ -5,10 +5,9 @@ OUTPUT := build
 CLANG ?= clang-19
 LLVM_STRIP ?= llvm-strip-19
 BPFTOOL ?= bpftool
-# The BPF objects are per architecture: -D__TARGET_ARCH_$(ARCH) picks the
-# memory-ordering code of arena_alloc.bpf.h (plain stores on x86, atomic
-# exchanges elsewhere). ARCH is the build host's unless given: `make
-# ARCH=arm64 build/libarena_alloc.bpf.o` (uname -m names work too).
+# BPF objects are per architecture (-D__TARGET_ARCH_$(ARCH) picks the memory
+# ordering code of arena_alloc.bpf.h): the build host's unless given, as in
+# `make ARCH=arm64 build/libarena_alloc.bpf.o` (uname -m names work too).
 ARCH ?= $(shell uname -m)
 override ARCH := $(shell echo '$(ARCH)' | sed 's/x86_64/x86/' | sed 's/aarch64/arm64/' \
 	| sed 's/ppc64le/powerpc/' | sed 's/mips.*/mips/' | sed 's/riscv64/riscv/')
@@ -44,11 +43,10 @@ endef
 $(call allow-override,CC,$(CROSS_COMPILE)cc)
 $(call allow-override,LD,$(CROSS_COMPILE)ld)
 
-# The library's BPF side: the objects of LIB_BPF_SRCS linked into
-# $(LIB_BPF), the object embedders link with. bpf/arena_alloc.bpf.c includes
-# every tier file (one translation unit, its head says why), so the
-# library's objects depend on bpf/ as well as on what a program linked with
-# the library includes (BPF_API_HDRS).
+# The objects of LIB_BPF_SRCS are linked into $(LIB_BPF), which embedders
+# link with. bpf/arena_alloc.bpf.c includes every tier file (one translation
+# unit, its head says why): the library's objects depend on bpf/ as well as
+# on what programs linked with the library include (BPF_API_HDRS).
 LIB_BPF_SRCS := bpf/arena_alloc.bpf.c
 LIB_BPF := $(OUTPUT)/libarena_alloc.bpf.o
 BPF_API_HDRS := $(wildcard include/*.h) $(OUTPUT)/vmlinux.h $(OUTPUT)/.bpf-arch
@@ -99,9 +97,8 @@ $(OUTPUT)/vmlinux.h: | $(DEPS_STAMP) $(OUTPUT)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
 # --- BPF: compile -> link -> skeleton ----------------------------------------
-# $(call bpf_prog,OUT,SRC,HDRS[,NAME[,LINK]]) writes the rules of one BPF
-# program linked with the library, as an embedder builds theirs
-# (docs/EMBEDDING.md):
+# $(call bpf_prog,OUT,SRC,HDRS[,NAME[,LINK]]): the rules of one BPF program
+# linked with the library, as an embedder builds theirs (docs/EMBEDDING.md):
 #   SRC   -> clang, llvm-strip -g (keeps BTF)     -> OUT.bpf.o
 #         -> bpftool gen object, with $(LIB_BPF)  -> OUT.linked.o
 #         -> bpftool gen skeleton name NAME       -> OUT.skel.h
