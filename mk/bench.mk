@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# --- bench: build/aa_bench (bench/) ------------------------------------------
+# `make bench` builds and runs every table: the memory of size mixes
+# (bench-mem), the latency and htab tables with the targets, and the fast
+# path at 48, 64 and 96 B (bench-sizes), each next to the release before
+# size classes where it applies; it keeps the raw numbers in $(BENCH_JSON);
+# `make bench-plot` turns them into docs/bench-latency.svg with gnuplot
+# (installed if missing).
+#   make bench BENCH_ARGS='--size 256'     any aa_bench option
+.PHONY: bench bench-mem bench-sizes bench-baseline bench-plot bench-jit \
+	bench-run bench-mem-run bench-sizes-run bench-jit-run
+BENCH_BIN := $(OUTPUT)/aa_bench
+BENCH_JSON ?= $(OUTPUT)/bench/results.json
+BENCH_ARGS ?=
+BENCH_SVG ?= docs/bench-latency.svg
+
+$(OUTPUT)/bench:
+	$(Q)mkdir -p $@
+
+$(eval $(call bpf_prog,$(OUTPUT)/bench/bench,bench/bpf/bench.bpf.c,bench/bench.h))
+
+# The harness, split by role (bench/main.c lists the files).
+BENCH_SRCS := $(filter-out bench/jit_dump.c bench/memory.c,$(wildcard bench/*.c))
+BENCH_OBJS := $(patsubst bench/%.c,$(OUTPUT)/bench/%.o,$(BENCH_SRCS))
+
+$(BENCH_OBJS): $(OUTPUT)/bench/%.o: bench/%.c bench/harness.h bench/bench.h bench/where.h $(wildcard include/*.h) $(OUTPUT)/bench/bench.skel.h | $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -I$(OUTPUT)/bench -c $< -o $@
+
+$(BENCH_BIN): $(BENCH_OBJS) $(LIB_A)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -lm -lpthread -o $@
+
+# Disassembles the JIT-ed fast path (Debian's bpftool has no disassembler):
+# loads the bench object into a scratch bpffs directory, dumps the
+# functions whose names contain one of BENCH_JIT_FUNCS with their x86
+# instruction counts, removes the pins. The cache's hit path is inlined
+# into aa_malloc_u64/aa_free_u64 and bench_inline_*; its slow paths are
+# functions of their own.
+BENCH_JIT_FUNCS ?= bench_inline_alloc bench_inline_free aa_malloc_u64 aa_cpu_cache_alloc_slow \
+	aa_free_u64 aa_cpu_cache_free_slow bench_floor_
+$(OUTPUT)/bench/jit_dump: bench/jit_dump.c | $(OUTPUT)/bench $(DEPS_STAMP)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -lelf -lz -o $@
+
+# Memory of size mixes (bench/memory.c), and the "before" columns: the
+# release before size classes (BENCH_BASE_REV) is built in $(BENCH_BASE)
+# (its library and its aa_bench by scripts/bench-baseline.sh, then memory.c
+# against its library); make bench runs it first and hands its numbers to
+# this tree's benchmarks. Without git history the tables simply have no
+# "before" columns.
+BENCH_MEM := $(OUTPUT)/aa_bench_mem
+BENCH_BASE_REV ?= a3bc7a6
+BENCH_BASE := $(OUTPUT)/baseline
+BENCH_MEM_ARGS ?=
+
+$(BENCH_MEM): bench/memory.c bench/where.h $(LIB_A) $(wildcard include/*.h)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_A) $(LIBBPF_LIBS) -lelf -lz -o $@
+
+$(BENCH_BASE)/.built-$(BENCH_BASE_REV): bench/memory.c bench/where.h scripts/bench-baseline.sh | $(DEPS_STAMP)
+	$(call msg,BASELINE,$(BENCH_BASE_REV) in $(BENCH_BASE))
+	$(Q)bash scripts/bench-baseline.sh $(BENCH_BASE_REV) $(BENCH_BASE) '$(MAKE)' && \
+	$(CC) $(CFLAGS) -I$(BENCH_BASE)/src/include -I$(BENCH_BASE)/build $< \
+		$(BENCH_BASE)/build/libarena_alloc.a $(LIBBPF_LIBS) -lelf -lz -o $(BENCH_BASE)/aa_bench_mem && \
+	touch $@
+
+# Each bench target builds here, then runs its *-run twin through RUN_BPF
+# (in the guest where this host refuses arena maps: aa_bench prints where
+# its tables were measured; under TCG only ratios between BPF code paths
+# carry over, docs/BENCHMARKS.md). The *-run targets build nothing.
+BENCH_TIMEOUT ?= 7200
+BENCH_RUN = $(RUN_BPF) -t '$(BENCH_TIMEOUT)' --name 'the benchmarks' -- $(MAKE) -s
+bench-baseline:
+	$(Q)$(MAKE) -s $(BENCH_BASE)/.built-$(BENCH_BASE_REV) || \
+		echo "bench: no baseline: $(BENCH_BASE_REV) could not be built (no git history?)"
+
+bench: $(BENCH_BIN) $(BENCH_MEM) bench-baseline | $(CLI)
+	$(Q)$(BENCH_RUN) bench-run
+
+bench-run: bench-mem-run
+	$(Q)rm -f $(BENCH_BASE)/htab.json; if [ -f $(BENCH_BASE)/.built-$(BENCH_BASE_REV) ]; then \
+		echo "  BENCH    baseline $(BENCH_BASE_REV): htab (its tables go to $(BENCH_BASE)/bench.txt)"; \
+		$(BENCH_BASE)/build/aa_bench --only htab --json-out $(BENCH_BASE)/htab.json \
+			$(BENCH_ARGS) > $(BENCH_BASE)/bench.txt 2>&1 || { rm -f $(BENCH_BASE)/htab.json; \
+		echo "  BENCH    baseline $(BENCH_BASE_REV) did not run on $$(uname -r) (the end of" \
+			"$(BENCH_BASE)/bench.txt says why): no 'before' column in table 4"; }; fi
+	$(call msg,BENCH,$(BENCH_BIN) $(BENCH_ARGS))
+	$(Q)$(BENCH_BIN) --json-out $(BENCH_JSON) --htab-before $(BENCH_BASE)/htab.json $(BENCH_ARGS)
+	$(Q)$(MAKE) -s bench-sizes-run
+
+# The fast path at sizes that power-of-two rounding served from bigger
+# blocks: each size with this tree and with the baseline, back to back;
+# prints table 3 (malloc-free: floor and arena-alloc, ns per op) of each
+# (this tree's without the debug-mode columns, which table 3 does not show).
+BENCH_SIZES ?= 48 64 96
+bench-sizes: $(BENCH_BIN) bench-baseline | $(CLI)
+	$(Q)$(BENCH_RUN) bench-sizes-run
+
+bench-sizes-run:
+	$(Q)for s in $(BENCH_SIZES); do \
+		for v in baseline this; do \
+			if [ $$v = baseline ]; then b=$(BENCH_BASE)/build/aa_bench; x=; \
+			else b=$(BENCH_BIN); x=--no-debug; fi; \
+			[ -x $$b ] || continue; \
+			echo; echo "== $$s B, $$v ($$b) =="; \
+			if out=$$($$b --only latency $(BENCH_ARGS) $$x --size $$s --cell-ms 300 2>&1); then \
+				echo "$$out" | awk '/^3\. The floor/{f=1} /^malloc-xfree/{f=0} f'; \
+			elif [ $$v = baseline ]; then \
+				echo "(the baseline did not run on $$(uname -r): $$(echo "$$out" | tail -n1))"; \
+			else echo "$$out" | tail -n20; exit 1; fi; \
+		done; \
+	done
+
+bench-mem: $(BENCH_MEM) bench-baseline | $(CLI)
+	$(Q)$(BENCH_RUN) bench-mem-run
+
+bench-mem-run:
+	$(Q)rm -f $(BENCH_BASE)/mem.txt; \
+	if [ -f $(BENCH_BASE)/.built-$(BENCH_BASE_REV) ]; then \
+		$(BENCH_BASE)/aa_bench_mem --out $(BENCH_BASE)/mem.txt $(BENCH_MEM_ARGS); fi; \
+	$(BENCH_MEM) --before $(BENCH_BASE)/mem.txt $(BENCH_MEM_ARGS)
+
+bench-plot:
+	$(Q)bash bench/plot.sh $(BENCH_JSON) $(BENCH_SVG)
+
+bench-jit: $(OUTPUT)/bench/jit_dump $(OUTPUT)/bench/bench.linked.o | $(CLI)
+	$(Q)$(BENCH_RUN) bench-jit-run
+
+bench-jit-run:
+	$(Q)d=$$(mktemp -d /sys/fs/bpf/aa_bench_jit_XXXXXX) && \
+	$(BPFTOOL) prog loadall $(OUTPUT)/bench/bench.linked.o $$d >/dev/null && \
+	$(OUTPUT)/bench/jit_dump $$d/bench_jit $(BENCH_JIT_FUNCS) && \
+	$(OUTPUT)/bench/jit_dump $$d/bench_lat $(BENCH_JIT_FUNCS); rc=$$?; rm -rf $$d; exit $$rc

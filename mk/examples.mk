@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# --- examples: install -> build the examples -> run them -> uninstall --------
+# The examples (examples/*/) are projects of their own that find the library
+# through pkg-config only: here, the one `make install` staged in
+# $(EX_STAGE) (DESTDIR, PREFIX=/usr). `make examples` does the round trip
+# on this machine; .ci/run also runs $(EX_OUT)/run.sh in the 6.12 guest
+# between examples-build and examples-uninstall. The last step runs the
+# installed CLI against flowtab while it runs (examples/inspect.sh).
+.PHONY: examples examples-build examples-uninstall
+EXAMPLES := flowtab tracelist
+EX_STAGE := $(abspath $(OUTPUT))/stage
+EX_OUT := $(abspath $(OUTPUT))/examples
+EX_LIBDIR := /usr/lib$(if $(MULTIARCH),/$(MULTIARCH))
+EX_ENV := PKG_CONFIG_SYSROOT_DIR=$(EX_STAGE) PKG_CONFIG_PATH=$(EX_STAGE)$(EX_LIBDIR)/pkgconfig
+
+examples-build: lib $(CLI)
+	$(Q)rm -rf $(EX_STAGE) $(EX_OUT)
+	$(Q)$(MAKE) install DESTDIR=$(EX_STAGE) PREFIX=/usr
+	$(Q)for e in $(EXAMPLES); do \
+		$(EX_ENV) $(MAKE) -s -C examples/$$e OUT=$(EX_OUT)/$$e || exit 1; done
+	$(Q){ echo 'set -e'; echo 'export LD_LIBRARY_PATH=$(EX_STAGE)$(EX_LIBDIR)'; \
+	      for e in $(EXAMPLES); do echo "echo '== $$e'; $(EX_OUT)/$$e/$$e"; done; \
+	      echo "echo '== arena-alloc --pid (flowtab --hold)'"; \
+	      echo "sh $(abspath examples/inspect.sh) $(EX_OUT) $(EX_STAGE)/usr/bin/arena-alloc"; \
+	      echo 'echo "examples: all passed"'; } > $(EX_OUT)/run.sh
+
+examples-uninstall:
+	$(Q)$(MAKE) uninstall DESTDIR=$(EX_STAGE) PREFIX=/usr
+	$(Q)left=$$(find $(EX_STAGE) -type f -o -type l); [ -z "$$left" ] || \
+		{ echo "examples: uninstall left $$left" >&2; exit 1; }
+	$(Q)echo "examples: uninstall removed everything install put in $(EX_STAGE)"
+
+# (one vCPU in a guest: tracelist enables the sched_switch tracepoint,
+# whose text patching once oopsed a 2-vCPU TCG guest; see .ci/run)
+examples: examples-build
+	$(Q)$(RUN_BPF) -c 1 --name 'the examples' -- sh $(EX_OUT)/run.sh
+	$(Q)$(MAKE) examples-uninstall
