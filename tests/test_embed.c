@@ -3,7 +3,7 @@
  * test_embed.c - runs tests/bpf/test_embed.bpf.c: an embedder's object with
  * a "GPL" license, its own bpf_for() loops and page kfunc calls and its own
  * arena map (another name, another size), linked
- * with the library (Makefile: tests/%.linked.o) and set up by
+ * with the library (the Makefile's bpf_prog chain) and set up by
  * aa_heap__attach().
  */
 #include "common.h"

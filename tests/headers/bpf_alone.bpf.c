@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* arena_alloc.bpf.h after just vmlinux.h and <bpf/bpf_helpers.h>, with
- * -Wall -Wextra -Werror (Makefile: header-check). */
+ * -Wall -Wextra -Werror (make header-check, mk/test.mk). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "arena_alloc.bpf.h"

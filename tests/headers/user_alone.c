@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* arena_alloc.h alone, first: it must compile in C (-std=c11) and C++
- * (-std=c++17), -Wall -Wextra -Werror (Makefile: header-check). */
+ * (-std=c++17), -Wall -Wextra -Werror (make header-check, mk/test.mk). */
 #include "arena_alloc.h"
 
 int main(void)
