@@ -8,11 +8,19 @@ usage() {
 	cat >&2 <<'EOF'
 usage: scripts/get-kernel.sh [--refresh] [VERSION_PREFIX]
 
-Fetch the newest Debian 12 linux-image-<VERSION_PREFIX>*-amd64 package
-(default prefix 6.12; 6.1 is bookworm's kernel, which has no BPF arena) with
+Fetch the newest Debian linux-image-<VERSION_PREFIX>*-amd64 kernel (default
+prefix 6.12; 6.1 is bookworm's kernel, which has no BPF arena) with
 `apt-get download`, unpack it with `dpkg -x` into
   ${AA_KERNEL_CACHE:-$HOME/.cache/arena-alloc/kernels}/<package-version>/
-and print that directory (holding boot/vmlinuz-* and lib/modules/<kver>).
+and print that directory (holding boot/vmlinuz-<kver> and lib/modules/<kver>).
+
+6.x kernels come from the machine's apt sources (bookworm-backports, which
+scripts/install-deps.sh --vmtest adds). 7.x kernels come from Debian 13's
+trixie-backports through an apt configuration of our own in the cache dir
+(the machine's Debian archive URI and keyring; its apt sources are left
+alone): the image package there only depends on linux-binary-<kver> (the
+vmlinuz, under usr/lib/modules/<kver>/) and linux-modules-<kver>, which
+are fetched and laid out as above.
 
 A kernel already in the cache that matches the prefix is reused without any
 network or apt access; --refresh asks apt for the newest version instead.
@@ -59,25 +67,47 @@ if [ "$refresh" = 0 ] && dir=$(cached_dir); then
 	echo "$dir"; exit 0
 fi
 
+# 7.x: Debian 13's backports, through a private apt configuration (sources,
+# lists and package cache under $cache/apt-<suite>); 6.x: the machine's.
+APT=()
+major=${prefix%%.*}
+if [ "$major" -ge 7 ]; then
+	suite=trixie-backports
+	adir=$cache/apt-$suite
+	uri=http://deb.debian.org/debian key=/usr/share/keyrings/debian-archive-keyring.gpg
+	src=/etc/apt/sources.list.d/debian.sources
+	if [ -f "$src" ]; then
+		u=$(awk '/^URIs:/ {print $2; exit}' "$src"); [ -n "$u" ] && uri=$u
+		k=$(awk '/^Signed-By:/ {print $2; exit}' "$src"); [ -n "$k" ] && key=$k
+	fi
+	mkdir -p "$adir/lists/partial" "$adir/cache/archives/partial"
+	echo "deb [signed-by=$key] $uri $suite main" >"$adir/sources.list"
+	# apt fetches as _apt when it can
+	chown -R _apt "$adir/lists/partial" "$adir/cache/archives/partial" 2>/dev/null || true
+	APT=(-o Dir::Etc::SourceList="$adir/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+	     -o Dir::State::Lists="$adir/lists" -o Dir::Cache="$adir/cache"
+	     -o APT::Architecture=amd64 -o APT::Architectures=amd64)
+fi
+
 # Print "version name" for the newest linux-image-<prefix>*-amd64[-unsigned]
 # package apt knows (its candidate version). Names are sorted so a signed image
 # precedes its -unsigned twin; only a strictly newer version replaces the pick.
 newest_pkg() {
 	local names=() best='' bestv='' k n v
 	while read -r k n; do is_plain "$k" && names+=("$n"); done < <(
-		apt-cache pkgnames linux-image- 2>/dev/null | LC_ALL=C sort |
+		apt-cache "${APT[@]}" pkgnames linux-image- 2>/dev/null | LC_ALL=C sort |
 			sed -n 's/^linux-image-\(.*-amd64\)\(-unsigned\)\{0,1\}$/\1 &/p')
 	[ ${#names[@]} -gt 0 ] || return 1
 	while read -r n v; do
 		if [ -z "$bestv" ] || dpkg --compare-versions "$v" gt "$bestv"; then best=$n; bestv=$v; fi
-	done < <(apt-cache show --no-all-versions "${names[@]}" 2>/dev/null |
+	done < <(apt-cache "${APT[@]}" show --no-all-versions "${names[@]}" 2>/dev/null |
 		awk '/^Package:/ {p=$2} /^Version:/ {print p, $2}')
 	[ -n "$best" ] && echo "$bestv $best"
 }
 
 if ! pick=$(newest_pkg); then
 	log "no linux-image-$prefix* package in the apt lists; running apt-get update"
-	apt-get update -q >&2 || { log "apt-get update failed (need root and network to the Debian mirror)"; exit 1; }
+	apt-get "${APT[@]}" update -q >&2 || { log "apt-get update failed (need root and network to the Debian mirror)"; exit 1; }
 	pick=$(newest_pkg) || { log "no linux-image-$prefix*-amd64 package in Debian's apt lists (is bookworm-backports/-security configured?)"; exit 1; }
 fi
 ver=${pick%% *}; name=${pick#* }
@@ -92,16 +122,40 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/get-kernel.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 # apt-get download drops privileges to _apt: give it a directory it can write.
 chown _apt "$tmp" 2>/dev/null || true
-(cd "$tmp" && apt-get download -q "$name=$ver" >&2) || {
-	# the signed image is built from the -unsigned one; fall back to it (or back)
-	alt=${name%-unsigned}; [ "$alt" = "$name" ] && alt=$name-unsigned
-	log "download of $name failed; trying $alt"
-	(cd "$tmp" && apt-get download -q "$alt=$ver" >&2) || { log "apt-get download failed"; exit 1; }
+# download PKG: the package, or its signed/-unsigned twin (the signed image
+# is built from the -unsigned one)
+download() {
+	local alt=${1%-unsigned}
+	(cd "$tmp" && apt-get "${APT[@]}" download -q "$1=$ver" >&2) && return
+	[ "$alt" = "$1" ] && alt=$1-unsigned
+	case $1 in
+	linux-binary-unsigned-*) alt=linux-binary-${1#linux-binary-unsigned-} ;;
+	linux-binary-*) alt=linux-binary-unsigned-${1#linux-binary-} ;;
+	esac
+	log "download of $1 failed; trying $alt"
+	(cd "$tmp" && apt-get "${APT[@]}" download -q "$alt=$ver" >&2) || { log "apt-get download failed"; exit 1; }
 }
-deb=$(ls "$tmp"/*.deb)
+download "$name"
+# 7.x: the image package holds no kernel; it depends on these two
+k=${name#linux-image-}; k=${k%-unsigned}
+if dpkg-deb -f "$tmp"/*.deb Depends | grep -q "linux-binary-$k"; then
+	download "linux-binary-$k"
+	download "linux-modules-$k"
+fi
 rm -rf "$dir.part" && mkdir -p "$dir.part"
-log "unpacking $(basename "$deb")"
-dpkg -x "$deb" "$dir.part"
+for deb in "$tmp"/*.deb; do
+	log "unpacking $(basename "$deb")"
+	dpkg -x "$deb" "$dir.part"
+done
+# Debian 13's packages install under usr/ (merged /usr), the vmlinuz beside
+# the modules: lay them out as the 6.x packages do.
+if [ -d "$dir.part/usr/lib/modules" ] && [ ! -d "$dir.part/lib/modules" ]; then
+	mkdir -p "$dir.part/lib" "$dir.part/boot"
+	mv "$dir.part/usr/lib/modules" "$dir.part/lib/modules"
+	for v in "$dir.part"/lib/modules/*/vmlinuz; do
+		[ -f "$v" ] && mv "$v" "$dir.part/boot/vmlinuz-$(basename "$(dirname "$v")")"
+	done
+fi
 kver=$(ls "$dir.part/lib/modules" 2>/dev/null | head -n1 || true)
 [ -n "$kver" ] && [ -f "$dir.part/boot/vmlinuz-$kver" ] ||
 	{ log "package $name has no boot/vmlinuz-* or lib/modules/*"; exit 1; }
