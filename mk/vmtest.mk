@@ -9,6 +9,9 @@
 #   make vmtest VMTEST_KERNEL=6.1   (or vmtest-6.1): bookworm's kernel, no BPF
 #     arena: every test is skipped ("BPF arena needs Linux >= 6.9"), which
 #     vmtest-6.1 allows explicitly (AA_TESTS_ALLOW_SKIP=1); exit 0
+#   make vmtest VMTEST_KERNEL=7.3   (or vmtest-7.3): Debian 13's 7.3 from
+#     trixie-backports; its guests get `-cpu max` (arena maps need cx16 on
+#     7.x; scripts/vmtest.sh)
 #   make vmtest VMTEST_CMD='build/arena-alloc demo'   any other command
 #   make vmtest VMTEST_CPUS=4 VMTEST_APPEND='preempt=full'   guest vCPUs
 #     (1..64, default 2) and extra kernel command-line arguments
@@ -19,7 +22,7 @@
 #     prints `nproc` and the preemption model and fails unless the model is
 #     full on the CPU count asked for: `make vmtest-preempt VMTEST_APPEND=`
 #     must fail.
-.PHONY: vmtest vmtest-6.1 vmtest-6.12 vmtest-preempt
+.PHONY: vmtest vmtest-6.1 vmtest-6.12 vmtest-7.3 vmtest-preempt
 VMTEST_KERNEL ?= 6.12
 VMTEST_CPUS ?= 2
 VMTEST_MEM ?= 2G
@@ -40,6 +43,9 @@ vmtest-6.1:
 
 vmtest-6.12:
 	$(Q)$(MAKE) vmtest VMTEST_KERNEL=6.12
+
+vmtest-7.3:
+	$(Q)$(MAKE) vmtest VMTEST_KERNEL=7.3
 
 vmtest-preempt: VMTEST_APPEND = preempt=full
 vmtest-preempt: export VMTEST_CMD := $(VMTEST_CMD)
