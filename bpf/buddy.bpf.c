@@ -19,11 +19,8 @@
  *             page-map accessors. The entry points are in heap.bpf.c.
  * Locking:    the heap lock (aa_lock() in internal.h, preemption disabled
  *             while held) guards the free lists, the page map, the span
- *             table, the slot table and the stats. Without it, only reads:
- *             a live allocation's own page-map entry and slot state change
- *             only when that allocation is freed, which its claimer alone
- *             can do, so unlocked lookups are exact for live allocations
- *             and a harmless snapshot for anything else.
+ *             table, the slot table and the stats. Without it, only reads
+ *             (lock-free readers: internal.h's model).
  *
  * Page map (aa_shared.h): every page of a chunk is exactly one of
  *   FREE_HEAD|k  first page of a free order-k block, on its chunk's

@@ -14,23 +14,11 @@
  * To above:   aa_cpu_cache_alloc(cls) / aa_cpu_cache_free(ptr), inlined
  *             fast paths with global slow paths (*_slow); aa_cpu_cache_drain
  *             of any CPU's cache.
- * Locking:    no lock; an atomic claim per cache (struct aa_cpu_cache in
- *             aa_shared.h, model in internal.h): cmpxchg busy from
- *             AA_CC_FREE to AA_CC_OWNER on entry, release store of
- *             AA_CC_FREE on exit. Whoever finds the cache claimed (it
- *             preempted or interrupted the owner, or a drain holds it) does
- *             not touch it and uses the transfer cache (one object,
- *             aa_transfer_cache_pop/_push: a lock of its own) or the heap
- *             instead: nothing waits, nothing is corrupted; counted in
- *             stats[c].nested. A drain or
- *             teardown claims a cache from any CPU the same way.
- *
- * Objects in a cache are "in use" for the central lists and carry a custody mark in
- * word 0 (FREED when a free put them there, CACHED when a refill did): a
- * second free of one finds the mark and gets -EALREADY, and a free claims
- * an object with a cmpxchg before it ever reaches a cache, so two racing
- * frees cannot both insert it. An object leaving a cache for a user gets
- * word 0 cleared.
+ * Locking:    no lock: the CPU cache claim (internal.h's model). A caller
+ *             that finds the cache claimed uses the transfer cache or the
+ *             heap instead. Objects in a cache carry a custody mark in
+ *             word 0 (FREED from a free, CACHED from a refill), cleared
+ *             when one leaves for a user.
  *
  * Accounting:
  *   heap bytes_in_use == user bytes in use + bytes in CPU and transfer

@@ -32,8 +32,7 @@
  *             a valid trailer (allocated) or the poison (free, cached,
  *             carved): allocation and free each change it with one store,
  *             and no tier writes past word 1 of a free object.
- *             Quarantine slots are exchanged atomically (any context):
- *             each object is in at most one slot, or out of all of them.
+ *             Quarantine: internal.h's model.
  *             Records: a writer reserves an index with an atomic add,
  *             fills the record, and stores seq (1 + index) last.
  *

@@ -9,18 +9,12 @@
  * From below: the front door's malloc/free for the 16-byte limbo nodes
  *             (alloc.bpf.c), aa_heap_judge() and aa_heap_return()
  *             (heap.bpf.c). No page kfunc, no lock on the deferring path.
- * Locking:    lock-free. An object in limbo is:
- *               - still allocated for every tier: its word 0 is the
- *                 user's, its contents untouched, its bytes in use;
- *               - marked in its chunk's pending bitmap (one bit per 16-byte
- *                 granule, metadata pages 2..3 of the chunk): a plain free
- *                 of it is refused as a double free (__aa_claim()), and so
- *                 is a second deferred free (the bit is already set);
- *               - on the stack aa_root.defer.limbo[e & 1], e the global
- *                 epoch read after the bit was set. Pushers cmpxchg the
- *                 head; the reclaimer (one at a time: it holds
- *                 defer.reclaiming) takes a whole stack with an exchange
- *                 and walks it privately: no ABA, one atomic per run.
+ * Locking:    lock-free: limbo in internal.h's model. An object in limbo
+ *             is still allocated for every tier, its bit set in its
+ *             chunk's pending bitmap (one bit per 16-byte granule, metadata
+ *             pages 2..3 of the chunk), its node on the stack
+ *             aa_root.defer.limbo[e & 1], e the global epoch read after
+ *             the bit was set.
  *
  * Epochs and the guarantee. The agent (aa_heap__reclaim()) runs a round:
  *   1. ADVANCE: e = epoch++ (atomic);

@@ -228,16 +228,8 @@ static __always_inline const struct aa_class_info *aa_class(__u32 cls)
  * 1.4's skeleton generator rejects one defined in another object,
  * "need offset 0, already at 262144".)
  *
- * Protocol (the model is at the top of bpf/internal.h):
- *  - this CPU's cache is claimed with a cmpxchg of busy from AA_CC_FREE to
- *    AA_CC_OWNER and released with a release store; count, objs and stats
- *    are touched only in between. A claim that fails (we preempted or
- *    interrupted its holder, or a drain holds it) touches nothing and
- *    takes the slow path, which uses the transfer cache or the heap;
- *  - an object is freed only after __aa_claim() made the caller its sole
- *    owner (word 0: user data -> the FREED custody mark, by cmpxchg, then
- *    re-checked against the page map), so a double free of a cached
- *    object finds the mark and two racing frees cannot both insert it.
+ * Claims of a CPU cache and of a block for a free: the concurrency model
+ * at the top of bpf/internal.h.
  */
 extern struct aa_fast aa_fast;
 
@@ -451,40 +443,9 @@ static __always_inline int __aa_class_of(__u64 ptr, __u32 __arena **pm, __u32 *e
 	return cls;
 }
 
-/*
- * Claim the block at ptr for a free, lock-free, any context, in two steps:
- * __aa_claim_word() reads word 0 (false: it is a custody mark, the block
- * is not live), __aa_claim() turns it into the FREED mark: 0 (the caller
- * owns the block) or -1 with nothing changed. check is the word that says
- * the block is allocated (its page-map entry, or its slot's state), expect
- * its value when the caller looked the block up; meta the arena address of
- * the chunk metadata the lookup used and state the slot state it saw:
- *
- *   v = word0                   user data, or a custody mark: refused
- *   cmpxchg(word0, v, FREED)    lost: another free won (or it is cached)
- *   *check == expect,           unchanged since the lookup,
- *   slot == (state, meta), and  the metadata read is still this chunk's,
- *   word0 == FREED              still ours: claimed
- *
- * A free that read v long ago may find v again at the same address after
- * the block was freed and its pages reused: its cmpxchg then succeeds on a
- * word that is not word 0 of a live allocation. Pages are carved again (a
- * span marks every object) or taken as a run (word 0 zeroed) before their
- * page-map entry or slot state is written, so "check as before, then word
- * 0 still FREED" is a live allocation that we own; otherwise the stray
- * write is undone and the caller reports a double free. The slot re-check
- * covers a lookup whose loads straddle a trim and a grow of the slot: it
- * may have read the page map of the chunk's old metadata, whose pages are
- * now anything. While word 0 still holds our mark, ptr's page was not
- * returned (returned pages come back zeroed), so the slot word cannot change
- * between the re-check and the last load.
- */
 /* Deferred free: is the object at ptr (its chunk's metadata at the arena
- * address meta) in limbo? Its bit in the chunk's pending bitmap. A plain
- * free reads it after its claim's cmpxchg and aa_free_deferred() reads
- * word 0 after setting it (both full barriers), so of a plain and a
- * deferred free racing on one object at least one sees the other and
- * gives up: never both. */
+ * address meta) in limbo? Its bit in the chunk's pending bitmap (limbo:
+ * bpf/internal.h's model). */
 static __always_inline bool __aa_defer_pending(__u64 ptr, __u64 meta)
 {
 	__u64 g = ((ptr - aa_fast.arena_base) & (AA_CHUNK_SIZE - 1)) >> 4;
@@ -493,6 +454,16 @@ static __always_inline bool __aa_defer_pending(__u64 ptr, __u64 meta)
 	return (*(volatile __u64 __arena *)&bits[g >> 6] >> (g & 63)) & 1;
 }
 
+/*
+ * Claim the block at ptr for a free (the claim: bpf/internal.h's model),
+ * lock-free, any context, in two steps: __aa_claim_word() reads word 0
+ * into *v (false: it is a custody mark, the block is not live);
+ * __aa_claim() turns it into the FREED mark and re-checks the lookup: 0
+ * (the caller owns the block) or -1 with nothing changed. check is the word
+ * that says the block is allocated (its page-map entry, or its slot's
+ * state), expect its value at the lookup, meta the arena address of the
+ * chunk metadata the lookup used and state the slot state it saw.
+ */
 static __always_inline bool __aa_claim_word(__u64 ptr, __u64 key, __u64 *v)
 {
 	*v = *(volatile __u64 __arena *)ptr;
