@@ -54,7 +54,7 @@ __u64 aa_malloc_u64(__u64 size)
 
 __u64 aa_aligned_alloc_u64(__u64 align, __u64 size)
 {
-	if (align == 0 || (align & (align - 1)) || align > AA_PAGE_SIZE) {
+	if (!aa_align_ok(align)) {
 		aa_fail(AA_ERR_ALIGN);
 		return 0;
 	}
@@ -75,9 +75,7 @@ __u64 aa_calloc_u64(__u64 n, __u64 size)
 	int i, done = AA_ZERO;
 	__u64 __arena *w;
 
-	/* n * size must not overflow: both <= 2^30 and product <= 2^30 */
-	if (n == 0 || size == 0 || n > AA_MAX_ALLOC || size > AA_MAX_ALLOC ||
-	    n * size > AA_MAX_ALLOC) {
+	if (!aa_calloc_ok(n, size)) {
 		aa_fail(AA_ERR_SIZE);
 		return 0;
 	}

@@ -217,7 +217,7 @@ static int init_caches(__u32 n)
 			cc->cls[c].cap = cap < AA_CPU_CACHE_MAX ? cap : AA_CPU_CACHE_MAX;
 		}
 		if (off)	/* kept from before a teardown, which left it claimed */
-			aa_store_release(&cc->busy, AA_CC_FREE);
+			__aa_cache_release(cc);
 	}
 	if (drop)
 		open_readers();
@@ -459,32 +459,46 @@ int aa_arena_trim(__u64 keep_bytes)
 	return n;
 }
 
-/* Claim every CPU cache for teardown, from this CPU. Returns 0 with all
- * claimed, or -EBUSY with none claimed (a program is inside one). */
+/* The CPU cache of cpu, or NULL (none mapped). */
+static __always_inline struct aa_cpu_cache __arena *cache_of(__u32 cpu)
+{
+	__u32 off = aa_root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)];
+
+	return off ? aa_addr(off) : NULL;
+}
+
+/* Release the caches of CPUs [0, upto) that claim_all_caches() claimed. */
+static __always_inline void release_caches(__u32 upto)
+{
+	struct aa_cpu_cache __arena *cc;
+	int cpu;
+
+	aa_for(cpu, 0, upto) {
+		cc = cache_of(cpu);
+		if (cc)
+			__aa_cache_release(cc);
+	}
+}
+
+/* Claim every CPU cache for teardown, from this CPU (the CPU cache claim:
+ * internal.h's model). Returns 0 with all claimed, or -EBUSY with none
+ * claimed (a program is inside one). */
 static int claim_all_caches(void)
 {
 	struct aa_cpu_cache __arena *cc;
-	__u32 n = aa_root.nr_cpus, off;
+	__u32 n = aa_root.nr_cpus;
 	int cpu, busy = -1;
 
 	aa_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
-		off = aa_root.cpu_cache_off[cpu];
-		if (off && __sync_val_compare_and_swap(
-				   &((struct aa_cpu_cache __arena *)aa_addr(off))->busy,
-				   AA_CC_FREE, AA_CC_TEARDOWN) != AA_CC_FREE) {
+		cc = cache_of(cpu);
+		if (cc && !__aa_cache_claim(cc, AA_CC_TEARDOWN)) {
 			busy = cpu;
 			break;
 		}
 	}
 	if (busy < 0)
 		return 0;
-	aa_for(cpu, 0, busy) {
-		off = aa_root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)];
-		if (!off)
-			continue;
-		cc = aa_addr(off);
-		aa_store_release(&cc->busy, AA_CC_FREE);
-	}
+	release_caches(busy);
 	return -EBUSY;
 }
 
@@ -553,7 +567,7 @@ static int teardown_locked(void)
 int aa_arena_teardown(void)
 {
 	struct aa_cpu_cache __arena *cc;
-	__u32 nr_slots = aa_root.nr_slots, off;
+	__u32 nr_slots = aa_root.nr_slots;
 	int s, n, err, cpu, c;
 
 	if (!aa_heap_ready())
@@ -573,12 +587,7 @@ int aa_arena_teardown(void)
 		aa_unlock();
 	}
 	if (n < 0) {
-		aa_for(cpu, 0, aa_root.nr_cpus < AA_MAX_CPUS ? aa_root.nr_cpus : AA_MAX_CPUS) {
-			off = aa_root.cpu_cache_off[cpu];
-			if (off)
-				aa_store_release(&((struct aa_cpu_cache __arena *)aa_addr(off))->busy,
-						 AA_CC_FREE);
-		}
+		release_caches(aa_root.nr_cpus < AA_MAX_CPUS ? aa_root.nr_cpus : AA_MAX_CPUS);
 		open_readers();
 		return n;
 	}
@@ -588,10 +597,9 @@ int aa_arena_teardown(void)
 			return_chunk(s);
 	}
 	aa_for(cpu, 0, AA_MAX_CPUS) {
-		off = aa_root.cpu_cache_off[cpu];
-		if (!off)
+		cc = cache_of(cpu);
+		if (!cc)
 			continue;
-		cc = aa_addr(off);
 		aa_for(c, 0, AA_NR_CLASSES)
 			cc->cls[c].count = 0;
 	}

@@ -63,7 +63,6 @@ struct aa_parked {
 	__u32 pad;
 };
 
-
 typedef struct aa_free_hdr __arena aa_free_hdr_t;
 typedef struct aa_parked __arena aa_parked_t;
 typedef struct aa_chunk_meta __arena aa_meta_t;

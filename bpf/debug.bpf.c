@@ -199,7 +199,7 @@ static __always_inline __u32 redzone_scan(__u64 addr, __u32 n, __u32 b)
  * A new allocation of n bytes at addr, of kind `kind`: check the poison
  * of a class object (a write since it was freed; an object not allocated
  * since its span was carved has none: struct aa_span_obj), then write the
- * redzone and the trailer. Leaf: calls nothing.
+ * redzone and the trailer. Calls only debug_report() (static: one frame).
  */
 int aa_debug_on_alloc(__u64 addr, int kind, __u64 n)
 {
@@ -249,7 +249,8 @@ static __always_inline __u64 debug_alloc(__u64 size, __u64 align)
  * and the redzone (overflow) and, inside a span, the last word of the
  * object before (underflow); then fill a class object with poison (words
  * 1 .. b/8-1: word 0 is the FREED mark). Returns the number of errors
- * found (each reported). Calls only lookup().
+ * found (each reported). Calls lookup() and debug_report() (static: one
+ * frame each, never nested).
  */
 int aa_debug_on_free(__u64 addr)
 {

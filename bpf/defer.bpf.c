@@ -46,9 +46,8 @@ typedef struct aa_defer_node __arena aa_defer_node_t;
 static __always_inline __u64 __arena *pending_word(__u64 ptr, __u64 *bit)
 {
 	__u32 off = ptr - aa_root.arena_base;
-	__u64 g = (off & (AA_CHUNK_SIZE - 1)) >> 4;
-	__u64 __arena *bits = (__u64 __arena *)((__u64)meta_of(off >> AA_CHUNK_SHIFT) +
-						 AA_META_DEFER_OFF);
+	__u64 g;
+	__u64 __arena *bits = __aa_pending_map(off, (__u64)meta_of(off >> AA_CHUNK_SHIFT), &g);
 
 	*bit = 1ULL << (g & 63);
 	return &bits[g >> 6];
@@ -69,18 +68,11 @@ static __always_inline bool pending_update(__u64 __arena *w, __u64 bit, bool set
 	return old & bit;
 }
 
-/* Push node (arena offset) on limbo[e & 1]. Lock-free, any context. */
+/* Push the nodes first .. last (arena offset, address) on limbo[e & 1].
+ * Lock-free, any context. */
 static __always_inline void limbo_push(__u32 e, __u32 first, aa_defer_node_t *last)
 {
-	__u32 __arena *head = &aa_root.defer.limbo[e & 1];
-	__u32 old;
-
-	aa_repeat(AA_MAX_LOOPS) {
-		old = READ_ONCE_ARENA(*head);
-		last->next = old;
-		if (__sync_val_compare_and_swap(head, old, first) == old)
-			break;
-	}
+	aa_stack_push(&aa_root.defer.limbo[e & 1], first, &last->next);
 }
 
 /* Limbo over its bound: raise the refill signal (the agent reclaims, and

@@ -186,19 +186,12 @@ static int free_claimed_locked(__u64 ptr)
 
 /* Push the chain first .. last (arena offsets, linked through
  * aa_parked.next; n blocks, counted in frees_parked) on the parked list.
- * Lock-free, any context: the loop only repeats when another push or a pop
- * got in between. */
+ * Lock-free, any context. */
 static void park_chain(__u32 first, __u32 last, __u32 n)
 {
 	aa_parked_t *tail = aa_addr(last);
-	__u32 old;
 
-	aa_repeat(AA_MAX_LOOPS) {
-		old = READ_ONCE_ARENA(aa_root.parked);
-		tail->next = old;
-		if (__sync_val_compare_and_swap(&aa_root.parked, old, first) == old)
-			break;
-	}
+	aa_stack_push(&aa_root.parked, first, &tail->next);
 	__sync_fetch_and_add(&aa_root.stats.frees_parked, n);
 }
 
@@ -248,6 +241,15 @@ static __always_inline void unlock_and_unpark(void)
  * parked (counted in lock_misses and frees_parked).
  */
 
+/* Count an allocation that failed for want of memory (err[NOMEM]; and
+ * defer.nomem_in_limbo while limbo holds objects that could have served). */
+static __always_inline void alloc_nomem(void)
+{
+	aa_fail(AA_ERR_NOMEM);
+	if (READ_ONCE_ARENA(aa_root.defer.pending_objs))
+		__sync_fetch_and_add(&aa_root.defer.nomem_in_limbo, 1);
+}
+
 /* Count a lock failure that made an allocation fail. */
 static __always_inline void alloc_lock_failed(int err)
 {
@@ -285,7 +287,7 @@ __u64 aa_heap_alloc(__u64 size, __u64 align)
 		aa_fail(AA_ERR_UNINIT);
 		return 0;
 	}
-	if (size == 0 || size > AA_MAX_ALLOC || size > aa_root.arena_size) {
+	if (!aa_size_ok(size)) {
 		aa_fail(AA_ERR_SIZE);
 		return 0;
 	}
@@ -308,9 +310,7 @@ __u64 aa_heap_alloc(__u64 size, __u64 align)
 	if (raised)
 		refill_notify(off == AA_NIL ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
 	if (off == AA_NIL) {
-		aa_fail(AA_ERR_NOMEM);
-		if (READ_ONCE_ARENA(aa_root.defer.pending_objs))
-			__sync_fetch_and_add(&aa_root.defer.nomem_in_limbo, 1);
+		alloc_nomem();
 		return 0;
 	}
 	aa_count(direct_allocs);	/* a caller's call: no cache counted it */
@@ -393,8 +393,6 @@ static __always_inline int aa_heap_return_bulk(__u64 arr, __u32 n)
 	return done;
 }
 
-/* Look ptr up and claim it for a free (aa_claim()). Returns 0 (the caller
- * owns the block now) or -errno, counted, with nothing changed. */
 /* Usable bytes of an allocation of kind `kind` (lookup()) at off. */
 static __always_inline __u64 kind_bytes(int kind, __u32 off, __u32 pmw)
 {
@@ -419,8 +417,9 @@ static __always_inline int judge(__u64 ptr, __u32 *off, __u32 *pmw)
 	return kind;
 }
 
-/* The claim itself: the kind claimed (a class, AA_KIND_RUN or
- * AA_KIND_LARGE) or -errno, counted. */
+/* Look ptr up and claim it for a free (aa_claim()): the kind claimed (a
+ * class, AA_KIND_RUN or AA_KIND_LARGE; the caller owns the block now) or
+ * -errno, counted, with nothing changed. */
 static __always_inline int claim_kind(__u64 ptr)
 {
 	__u32 off = 0, pmw = 0;
@@ -559,11 +558,8 @@ static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u
 	 * serves the allocation that asked for it) */
 	if (!cached && got)	/* a caller's bulk call; refills are not */
 		__sync_fetch_and_add(&aa_root.stats.direct_allocs, got);
-	if (k >= 0 && (cached ? !got : got < n)) {
-		aa_fail(AA_ERR_NOMEM);
-		if (READ_ONCE_ARENA(aa_root.defer.pending_objs))
-			__sync_fetch_and_add(&aa_root.defer.nomem_in_limbo, 1);
-	}
+	if (k >= 0 && (cached ? !got : got < n))
+		alloc_nomem();
 	return got;
 }
 

@@ -146,7 +146,6 @@
 #include <bpf/bpf_helpers.h>
 #include "arena_alloc.bpf.h"
 
-#define EPERM		1
 #define ENOENT		2
 #define EFAULT		14
 #define EBUSY		16
@@ -159,8 +158,6 @@
 #define EALREADY	114
 #define EOPNOTSUPP	95
 #define EUCLEAN		117
-
-#define NUMA_NO_NODE	(-1)
 
 /* --- Kernel interfaces -------------------------------------------------- */
 
@@ -188,9 +185,9 @@ static __always_inline void aa_pages_free(void __arena *addr, __u32 pages)
 void bpf_preempt_disable___aa(void) __ksym;
 void bpf_preempt_enable___aa(void) __ksym;
 
-/* Open-coded number iterators (6.4+): aa_for() and aa_repeat() are
- * aa_for() and aa_repeat() of <bpf/bpf_helpers.h> on the flavored names,
- * with the same bounds check that lets the verifier trust i. */
+/* Open-coded number iterators (6.4+) on the flavored names: aa_for(i,
+ * start, end) is bpf_for() of <bpf/bpf_helpers.h> (the same bounds check
+ * that lets the verifier trust i), aa_repeat(n) its bpf_repeat(). */
 extern int bpf_iter_num_new___aa(struct bpf_iter_num *it, int start, int end) __ksym __weak;
 extern int *bpf_iter_num_next___aa(struct bpf_iter_num *it) __ksym __weak;
 extern void bpf_iter_num_destroy___aa(struct bpf_iter_num *it) __ksym __weak;
@@ -314,7 +311,6 @@ static __always_inline int aa_fail(enum aa_error e)
 	return aa_errno(e);
 }
 
-/* Count a recovered event (aa_stats contention counters). */
 /* Metadata pages per chunk: the page map and span table, and with
  * AA_F_DEFER the pending bitmap. Fixed from init to teardown. */
 static __always_inline __u32 aa_meta_pages(void)
@@ -322,6 +318,30 @@ static __always_inline __u32 aa_meta_pages(void)
 	return aa_root.flags & AA_F_DEFER ? AA_META_PAGES_DEFER : AA_META_PAGES;
 }
 
+/* --- Argument checks: the front door's (alloc.bpf.c, heap.bpf.c), and
+ * aa_call's report of why an allocation got NULL (entry.bpf.c) --------- */
+
+/* A size the heap may serve: 1 .. AA_MAX_ALLOC and no more than the arena. */
+static __always_inline bool aa_size_ok(__u64 size)
+{
+	return size != 0 && size <= AA_MAX_ALLOC && size <= aa_root.arena_size;
+}
+
+/* aa_calloc(n, size): both non-zero and n * size <= AA_MAX_ALLOC, without
+ * overflow (both <= 2^30 first). */
+static __always_inline bool aa_calloc_ok(__u64 n, __u64 size)
+{
+	return n != 0 && size != 0 && n <= AA_MAX_ALLOC && size <= AA_MAX_ALLOC &&
+	       n * size <= AA_MAX_ALLOC;
+}
+
+/* An alignment: a power of two, at most a page. */
+static __always_inline bool aa_align_ok(__u64 align)
+{
+	return align != 0 && !(align & (align - 1)) && align <= AA_PAGE_SIZE;
+}
+
+/* Count a recovered event (aa_stats contention counters). */
 #define aa_count(field)	__sync_fetch_and_add(&aa_root.stats.field, 1)
 
 /* --- Fault injection (struct aa_fault in aa_shared.h) ---------------------
@@ -505,6 +525,24 @@ static __always_inline __u64 aa_custody(__u64 addr, __u32 tag)
 static __always_inline bool aa_is_custody(__u64 addr, __u64 word)
 {
 	return ((word ^ aa_root.cache_key ^ addr) >> AA_TAG_BITS) == 0;
+}
+
+/* Push the chain first .. last (arena offsets, linked through their next
+ * words; last_next is last's) on the lock-free stack whose head is *head
+ * (the parked list, a limbo stack). Any context: the loop only repeats
+ * when another push or a pop got in between. Popping is the consumer's
+ * business (one consumer, or a whole-stack exchange: no ABA). */
+static __always_inline void aa_stack_push(__u32 __arena *head, __u32 first,
+					  __u32 __arena *last_next)
+{
+	__u32 old;
+
+	aa_repeat(AA_MAX_LOOPS) {
+		old = READ_ONCE_ARENA(*head);
+		*last_next = old;
+		if (__sync_val_compare_and_swap(head, old, first) == old)
+			break;
+	}
 }
 
 static __always_inline bool aa_heap_ready(void)

@@ -104,8 +104,8 @@ AA_ARENA_FUNCS(arena)
 
 /* --- Global functions ---------------------------------------------------- */
 
-/* Allocate size bytes (16-byte aligned). 0 and sets no error on success;
- * returns 0 (NULL) on failure and counts the reason in aa_stats.err. */
+/* Allocate size bytes (16-byte aligned): the address, or 0 (NULL) on
+ * failure with the reason counted in aa_stats.err. */
 __u64 aa_malloc_u64(__u64 size);
 /* n * size bytes, zeroed. */
 __u64 aa_calloc_u64(__u64 n, __u64 size);
@@ -443,13 +443,21 @@ static __always_inline int __aa_class_of(__u64 ptr, __u32 __arena **pm, __u32 *e
 	return cls;
 }
 
-/* Deferred free: is the object at ptr (its chunk's metadata at the arena
- * address meta) in limbo? Its bit in the chunk's pending bitmap (limbo:
- * bpf/internal.h's model). */
+/* Deferred free (limbo: bpf/internal.h's model): the pending bitmap of
+ * the chunk whose metadata is at the arena address meta, and in *g the
+ * index of the bit of the object at arena offset rel (one bit per 16-byte
+ * granule: bit g & 63 of word g >> 6). */
+static __always_inline __u64 __arena *__aa_pending_map(__u64 rel, __u64 meta, __u64 *g)
+{
+	*g = (rel & (AA_CHUNK_SIZE - 1)) >> 4;
+	return (__u64 __arena *)(meta + AA_META_DEFER_OFF);
+}
+
+/* Is the object at ptr (its chunk's metadata at meta) in limbo? */
 static __always_inline bool __aa_defer_pending(__u64 ptr, __u64 meta)
 {
-	__u64 g = ((ptr - aa_fast.arena_base) & (AA_CHUNK_SIZE - 1)) >> 4;
-	__u64 __arena *bits = (__u64 __arena *)(meta + AA_META_DEFER_OFF);
+	__u64 g;
+	__u64 __arena *bits = __aa_pending_map(ptr - aa_fast.arena_base, meta, &g);
 
 	return (*(volatile __u64 __arena *)&bits[g >> 6] >> (g & 63)) & 1;
 }
