@@ -165,16 +165,11 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 	return got;
 }
 
-static __always_inline int free_deferred_inline(__u64 ptr);	/* defer.bpf.c */
-
-/* Free arr[0 .. n) one by one, each object claimed first (through the CPU
- * cache, or with caches off a heap-lock round trip per object), deferred
- * or not. Freed slots are set to 0. */
-static __always_inline int free_each(__u64 arr, __u32 n, bool deferred)
+/* Whether a bulk free of arr[0 .. n) goes on: 1, or what it returns (0
+ * for n == 0, -errno). */
+static __always_inline int free_each_args(__u64 arr, __u32 n)
 {
-	__u64 __arena *in = (__u64 __arena *)arr;
-	__u32 freed = AA_ZERO, bad = AA_ZERO;
-	int i, err;
+	int err;
 
 	if (n == 0)
 		return 0;
@@ -183,24 +178,39 @@ static __always_inline int free_each(__u64 arr, __u32 n, bool deferred)
 		return err;
 	if (!caches_on() && !aa_heap_ready())
 		return aa_fail(AA_ERR_UNINIT);
-	aa_for(i, 0, n) {
-		__u64 p = in[i];
-
-		if (!p)
-			continue;
-		if (deferred ? free_deferred_inline(p) : free_inline(p)) {
-			bad++;
-			continue;
-		}
-		in[i] = 0;
-		freed++;
-	}
-	if (bad && !freed)
-		return -EINVAL;
-	return freed;
+	return 1;
 }
+
+/* Free arr[0 .. n) one by one with free_one(p) (0 or -errno: through the
+ * CPU cache, or with caches off a heap-lock round trip per object, each
+ * object claimed first). Freed slots are set to 0. The number freed, or
+ * -EINVAL when there were invalid pointers and nothing was freed, or
+ * free_each_args()'s. A macro: aa_free_deferred_bulk_u64() (defer.bpf.c,
+ * which comes after this file) passes its own free_one, inline. */
+#define free_each(arr, n, free_one) ({					\
+	__u64 __arena *___in = (__u64 __arena *)(arr);			\
+	__u32 ___freed = AA_ZERO, ___bad = AA_ZERO;			\
+	int ___i, ___ret = free_each_args((arr), (n));			\
+									\
+	if (___ret > 0) {						\
+		aa_for(___i, 0, (n)) {					\
+			__u64 ___obj = ___in[___i];			\
+									\
+			if (!___obj)					\
+				continue;				\
+			if (free_one(___obj)) {				\
+				___bad++;				\
+				continue;				\
+			}						\
+			___in[___i] = 0;				\
+			___freed++;					\
+		}							\
+		___ret = ___bad && !___freed ? -EINVAL : (int)___freed; \
+	}								\
+	___ret;								\
+})
 
 int aa_free_bulk_u64(__u64 arr, __u32 n)
 {
-	return free_each(arr, n, false);
+	return free_each(arr, n, free_inline);
 }

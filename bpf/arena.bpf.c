@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * arena.bpf.c - tier 4: the arena map, the root, and page grant/return.
+ * arena.bpf.c - tier 5: the arena map, the root, and page grant/return.
  *
  * Role:       own the allocator's root (an arena global), publish it at
  *             init, and move whole chunks between the kernel and the page

@@ -140,7 +140,7 @@ int aa_free_deferred_u64(__u64 ptr)
 
 int aa_free_deferred_bulk_u64(__u64 arr, __u32 n)
 {
-	return free_each(arr, n, true);
+	return free_each(arr, n, free_deferred_inline);
 }
 
 /* --- Reclaim (the aa_reclaim syscall program) ---------------------------- */

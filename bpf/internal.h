@@ -572,6 +572,7 @@ int aa_heap_return_round(__u64 arr, __u32 from, __u32 end);
 int aa_heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cached);
 int aa_heap_claim(__u64 ptr);
 long aa_heap_claim_kind(__u64 ptr);
+long aa_heap_judge(__u64 ptr);
 int aa_heap_unpark(void);
 int aa_heap_release_empty(void);
 __u64 aa_heap_usable_size(__u64 ptr);
@@ -579,10 +580,15 @@ __u64 aa_heap_usable_size(__u64 ptr);
  * aa_heap_return_bulk() (loops of the global rounds above, so that no
  * caller adds a frame) */
 
-/* buddy_chunks.bpf.c: chunks in and out of the page heap, the checker */
+/* buddy_chunks.bpf.c: chunks in and out of the page heap; the test-only
+ * delays of grow and trim */
 int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished);
 int aa_buddy_take_free_chunk(__u32 keep);
 int aa_buddy_release_slot(__u32 slot);
+extern __u64 aa_fault_trim_delay_ns;
+extern __u64 aa_fault_publish_delay_ns;
+
+/* check.bpf.c: the validity checker of the central lists and page heap */
 int aa_buddy_check(void);
 
 /* debug.bpf.c: debug mode (AA_F_DEBUG) */
@@ -590,6 +596,10 @@ int aa_debug_on_alloc(__u64 addr, int kind, __u64 n);
 int aa_debug_on_free(__u64 addr);
 __u64 aa_debug_quarantine(__u64 addr, __u32 cls);
 int aa_debug_flush(void);
+
+/* defer.bpf.c: deferred free (AA_F_DEFER); the aa_reclaim program's steps */
+__u32 aa_defer_advance(void);
+int aa_defer_reclaim_node(__u32 off, __u32 e);
 
 /* arena.bpf.c: pages from the kernel, sleepable only */
 int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
