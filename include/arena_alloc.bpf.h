@@ -497,14 +497,45 @@ static __always_inline int __aa_claim(__u64 ptr, __u64 key, __u64 v, __u32 __are
 	return -1;
 }
 
+/* --- The hit path: one definition, for the inline API and the library ---- */
+
+/* Allocate an object of class c (< AA_NR_CLASSES) for a request of size
+ * bytes: a hit in cc (this CPU's cache, or NULL), else the slow path. */
+static __always_inline __u64 __aa_cache_alloc(struct aa_cpu_cache __arena *cc, __u32 c,
+					      __u64 size)
+{
+	__u64 p = cc ? __aa_hit_alloc(cc, c, size) : 0;
+
+	return p ? p : aa_cpu_cache_alloc_slow(c, size);
+}
+
+/* Claim ptr, a span object whose page-map entry is e at pm, for a free:
+ * 0 (the caller owns it), or -1 (not live: the caller judges it). */
+static __always_inline int __aa_claim_object(__u64 ptr, __u32 __arena *pm, __u32 e)
+{
+	__u64 v = 0;
+
+	if (!__aa_claim_word(ptr, aa_fast.key, &v))
+		return -1;
+	return __aa_claim(ptr, aa_fast.key, v, pm, e, (__u64)pm & ~(__u64)(AA_PAGE_SIZE - 1),
+			  AA_SLOT_CHUNK);
+}
+
+/* Put ptr (claimed, class c) into cc (this CPU's cache, or NULL): a hit,
+ * else the slow path, which always takes it. 0, or -EUCLEAN. */
+static __always_inline int __aa_cache_free(struct aa_cpu_cache __arena *cc, __u64 ptr, __u32 c)
+{
+	if (cc && __aa_hit_free(cc, ptr, c))
+		return 0;
+	return aa_cpu_cache_free_slow(ptr, c);
+}
+
 /* --- The inline API ------------------------------------------------------ */
 
 /* aa_malloc(): the hit path inline, anything else through the globals. */
 static __always_inline __u64 aa_malloc_inline(__u64 size)
 {
 	struct aa_cpu_cache __arena *cc;
-	__u32 c;
-	__u64 p;
 
 	/* size - 1: size 0 wraps and takes the global path, which refuses it */
 	if (size - 1 >= AA_MAX_CLASS_SIZE)
@@ -512,9 +543,7 @@ static __always_inline __u64 aa_malloc_inline(__u64 size)
 	cc = __aa_this_cache();
 	if (!cc)	/* not initialised, caches off, CPU >= 256 */
 		return aa_malloc_u64(size);
-	c = aa_size_class(size);
-	p = __aa_hit_alloc(cc, c, size);
-	return p ? p : aa_cpu_cache_alloc_slow(c, size);
+	return __aa_cache_alloc(cc, aa_size_class(size), size);
 }
 
 /*
@@ -525,23 +554,16 @@ static __always_inline __u64 aa_malloc_inline(__u64 size)
  */
 static __always_inline int aa_free_inline(__u64 ptr)
 {
-	struct aa_cpu_cache __arena *cc;
 	__u32 __arena *pm = NULL;
-	__u64 v = 0;
 	__u32 e = 0;
 	int c;
 
 	if (!ptr)
 		return 0;
 	c = __aa_class_of(ptr, &pm, &e);
-	if (c < 0 || !__aa_claim_word(ptr, aa_fast.key, &v) ||
-	    __aa_claim(ptr, aa_fast.key, v, pm, e, (__u64)pm & ~(__u64)(AA_PAGE_SIZE - 1),
-		       AA_SLOT_CHUNK))
+	if (c < 0 || __aa_claim_object(ptr, pm, e))
 		return aa_free_u64(ptr);	/* judged there, counted */
-	cc = __aa_this_cache();
-	if (cc && __aa_hit_free(cc, ptr, c))
-		return 0;
-	return aa_cpu_cache_free_slow(ptr, c);
+	return __aa_cache_free(__aa_this_cache(), ptr, c);
 }
 
 /* aa_calloc(): inline when n * size is a compile-time constant of at most
