@@ -28,7 +28,7 @@
 
 /* --- Helpers --------------------------------------------------------------- */
 
-/* The hit path's helpers are arena_alloc.bpf.h's: the inline API and the
+/* The hit path's helpers are arena_alloc_fast.bpf.h's: the inline API and the
  * library run the same code under the same claim protocol. */
 #define cache_claim(cc, who)	__aa_cache_claim((cc), (who))
 #define cache_release(cc)	__aa_cache_release(cc)
@@ -215,8 +215,8 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 
 /* --- Alloc / free: fast paths (inlined into aa_malloc_u64/aa_free_u64) ----
  * The inline API's hit path (__aa_cache_alloc(), __aa_cache_free() of
- * arena_alloc.bpf.h) with the library's own fallbacks: a hit costs no call
- * beyond the public function itself, and one cmpxchg for the claim.
+ * arena_alloc_fast.bpf.h) with the library's own fallbacks: a hit costs no
+ * call beyond the public function itself, and one cmpxchg for the claim.
  */
 
 /* Allocate one object of class cls (< AA_NR_CLASSES) for a request of

@@ -165,7 +165,7 @@ static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
 
 /* --- Claims ----------------------------------------------------------------
  * aa_claim() makes a free the sole owner of a live block, lock-free: the
- * claim in internal.h's model, and __aa_claim() (arena_alloc.bpf.h). What
+ * claim in internal.h's model, and __aa_claim() (arena_alloc_fast.bpf.h). What
  * says "still allocated": the page-map entry for
  * a span object or a run, the slot state for whole chunks.
  */

@@ -70,7 +70,7 @@
  *    aa_custody(addr, tag) = key ^ address ^ tag (tags: "Custody marks"
  *    below); a live block's word 0 is the user's. A block changes hands
  *    only by changing its mark.
- *  - The claim (__aa_claim(), arena_alloc.bpf.h; aa_claim() in
+ *  - The claim (__aa_claim(), arena_alloc_fast.bpf.h; aa_claim() in
  *    heap.bpf.c adds the debug-mode check): a free makes its caller the
  *    block's sole owner, lock-free, any context. check is the word that
  *    says the block is allocated (its page-map entry, or its slot's state),
@@ -216,7 +216,7 @@ extern struct aa_root __arena aa_root;
 #define WRITE_ONCE_ARENA(x, v)	(*(volatile typeof(x) *)&(x) = (v))
 #define aa_barrier()		asm volatile("" ::: "memory")
 
-/* Release store of a 32-bit word (arena_alloc.bpf.h: x86 store, else xchg). */
+/* Release store of a 32-bit word (arena_alloc_fast.bpf.h: x86 store, else xchg). */
 #define aa_store_release(p, v)	__aa_store_release((p), (v))
 
 /* Order this thread's earlier stores before its later ones (x86: free). */
@@ -495,7 +495,7 @@ static __always_inline void aa_unlock(void)
  *   AA_TAG_BUDDY+k  first page of a free page block of order k
  * A free claims word 0 only from a value that is not a mark (aa_claim()).
  */
-/* AA_TAG_FREED (1) and AA_TAG_BITS (5): arena_alloc.bpf.h */
+/* AA_TAG_FREED (1) and AA_TAG_BITS (5): arena_alloc_fast.bpf.h */
 #define AA_TAG_CACHED		2
 #define AA_TAG_SPAN		3
 #define AA_TAG_BUDDY		4	/* + order, up to 4 + 8 */
@@ -552,8 +552,8 @@ static __always_inline bool aa_heap_ready(void)
 
 /* --- Cross-file functions (global BPF functions: verified once each) ---- */
 
-/* cpu_cache.bpf.c: tier 1 (fast paths in arena_alloc.bpf.h and static
- * inline there; the slow halves are declared in arena_alloc.bpf.h) */
+/* cpu_cache.bpf.c: tier 1 (fast paths in arena_alloc_fast.bpf.h and static
+ * inline there; the slow halves are declared in arena_alloc_fast.bpf.h) */
 int aa_cpu_cache_drain(__u32 cpu);
 
 /* transfer_cache.bpf.c: tier 2 (REQUIRES: caller holds a CPU cache claim,
