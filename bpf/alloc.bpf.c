@@ -4,10 +4,11 @@
  * usable_size and the bulk API (include/arena_alloc.bpf.h).
  *
  * Role:       check arguments, then route each request to the tier that
- *             serves it: sizes up to 8 KiB (the size classes) to this
- *             CPU's cache (tier 1), everything else, and everything when
- *             the heap was set up with AA_F_NO_CACHES, to the heap below
- *             (heap.bpf.c: central lists, page heap).
+ *             serves it (route_alloc(), the one place that decides; in
+ *             debug mode through debug_alloc()): sizes up to 8 KiB (the
+ *             size classes) to this CPU's cache (tier 1), everything else,
+ *             and everything when the heap was set up with AA_F_NO_CACHES,
+ *             to the heap below (heap.bpf.c: central lists, page heap).
  * From below: aa_cpu_cache_*(), aa_heap_*(). Never a page kfunc: every
  *             function here verifies in tc, xdp, tracing and syscall
  *             programs alike.
@@ -26,14 +27,48 @@ static __always_inline bool caches_on(void)
  * AA_API_FRAMES (arena_alloc.bpf.h) counting itself, so the public ones
  * call the inline bodies below, never each other.
  */
+
+/* --- Routing: the one place that picks the tier of an allocation --------- */
+
+/* An object of bytes bytes aligned to align (0: none) for a request of req
+ * bytes: from this CPU's cache when the caches are on and a class serves
+ * it (aa_aligned_class()), else from the heap (the same class, or a page
+ * run). bytes - 1: 0 wraps and goes to the heap, which refuses it. */
+static __always_inline __u64 route_alloc(__u64 bytes, __u64 req, __u64 align)
+{
+	if (bytes - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready()) {
+		int cls = aa_aligned_class(bytes, align);
+
+		if (cls >= 0)
+			return aa_cpu_cache_alloc(cls, req);
+	}
+	return aa_heap_alloc(bytes, align);
+}
+
+/* Debug mode: size bytes aligned to align (0: none) with the debug tail
+ * (aa_debug_on_alloc(), debug.bpf.c). REQUIRES: debug_on(). */
+static __always_inline __u64 debug_alloc(__u64 size, __u64 align)
+{
+	__u64 need = size + AA_DEBUG_TAIL, p;
+	int cls;
+
+	if (size == 0 || size > AA_MAX_ALLOC) {	/* the tail must not make 0 valid */
+		aa_fail(AA_ERR_SIZE);
+		return 0;
+	}
+	p = route_alloc(need, size, align);
+	if (!p)
+		return 0;
+	cls = aa_aligned_class(need, align);	/* what served it */
+	aa_debug_on_alloc(p, cls >= 0 ? cls : AA_KIND_RUN, size);
+	return p;
+}
+
 static __always_inline __u64 malloc_inline(__u64 size)
 {
 	if (debug_on())
 		return debug_alloc(size, 0);
-	/* size - 1: size 0 wraps and goes to the heap, which refuses it */
-	if (size - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready())
-		return aa_cpu_cache_alloc(aa_size_class(size), size);
-	return aa_heap_alloc(size, 0);
+	return route_alloc(size, size, 0);
 }
 
 static __always_inline int free_inline(__u64 ptr)
@@ -60,13 +95,7 @@ __u64 aa_aligned_alloc_u64(__u64 align, __u64 size)
 	}
 	if (debug_on())
 		return debug_alloc(size, align);
-	if (size && caches_on() && aa_heap_ready()) {
-		int cls = aa_aligned_class(size, align);
-
-		if (cls >= 0)
-			return aa_cpu_cache_alloc(cls, size);
-	}
-	return aa_heap_alloc(size, align);
+	return route_alloc(size, size, align);
 }
 
 __u64 aa_calloc_u64(__u64 n, __u64 size)
@@ -137,11 +166,13 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 	err = bulk_args(arr, n);
 	if (err)
 		return err;
-	if (size - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready() && !debug_on()) {
-		/* one by one through the CPU cache, like aa_free_bulk_u64():
-		 * the heap lock only when the caches run dry */
+	if (size - 1 < AA_MAX_CLASS_SIZE && !debug_on()) {
 		__u32 cls = aa_size_class(size);
 
+		if (!caches_on() || !aa_heap_ready())	/* a batch per heap-lock hold */
+			return aa_heap_alloc_bulk(arr, n, cls, 0);
+		/* one by one through the CPU cache, like aa_free_bulk_u64():
+		 * the heap lock only when the caches run dry */
 		aa_for(i, 0, n) {
 			__u64 p = aa_cpu_cache_alloc(cls, size);
 
@@ -152,8 +183,6 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 		}
 		return got;
 	}
-	if (size - 1 < AA_MAX_CLASS_SIZE && !debug_on())
-		return aa_heap_alloc_bulk(arr, n, aa_size_class(size), 0);
 	aa_for(i, 0, n) {	/* page runs, and everything in debug mode */
 		__u64 p = malloc_inline(size);
 
