@@ -30,15 +30,20 @@ static __always_inline bool caches_on(void)
 
 /* --- Routing: the one place that picks the tier of an allocation --------- */
 
+#define AA_CLS_LAZY	(-2)	/* route_alloc(): class not known yet */
+
 /* An object of bytes bytes aligned to align (0: none) for a request of req
  * bytes: from this CPU's cache when the caches are on and a class serves
- * it (aa_aligned_class()), else from the heap (the same class, or a page
- * run). bytes - 1: 0 wraps and goes to the heap, which refuses it. */
-static __always_inline __u64 route_alloc(__u64 bytes, __u64 req, __u64 align)
+ * it, else from the heap (the same class, or a page run). cls: that class
+ * (aa_aligned_class(bytes, align)) when the caller has it, else
+ * AA_CLS_LAZY: computed here, after the cheap tests (the hit path loads
+ * nothing before them). bytes - 1: 0 wraps and goes to the heap, which
+ * refuses it. */
+static __always_inline __u64 route_alloc(__u64 bytes, __u64 req, __u64 align, int cls)
 {
 	if (bytes - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready()) {
-		int cls = aa_aligned_class(bytes, align);
-
+		if (cls == AA_CLS_LAZY)
+			cls = aa_aligned_class(bytes, align);
 		if (cls >= 0)
 			return aa_cpu_cache_alloc(cls, req);
 	}
@@ -56,11 +61,10 @@ static __always_inline __u64 debug_alloc(__u64 size, __u64 align)
 		aa_fail(AA_ERR_SIZE);
 		return 0;
 	}
-	p = route_alloc(need, size, align);
-	if (!p)
-		return 0;
-	cls = aa_aligned_class(need, align);	/* what served it */
-	aa_debug_on_alloc(p, cls >= 0 ? cls : AA_KIND_RUN, size);
+	cls = aa_aligned_class(need, align);
+	p = route_alloc(need, size, align, cls);
+	if (p)
+		aa_debug_on_alloc(p, cls >= 0 ? cls : AA_KIND_RUN, size);
 	return p;
 }
 
@@ -68,7 +72,7 @@ static __always_inline __u64 malloc_inline(__u64 size)
 {
 	if (debug_on())
 		return debug_alloc(size, 0);
-	return route_alloc(size, size, 0);
+	return route_alloc(size, size, 0, AA_CLS_LAZY);
 }
 
 static __always_inline int free_inline(__u64 ptr)
@@ -95,7 +99,7 @@ __u64 aa_aligned_alloc_u64(__u64 align, __u64 size)
 	}
 	if (debug_on())
 		return debug_alloc(size, align);
-	return route_alloc(size, size, align);
+	return route_alloc(size, size, align, AA_CLS_LAZY);
 }
 
 __u64 aa_calloc_u64(__u64 n, __u64 size)

@@ -459,24 +459,17 @@ int aa_arena_trim(__u64 keep_bytes)
 	return n;
 }
 
-/* The CPU cache of cpu, or NULL (none mapped). */
-static __always_inline struct aa_cpu_cache __arena *cache_of(__u32 cpu)
-{
-	__u32 off = aa_root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)];
-
-	return off ? aa_addr(off) : NULL;
-}
-
-/* Release the caches of CPUs [0, upto) that claim_all_caches() claimed. */
+/* Release the caches of CPUs [0, upto) that claim_all_caches() claimed.
+ * Verifier: tests the offset, not the address (a second branch per CPU). */
 static __always_inline void release_caches(__u32 upto)
 {
-	struct aa_cpu_cache __arena *cc;
+	__u32 off;
 	int cpu;
 
 	aa_for(cpu, 0, upto) {
-		cc = cache_of(cpu);
-		if (cc)
-			__aa_cache_release(cc);
+		off = aa_root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)];
+		if (off)
+			__aa_cache_release(aa_addr(off));
 	}
 }
 
@@ -485,13 +478,12 @@ static __always_inline void release_caches(__u32 upto)
  * claimed (a program is inside one). */
 static int claim_all_caches(void)
 {
-	struct aa_cpu_cache __arena *cc;
-	__u32 n = aa_root.nr_cpus;
+	__u32 n = aa_root.nr_cpus, off;
 	int cpu, busy = -1;
 
 	aa_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
-		cc = cache_of(cpu);
-		if (cc && !__aa_cache_claim(cc, AA_CC_TEARDOWN)) {
+		off = aa_root.cpu_cache_off[cpu];
+		if (off && !__aa_cache_claim(aa_addr(off), AA_CC_TEARDOWN)) {
 			busy = cpu;
 			break;
 		}
@@ -567,7 +559,7 @@ static int teardown_locked(void)
 int aa_arena_teardown(void)
 {
 	struct aa_cpu_cache __arena *cc;
-	__u32 nr_slots = aa_root.nr_slots;
+	__u32 nr_slots = aa_root.nr_slots, off;
 	int s, n, err, cpu, c;
 
 	if (!aa_heap_ready())
@@ -597,9 +589,10 @@ int aa_arena_teardown(void)
 			return_chunk(s);
 	}
 	aa_for(cpu, 0, AA_MAX_CPUS) {
-		cc = cache_of(cpu);
-		if (!cc)
+		off = aa_root.cpu_cache_off[cpu];
+		if (!off)
 			continue;
+		cc = aa_addr(off);
 		aa_for(c, 0, AA_NR_CLASSES)
 			cc->cls[c].count = 0;
 	}
