@@ -4,10 +4,11 @@
  * usable_size and the bulk API (include/arena_alloc.bpf.h).
  *
  * Role:       check arguments, then route each request to the tier that
- *             serves it: sizes up to 8 KiB (the size classes) to this
- *             CPU's cache (tier 1), everything else, and everything when
- *             the heap was set up with AA_F_NO_CACHES, to the heap below
- *             (heap.bpf.c: central lists, page heap).
+ *             serves it (route_alloc(), the one place that decides; in
+ *             debug mode through debug_alloc()): sizes up to 8 KiB (the
+ *             size classes) to this CPU's cache (tier 1), everything else,
+ *             and everything when the heap was set up with AA_F_NO_CACHES,
+ *             to the heap below (heap.bpf.c: central lists, page heap).
  * From below: aa_cpu_cache_*(), aa_heap_*(). Never a page kfunc: every
  *             function here verifies in tc, xdp, tracing and syscall
  *             programs alike.
@@ -26,14 +27,52 @@ static __always_inline bool caches_on(void)
  * AA_API_FRAMES (arena_alloc.bpf.h) counting itself, so the public ones
  * call the inline bodies below, never each other.
  */
+
+/* --- Routing: the one place that picks the tier of an allocation --------- */
+
+#define AA_CLS_LAZY	(-2)	/* route_alloc(): class not known yet */
+
+/* An object of bytes bytes aligned to align (0: none) for a request of req
+ * bytes: from this CPU's cache when the caches are on and a class serves
+ * it, else from the heap (the same class, or a page run). cls: that class
+ * (aa_aligned_class(bytes, align)) when the caller has it, else
+ * AA_CLS_LAZY: computed here, after the cheap tests (the hit path loads
+ * nothing before them). bytes - 1: 0 wraps and goes to the heap, which
+ * refuses it. */
+static __always_inline __u64 route_alloc(__u64 bytes, __u64 req, __u64 align, int cls)
+{
+	if (bytes - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready()) {
+		if (cls == AA_CLS_LAZY)
+			cls = aa_aligned_class(bytes, align);
+		if (cls >= 0)
+			return aa_cpu_cache_alloc(cls, req);
+	}
+	return aa_heap_alloc(bytes, align);
+}
+
+/* Debug mode: size bytes aligned to align (0: none) with the debug tail
+ * (aa_debug_on_alloc(), debug.bpf.c). REQUIRES: debug_on(). */
+static __always_inline __u64 debug_alloc(__u64 size, __u64 align)
+{
+	__u64 need = size + AA_DEBUG_TAIL, p;
+	int cls;
+
+	if (size == 0 || size > AA_MAX_ALLOC) {	/* the tail must not make 0 valid */
+		aa_fail(AA_ERR_SIZE);
+		return 0;
+	}
+	cls = aa_aligned_class(need, align);
+	p = route_alloc(need, size, align, cls);
+	if (p)
+		aa_debug_on_alloc(p, cls >= 0 ? cls : AA_KIND_RUN, size);
+	return p;
+}
+
 static __always_inline __u64 malloc_inline(__u64 size)
 {
 	if (debug_on())
 		return debug_alloc(size, 0);
-	/* size - 1: size 0 wraps and goes to the heap, which refuses it */
-	if (size - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready())
-		return aa_cpu_cache_alloc(aa_size_class(size), size);
-	return aa_heap_alloc(size, 0);
+	return route_alloc(size, size, 0, AA_CLS_LAZY);
 }
 
 static __always_inline int free_inline(__u64 ptr)
@@ -54,19 +93,13 @@ __u64 aa_malloc_u64(__u64 size)
 
 __u64 aa_aligned_alloc_u64(__u64 align, __u64 size)
 {
-	if (align == 0 || (align & (align - 1)) || align > AA_PAGE_SIZE) {
+	if (!aa_align_ok(align)) {
 		aa_fail(AA_ERR_ALIGN);
 		return 0;
 	}
 	if (debug_on())
 		return debug_alloc(size, align);
-	if (size && caches_on() && aa_heap_ready()) {
-		int cls = aa_aligned_class(size, align);
-
-		if (cls >= 0)
-			return aa_cpu_cache_alloc(cls, size);
-	}
-	return aa_heap_alloc(size, align);
+	return route_alloc(size, size, align, AA_CLS_LAZY);
 }
 
 __u64 aa_calloc_u64(__u64 n, __u64 size)
@@ -75,9 +108,7 @@ __u64 aa_calloc_u64(__u64 n, __u64 size)
 	int i, done = AA_ZERO;
 	__u64 __arena *w;
 
-	/* n * size must not overflow: both <= 2^30 and product <= 2^30 */
-	if (n == 0 || size == 0 || n > AA_MAX_ALLOC || size > AA_MAX_ALLOC ||
-	    n * size > AA_MAX_ALLOC) {
+	if (!aa_calloc_ok(n, size)) {
 		aa_fail(AA_ERR_SIZE);
 		return 0;
 	}
@@ -139,11 +170,13 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 	err = bulk_args(arr, n);
 	if (err)
 		return err;
-	if (size - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready() && !debug_on()) {
-		/* one by one through the CPU cache, like aa_free_bulk_u64():
-		 * the heap lock only when the caches run dry */
+	if (size - 1 < AA_MAX_CLASS_SIZE && !debug_on()) {
 		__u32 cls = aa_size_class(size);
 
+		if (!caches_on() || !aa_heap_ready())	/* a batch per heap-lock hold */
+			return aa_heap_alloc_bulk(arr, n, cls, 0);
+		/* one by one through the CPU cache, like aa_free_bulk_u64():
+		 * the heap lock only when the caches run dry */
 		aa_for(i, 0, n) {
 			__u64 p = aa_cpu_cache_alloc(cls, size);
 
@@ -154,8 +187,6 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 		}
 		return got;
 	}
-	if (size - 1 < AA_MAX_CLASS_SIZE && !debug_on())
-		return aa_heap_alloc_bulk(arr, n, aa_size_class(size), 0);
 	aa_for(i, 0, n) {	/* page runs, and everything in debug mode */
 		__u64 p = malloc_inline(size);
 
@@ -167,16 +198,11 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 	return got;
 }
 
-static __always_inline int free_deferred_inline(__u64 ptr);	/* defer.bpf.c */
-
-/* Free arr[0 .. n) one by one, each object claimed first (through the CPU
- * cache, or with caches off a heap-lock round trip per object), deferred
- * or not. Freed slots are set to 0. */
-static __always_inline int free_each(__u64 arr, __u32 n, bool deferred)
+/* Whether a bulk free of arr[0 .. n) goes on: 1, or what it returns (0
+ * for n == 0, -errno). */
+static __always_inline int free_each_args(__u64 arr, __u32 n)
 {
-	__u64 __arena *in = (__u64 __arena *)arr;
-	__u32 freed = AA_ZERO, bad = AA_ZERO;
-	int i, err;
+	int err;
 
 	if (n == 0)
 		return 0;
@@ -185,24 +211,39 @@ static __always_inline int free_each(__u64 arr, __u32 n, bool deferred)
 		return err;
 	if (!caches_on() && !aa_heap_ready())
 		return aa_fail(AA_ERR_UNINIT);
-	aa_for(i, 0, n) {
-		__u64 p = in[i];
-
-		if (!p)
-			continue;
-		if (deferred ? free_deferred_inline(p) : free_inline(p)) {
-			bad++;
-			continue;
-		}
-		in[i] = 0;
-		freed++;
-	}
-	if (bad && !freed)
-		return -EINVAL;
-	return freed;
+	return 1;
 }
+
+/* Free arr[0 .. n) one by one with free_one(p) (0 or -errno: through the
+ * CPU cache, or with caches off a heap-lock round trip per object, each
+ * object claimed first). Freed slots are set to 0. The number freed, or
+ * -EINVAL when there were invalid pointers and nothing was freed, or
+ * free_each_args()'s. A macro: aa_free_deferred_bulk_u64() (defer.bpf.c,
+ * which comes after this file) passes its own free_one, inline. */
+#define free_each(arr, n, free_one) ({					\
+	__u64 __arena *___in = (__u64 __arena *)(arr);			\
+	__u32 ___freed = AA_ZERO, ___bad = AA_ZERO;			\
+	int ___i, ___ret = free_each_args((arr), (n));			\
+									\
+	if (___ret > 0) {						\
+		aa_for(___i, 0, (n)) {					\
+			__u64 ___obj = ___in[___i];			\
+									\
+			if (!___obj)					\
+				continue;				\
+			if (free_one(___obj)) {				\
+				___bad++;				\
+				continue;				\
+			}						\
+			___in[___i] = 0;				\
+			___freed++;					\
+		}							\
+		___ret = ___bad && !___freed ? -EINVAL : (int)___freed; \
+	}								\
+	___ret;								\
+})
 
 int aa_free_bulk_u64(__u64 arr, __u32 n)
 {
-	return free_each(arr, n, false);
+	return free_each(arr, n, free_inline);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * arena.bpf.c - tier 4: the arena map, the root, and page grant/return.
+ * arena.bpf.c - tier 5: the arena map, the root, and page grant/return.
  *
  * Role:       own the allocator's root (an arena global), publish it at
  *             init, and move whole chunks between the kernel and the page
@@ -217,7 +217,7 @@ static int init_caches(__u32 n)
 			cc->cls[c].cap = cap < AA_CPU_CACHE_MAX ? cap : AA_CPU_CACHE_MAX;
 		}
 		if (off)	/* kept from before a teardown, which left it claimed */
-			aa_store_release(&cc->busy, AA_CC_FREE);
+			__aa_cache_release(cc);
 	}
 	if (drop)
 		open_readers();
@@ -459,32 +459,38 @@ int aa_arena_trim(__u64 keep_bytes)
 	return n;
 }
 
-/* Claim every CPU cache for teardown, from this CPU. Returns 0 with all
- * claimed, or -EBUSY with none claimed (a program is inside one). */
+/* Release the caches of CPUs [0, upto) that claim_all_caches() claimed.
+ * Verifier: tests the offset, not the address (a second branch per CPU). */
+static __always_inline void release_caches(__u32 upto)
+{
+	__u32 off;
+	int cpu;
+
+	aa_for(cpu, 0, upto) {
+		off = aa_root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)];
+		if (off)
+			__aa_cache_release(aa_addr(off));
+	}
+}
+
+/* Claim every CPU cache for teardown, from this CPU (the CPU cache claim:
+ * internal.h's model). Returns 0 with all claimed, or -EBUSY with none
+ * claimed (a program is inside one). */
 static int claim_all_caches(void)
 {
-	struct aa_cpu_cache __arena *cc;
 	__u32 n = aa_root.nr_cpus, off;
 	int cpu, busy = -1;
 
 	aa_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
 		off = aa_root.cpu_cache_off[cpu];
-		if (off && __sync_val_compare_and_swap(
-				   &((struct aa_cpu_cache __arena *)aa_addr(off))->busy,
-				   AA_CC_FREE, AA_CC_TEARDOWN) != AA_CC_FREE) {
+		if (off && !__aa_cache_claim(aa_addr(off), AA_CC_TEARDOWN)) {
 			busy = cpu;
 			break;
 		}
 	}
 	if (busy < 0)
 		return 0;
-	aa_for(cpu, 0, busy) {
-		off = aa_root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)];
-		if (!off)
-			continue;
-		cc = aa_addr(off);
-		aa_store_release(&cc->busy, AA_CC_FREE);
-	}
+	release_caches(busy);
 	return -EBUSY;
 }
 
@@ -573,12 +579,7 @@ int aa_arena_teardown(void)
 		aa_unlock();
 	}
 	if (n < 0) {
-		aa_for(cpu, 0, aa_root.nr_cpus < AA_MAX_CPUS ? aa_root.nr_cpus : AA_MAX_CPUS) {
-			off = aa_root.cpu_cache_off[cpu];
-			if (off)
-				aa_store_release(&((struct aa_cpu_cache __arena *)aa_addr(off))->busy,
-						 AA_CC_FREE);
-		}
+		release_caches(aa_root.nr_cpus < AA_MAX_CPUS ? aa_root.nr_cpus : AA_MAX_CPUS);
 		open_readers();
 		return n;
 	}

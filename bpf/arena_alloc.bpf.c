@@ -12,6 +12,7 @@
 #include "central.bpf.c"
 #include "heap.bpf.c"
 #include "buddy_chunks.bpf.c"
+#include "check.bpf.c"
 #include "transfer_cache.bpf.c"
 #include "cpu_cache.bpf.c"
 #include "debug.bpf.c"

@@ -12,18 +12,15 @@
  *             plus a run at the start of the next one.
  * From below: chunks that arena.bpf.c maps (aa_buddy_add_chunk) and takes
  *             back when they are entirely free (aa_buddy_take_free_chunk);
- *             those and the checker are in buddy_chunks.bpf.c. No file of
+ *             those are in buddy_chunks.bpf.c, the checker in check.bpf.c. No file of
  *             the heap calls a page kfunc: any program may use them.
  * To above:   static helpers only (everything here REQUIRES the heap lock):
  *             run_alloc_locked / run_free_locked, large_*_locked, the
  *             page-map accessors. The entry points are in heap.bpf.c.
  * Locking:    the heap lock (aa_lock() in internal.h, preemption disabled
  *             while held) guards the free lists, the page map, the span
- *             table, the slot table and the stats. Without it, only reads:
- *             a live allocation's own page-map entry and slot state change
- *             only when that allocation is freed, which its claimer alone
- *             can do, so unlocked lookups are exact for live allocations
- *             and a harmless snapshot for anything else.
+ *             table, the slot table and the stats. Without it, only reads
+ *             (lock-free readers: internal.h's model).
  *
  * Page map (aa_shared.h): every page of a chunk is exactly one of
  *   FREE_HEAD|k  first page of a free order-k block, on its chunk's
@@ -59,16 +56,7 @@ struct aa_free_hdr {
 	__u32 prev;
 };
 
-/* A parked block: claimed (word 0 = FREED mark), waiting for the lock. */
-struct aa_parked {
-	__u64 mark;
-	__u32 next;	/* arena offset of the next parked block, AA_NIL */
-	__u32 pad;
-};
-
-
 typedef struct aa_free_hdr __arena aa_free_hdr_t;
-typedef struct aa_parked __arena aa_parked_t;
 typedef struct aa_chunk_meta __arena aa_meta_t;
 typedef struct aa_span __arena aa_span_t;
 
@@ -233,73 +221,6 @@ static __always_inline bool is_free_block(__u32 off, __u32 order)
 	       hdr->mark == aa_custody((__u64)hdr, AA_TAG_BUDDY + order);
 }
 
-/* --- Stats -------------------------------------------------------------- */
-
-/* The low-watermark event ring: one struct aa_refill_event per raise of
- * need_refill, for a loader that sleeps in epoll (aa_heap__wait_refill(),
- * `arena-alloc refill-agent`) instead of reading the flag on a timer.
- * Written only by refill_notify(), after the heap lock is dropped; the
- * flag stays the truth: a lost event (ring full: nobody reads it) is
- * counted in stats.refill_events_lost and the flag is still up. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} aa_refill_rb SEC(".maps");
-
-/* Raise the low-watermark signal (the loader grows the heap and clears it)
- * when an allocation failed or free memory dropped below
- * tun.low_watermark. Returns true when this call raised it: the caller
- * then calls refill_notify() once it has dropped the lock.
- * REQUIRES: heap lock. */
-static __always_inline bool check_watermark(bool failed)
-{
-	if ((failed || aa_below_watermark(aa_root.stats.nr_chunks, aa_root.stats.bytes_in_use,
-					  aa_root.tun.low_watermark)) &&
-	    !aa_root.need_refill) {
-		aa_root.need_refill = 1;
-		aa_root.refill_signals++;
-		return true;
-	}
-	return false;
-}
-
-/* Tell a sleeping loader that need_refill was raised (or that limbo
- * needs a reclaim: reason). Any context, heap lock NOT held (a helper
- * call; rare: once per raise). */
-static __noinline void refill_notify(__u32 reason)
-{
-	struct aa_refill_event ev = {
-		.ts_ns = bpf_ktime_get_ns(),
-		.bytes_in_use = aa_root.stats.bytes_in_use,
-		.bytes_mapped = aa_root.stats.nr_chunks << AA_CHUNK_SHIFT,
-		.cpu = bpf_get_smp_processor_id(),
-		.reason = reason,
-	};
-
-	if (bpf_ringbuf_output(&aa_refill_rb, &ev, sizeof(ev), 0))
-		aa_count(refill_events_lost);
-}
-
-static __always_inline void account_alloc(__u64 bytes)
-{
-	struct aa_stats __arena *st = &aa_root.stats;
-
-	st->bytes_in_use += bytes;
-	if (st->bytes_in_use > st->peak_bytes_in_use)
-		st->peak_bytes_in_use = st->bytes_in_use;
-	st->live_allocs++;
-	st->nr_allocs++;
-}
-
-static __always_inline void account_free(__u64 bytes)
-{
-	struct aa_stats __arena *st = &aa_root.stats;
-
-	st->bytes_in_use -= bytes;
-	st->live_allocs--;
-	st->nr_frees++;
-}
-
 /* --- Blocks (locked) -------------------------------------------------------- */
 
 /* Take a free block of the given order: best fit, lowest address (the
@@ -439,7 +360,6 @@ static __always_inline void run_account(__u32 pages, __u32 in_chunk_pages)
 {
 	aa_root.stats.run_pages += in_chunk_pages;
 	aa_root.large_bytes_in_use += pages_bytes(pages);
-	account_alloc(pages_bytes(pages));
 }
 
 /* REQUIRES: heap lock held; 1 <= pages <= 256. Returns offset or AA_NIL
@@ -464,7 +384,6 @@ static __always_inline void page_run_free_locked(__u32 off, __u32 pages)
 {
 	aa_root.stats.run_pages -= pages;
 	aa_root.large_bytes_in_use -= pages_bytes(pages);
-	account_free(pages_bytes(pages));
 }
 
 static bool chunk_is_free(__u32 slot)
@@ -559,6 +478,5 @@ static __always_inline __u32 large_free_locked(__u32 slot, __u32 *tail)
 	aa_root.stats.large_chunks -= full;
 	aa_root.stats.run_pages -= rem;
 	aa_root.large_bytes_in_use -= pages_bytes(pages);
-	account_free(pages_bytes(pages));
 	return rem < AA_CHUNK_PAGES ? rem : 0;
 }

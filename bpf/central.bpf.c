@@ -157,7 +157,6 @@ static __always_inline __u32 central_pop_locked(__u32 cls, __u64 mark_mask)
 	c->objs_out++;
 	/* the only word a racing free may touch; a mark until here */
 	obj->mark = aa_custody((__u64)obj, AA_TAG_CACHED) & mark_mask;
-	account_alloc(aa_class(cls)->size);
 	return o;
 }
 
@@ -178,7 +177,6 @@ static __always_inline __u32 central_push_locked(__u32 o, __u32 cls, __u32 span_
 	sp->free = o;
 	sp->used--;
 	c->objs_out--;
-	account_free(aa_class(cls)->size);
 	if (!sp->listed)
 		central_link(c, span_off, sp);
 	if (sp->used == 0 && (c->head != span_off || sp->next != AA_NIL))

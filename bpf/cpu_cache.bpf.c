@@ -14,23 +14,11 @@
  * To above:   aa_cpu_cache_alloc(cls) / aa_cpu_cache_free(ptr), inlined
  *             fast paths with global slow paths (*_slow); aa_cpu_cache_drain
  *             of any CPU's cache.
- * Locking:    no lock; an atomic claim per cache (struct aa_cpu_cache in
- *             aa_shared.h, model in internal.h): cmpxchg busy from
- *             AA_CC_FREE to AA_CC_OWNER on entry, release store of
- *             AA_CC_FREE on exit. Whoever finds the cache claimed (it
- *             preempted or interrupted the owner, or a drain holds it) does
- *             not touch it and uses the transfer cache (one object,
- *             aa_transfer_cache_pop/_push: a lock of its own) or the heap
- *             instead: nothing waits, nothing is corrupted; counted in
- *             stats[c].nested. A drain or
- *             teardown claims a cache from any CPU the same way.
- *
- * Objects in a cache are "in use" for the central lists and carry a custody mark in
- * word 0 (FREED when a free put them there, CACHED when a refill did): a
- * second free of one finds the mark and gets -EALREADY, and a free claims
- * an object with a cmpxchg before it ever reaches a cache, so two racing
- * frees cannot both insert it. An object leaving a cache for a user gets
- * word 0 cleared.
+ * Locking:    no lock: the CPU cache claim (internal.h's model). A caller
+ *             that finds the cache claimed uses the transfer cache or the
+ *             heap instead. Objects in a cache carry a custody mark in
+ *             word 0 (FREED from a free, CACHED from a refill), cleared
+ *             when one leaves for a user.
  *
  * Accounting:
  *   heap bytes_in_use == user bytes in use + bytes in CPU and transfer
@@ -40,7 +28,7 @@
 
 /* --- Helpers --------------------------------------------------------------- */
 
-/* The hit path's helpers are arena_alloc.bpf.h's: the inline API and the
+/* The hit path's helpers are arena_alloc_fast.bpf.h's: the inline API and the
  * library run the same code under the same claim protocol. */
 #define cache_claim(cc, who)	__aa_cache_claim((cc), (who))
 #define cache_release(cc)	__aa_cache_release(cc)
@@ -164,7 +152,7 @@ static __always_inline __u64 transfer_pop_one(__u32 cls)
 __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 {
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
-	__u32 c = aa_cls_idx(cls), n;
+	__u32 c = aa_cls_idx(cls);
 	__u64 p = 0;
 
 	if (cls >= AA_NR_CLASSES)
@@ -177,16 +165,12 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 		p = transfer_pop_one(cls);
 		return p ? p : aa_heap_alloc(aa_class(c)->size, 0);
 	}
-	n = cc->cls[c].count;
-	if (n == 0) {
+	if (cc->cls[c].count == 0) {
 		cc->cls[c].stats.misses++;
-		n = cache_refill(cc, c);
+		cc->cls[c].count = cache_refill(cc, c);
 	}
-	if (n > 0 && n <= AA_CPU_CACHE_MAX) {
-		p = cc->cls[c].objs[(n - 1) & (AA_CPU_CACHE_MAX - 1)];
-		cc->cls[c].count = n - 1;
-		cc->cls[c].stats.allocs++;
-		cc->cls[c].stats.req_bytes += size;
+	p = __aa_cache_pop(cc, c, size);
+	if (p) {
 		*(__u64 __arena *)p = 0;	/* no longer carries a mark */
 	} else {
 		/* no batch: the transfer cache had less, the heap lock was
@@ -206,7 +190,8 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 {
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
-	__u32 c = aa_cls_idx(cls), n, cap;
+	__u32 c = aa_cls_idx(cls), n, left;
+	bool ok;
 
 	if (!cc || !cache_claim(cc, AA_CC_OWNER)) {
 		if (!cc)
@@ -217,35 +202,28 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 			return 0;
 		return aa_heap_return(ptr);
 	}
-	cap = cache_cap(cc, c);
 	n = cache_count(cc, c);
-	if (n >= cap)
-		n = cache_spill(cc, c, n);
-	if (n < cap) {
-		cc->cls[c].objs[n & (AA_CPU_CACHE_MAX - 1)] = ptr;
-		cc->cls[c].count = n + 1;
-		cc->cls[c].stats.frees++;
-		cache_release(cc);
-		return 0;
+	if (n >= cache_cap(cc, c)) {
+		left = cache_spill(cc, c, n);
+		if (left != n)
+			cc->cls[c].count = left;
 	}
+	ok = __aa_cache_push(cc, c, ptr);
 	cache_release(cc);
-	return aa_heap_return(ptr);	/* could not spill: the heap takes it */
+	return ok ? 0 : aa_heap_return(ptr);	/* could not spill: the heap takes it */
 }
 
 /* --- Alloc / free: fast paths (inlined into aa_malloc_u64/aa_free_u64) ----
- * The same hit path as the inline API's (arena_alloc.bpf.h), with the
- * library's own fallbacks: a hit costs no call beyond the public function
- * itself, and one cmpxchg for the claim.
+ * The inline API's hit path (__aa_cache_alloc(), __aa_cache_free() of
+ * arena_alloc_fast.bpf.h) with the library's own fallbacks: a hit costs no
+ * call beyond the public function itself, and one cmpxchg for the claim.
  */
 
 /* Allocate one object of class cls (< AA_NR_CLASSES) for a request of
  * size bytes. */
 static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls, __u64 size)
 {
-	struct aa_cpu_cache __arena *cc = this_cpu_cache();
-	__u64 p = cc ? __aa_hit_alloc(cc, cls, size) : 0;
-
-	return p ? p : aa_cpu_cache_alloc_slow(cls, size);
+	return __aa_cache_alloc(this_cpu_cache(), cls, size);
 }
 
 /*
@@ -255,23 +233,15 @@ static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls, __u64 size)
  */
 static __always_inline int aa_cpu_cache_free(__u64 ptr)
 {
-	struct aa_cpu_cache __arena *cc;
 	__u32 __arena *pm = NULL;
 	__u32 e = 0;
 	int c = __aa_class_of(ptr, &pm, &e);
 
-	__u64 v = 0;
-
 	if (c < 0)
 		return aa_heap_free(ptr);
-	if (!__aa_claim_word(ptr, aa_fast.key, &v) ||
-	    __aa_claim(ptr, aa_fast.key, v, pm, e, (__u64)pm & ~(__u64)(AA_PAGE_SIZE - 1),
-		       AA_SLOT_CHUNK))
+	if (__aa_claim_object(ptr, pm, e))
 		return aa_fail(AA_ERR_DOUBLE_FREE);
-	cc = this_cpu_cache();
-	if (cc && __aa_hit_free(cc, ptr, c))
-		return 0;
-	return aa_cpu_cache_free_slow(ptr, c);
+	return __aa_cache_free(this_cpu_cache(), ptr, c);
 }
 
 /* --- Drain ------------------------------------------------------------------ */

@@ -12,12 +12,14 @@
  *             free), and with a quarantine (tun.quarantine slots) a freed
  *             object waits for that many later frees before it is reused.
  *             Layout, patterns and records: aa_shared.h ("Debug mode").
- * From below: the same tiers as always (the CPU caches stay on): objects
- *             of a class from aa_cpu_cache_alloc(), page runs from
- *             aa_heap_alloc(); frees are claimed by aa_heap_claim_kind()
- *             and go back through aa_cpu_cache_free_slow()/aa_heap_return().
- * To above:   debug_alloc(), debug_free(), debug_usable() for alloc.bpf.c;
- *             aa_debug_flush() for drain.
+ * From below: the same tiers as always (the CPU caches stay on):
+ *             allocations come through the front door's routing
+ *             (alloc.bpf.c: debug_alloc() adds the tail, then
+ *             aa_debug_on_alloc() here checks and writes it); frees are
+ *             claimed by aa_heap_claim_kind() and go back through
+ *             aa_cpu_cache_free_slow()/aa_heap_return().
+ * To above:   aa_debug_on_alloc(), debug_free(), debug_usable() for
+ *             alloc.bpf.c; aa_debug_flush() for drain.
  * Reports:    each error is counted in aa_root.debug.errors[kind], the first
  *             AA_DEBUG_RECORDS are kept in aa_root.debug.rec[] (read from
  *             the mmap: `arena-alloc errors`), and every one is written to
@@ -32,8 +34,7 @@
  *             a valid trailer (allocated) or the poison (free, cached,
  *             carved): allocation and free each change it with one store,
  *             and no tier writes past word 1 of a free object.
- *             Quarantine slots are exchanged atomically (any context):
- *             each object is in at most one slot, or out of all of them.
+ *             Quarantine: internal.h's model.
  *             Records: a writer reserves an index with an atomic add,
  *             fills the record, and stores seq (1 + index) last.
  *
@@ -200,7 +201,7 @@ static __always_inline __u32 redzone_scan(__u64 addr, __u32 n, __u32 b)
  * A new allocation of n bytes at addr, of kind `kind`: check the poison
  * of a class object (a write since it was freed; an object not allocated
  * since its span was carved has none: struct aa_span_obj), then write the
- * redzone and the trailer. Leaf: calls nothing.
+ * redzone and the trailer. Calls only debug_report() (static: one frame).
  */
 int aa_debug_on_alloc(__u64 addr, int kind, __u64 n)
 {
@@ -222,27 +223,6 @@ int aa_debug_on_alloc(__u64 addr, int kind, __u64 n)
 	return 0;
 }
 
-/* Allocate size bytes aligned to align (0: none) with the debug tail.
- * REQUIRES: debug_on(). */
-static __always_inline __u64 debug_alloc(__u64 size, __u64 align)
-{
-	__u64 need = size + AA_DEBUG_TAIL, p;
-	int cls;
-
-	if (size == 0 || size > AA_MAX_ALLOC) {	/* the tail must not make 0 valid */
-		aa_fail(AA_ERR_SIZE);
-		return 0;
-	}
-	cls = aa_aligned_class(need, align);
-	if (cls >= 0 && !(aa_root.flags & AA_F_NO_CACHES) && aa_heap_ready())
-		p = aa_cpu_cache_alloc(cls, size);
-	else
-		p = aa_heap_alloc(need, align);	/* the same class, or a run */
-	if (p)
-		aa_debug_on_alloc(p, cls >= 0 ? cls : AA_KIND_RUN, size);
-	return p;
-}
-
 /* --- Free ------------------------------------------------------------------- */
 
 /*
@@ -250,7 +230,8 @@ static __always_inline __u64 debug_alloc(__u64 size, __u64 align)
  * and the redzone (overflow) and, inside a span, the last word of the
  * object before (underflow); then fill a class object with poison (words
  * 1 .. b/8-1: word 0 is the FREED mark). Returns the number of errors
- * found (each reported). Calls only lookup().
+ * found (each reported). Calls lookup() and debug_report() (static: one
+ * frame each, never nested).
  */
 int aa_debug_on_free(__u64 addr)
 {

@@ -9,18 +9,12 @@
  * From below: the front door's malloc/free for the 16-byte limbo nodes
  *             (alloc.bpf.c), aa_heap_judge() and aa_heap_return()
  *             (heap.bpf.c). No page kfunc, no lock on the deferring path.
- * Locking:    lock-free. An object in limbo is:
- *               - still allocated for every tier: its word 0 is the
- *                 user's, its contents untouched, its bytes in use;
- *               - marked in its chunk's pending bitmap (one bit per 16-byte
- *                 granule, metadata pages 2..3 of the chunk): a plain free
- *                 of it is refused as a double free (__aa_claim()), and so
- *                 is a second deferred free (the bit is already set);
- *               - on the stack aa_root.defer.limbo[e & 1], e the global
- *                 epoch read after the bit was set. Pushers cmpxchg the
- *                 head; the reclaimer (one at a time: it holds
- *                 defer.reclaiming) takes a whole stack with an exchange
- *                 and walks it privately: no ABA, one atomic per run.
+ * Locking:    lock-free: limbo in internal.h's model. An object in limbo
+ *             is still allocated for every tier, its bit set in its
+ *             chunk's pending bitmap (one bit per 16-byte granule, metadata
+ *             pages 2..3 of the chunk), its node on the stack
+ *             aa_root.defer.limbo[e & 1], e the global epoch read after
+ *             the bit was set.
  *
  * Epochs and the guarantee. The agent (aa_heap__reclaim()) runs a round:
  *   1. ADVANCE: e = epoch++ (atomic);
@@ -52,9 +46,8 @@ typedef struct aa_defer_node __arena aa_defer_node_t;
 static __always_inline __u64 __arena *pending_word(__u64 ptr, __u64 *bit)
 {
 	__u32 off = ptr - aa_root.arena_base;
-	__u64 g = (off & (AA_CHUNK_SIZE - 1)) >> 4;
-	__u64 __arena *bits = (__u64 __arena *)((__u64)meta_of(off >> AA_CHUNK_SHIFT) +
-						 AA_META_DEFER_OFF);
+	__u64 g;
+	__u64 __arena *bits = __aa_pending_map(off, (__u64)meta_of(off >> AA_CHUNK_SHIFT), &g);
 
 	*bit = 1ULL << (g & 63);
 	return &bits[g >> 6];
@@ -75,18 +68,11 @@ static __always_inline bool pending_update(__u64 __arena *w, __u64 bit, bool set
 	return old & bit;
 }
 
-/* Push node (arena offset) on limbo[e & 1]. Lock-free, any context. */
+/* Push the nodes first .. last (arena offset, address) on limbo[e & 1].
+ * Lock-free, any context. */
 static __always_inline void limbo_push(__u32 e, __u32 first, aa_defer_node_t *last)
 {
-	__u32 __arena *head = &aa_root.defer.limbo[e & 1];
-	__u32 old;
-
-	aa_repeat(AA_MAX_LOOPS) {
-		old = READ_ONCE_ARENA(*head);
-		last->next = old;
-		if (__sync_val_compare_and_swap(head, old, first) == old)
-			break;
-	}
+	aa_stack_push(&aa_root.defer.limbo[e & 1], first, &last->next);
 }
 
 /* Limbo over its bound: raise the refill signal (the agent reclaims, and
@@ -154,7 +140,7 @@ int aa_free_deferred_u64(__u64 ptr)
 
 int aa_free_deferred_bulk_u64(__u64 arr, __u32 n)
 {
-	return free_each(arr, n, true);
+	return free_each(arr, n, free_deferred_inline);
 }
 
 /* --- Reclaim (the aa_reclaim syscall program) ---------------------------- */

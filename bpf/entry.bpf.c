@@ -186,14 +186,11 @@ int aa_check(void *ctx)
 static int alloc_errno(__u32 op, __u64 size, __u64 arg)
 {
 	if (op == AA_OP_CALLOC) {
-		if (arg == 0 || size == 0 || arg > AA_MAX_ALLOC || size > AA_MAX_ALLOC ||
-		    arg * size > AA_MAX_ALLOC)
+		if (!aa_calloc_ok(arg, size))
 			return -EINVAL;
 		size *= arg;
 	}
-	if (op == AA_OP_ALIGNED && (arg == 0 || (arg & (arg - 1)) || arg > AA_PAGE_SIZE))
-		return -EINVAL;
-	if (size == 0 || size > AA_MAX_ALLOC || size > aa_root.arena_size)
+	if ((op == AA_OP_ALIGNED && !aa_align_ok(arg)) || !aa_size_ok(size))
 		return -EINVAL;
 	if (!aa_heap_ready())
 		return -ENODEV;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * heap.bpf.c - the heap below the caches: the entry points of the central
- * free lists (tier 3) and the page heap (tier 4), under the heap lock, and
- * the lock-free parts around them: pointer lookup through the page map,
- * the claim of a block for a free, and parked frees.
+ * free lists (tier 3) and the page heap (tier 4), under the heap lock; the
+ * heap-wide accounting, the low watermark and its refill ring; and the
+ * lock-free parts around them: pointer lookup through the page map, the
+ * claim of a block for a free, and parked frees.
  *
  * Role:       aa_heap_alloc/free/usable_size and the bulk forms serve
  *             everything the CPU caches do not (caches off, claimed caches,
@@ -12,16 +13,90 @@
  *             tiers. A return never fails: without the lock the blocks are
  *             parked (aa_root.parked) and the next lock holder completes
  *             them.
- * From below: central.bpf.c and buddy.bpf.c (static, locked helpers).
+ * From below: central.bpf.c and buddy.bpf.c (static, locked helpers: they
+ *             count their own structures; what leaves or enters the heap
+ *             is counted here).
  * Locking:    each entry point takes the heap lock itself. Word 0 of
- *             blocks is written with the custody protocol (internal.h,
- *             aa_claim() below).
+ *             blocks is written with the custody protocol (internal.h's
+ *             model, aa_claim() below).
  */
 #include "internal.h"
 
 /* Kinds of allocation lookup() reports, after the classes 0..NR-1. */
 #define AA_KIND_RUN	AA_NR_CLASSES		/* page run inside a chunk */
 #define AA_KIND_LARGE	(AA_NR_CLASSES + 1)	/* whole chunks (+ a run) */
+
+/* --- Heap-wide accounting, the watermark, the refill ring -----------------
+ * What the heap hands out, counted by the entry points below as they take
+ * blocks from the central lists and the page heap (REQUIRES: heap lock):
+ *   stats.bytes_in_use == sum of the bytes of every block out of the
+ *     central lists and the page heap (users', cached, parked, in limbo).
+ */
+
+/* The low-watermark event ring: one struct aa_refill_event per raise of
+ * need_refill, for a loader that sleeps in epoll (aa_heap__wait_refill(),
+ * `arena-alloc refill-agent`) instead of reading the flag on a timer.
+ * Written only by refill_notify(), after the heap lock is dropped; the
+ * flag stays the truth: a lost event (ring full: nobody reads it) is
+ * counted in stats.refill_events_lost and the flag is still up. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} aa_refill_rb SEC(".maps");
+
+/* Raise the low-watermark signal (the loader grows the heap and clears it)
+ * when an allocation failed or free memory dropped below
+ * tun.low_watermark. Returns true when this call raised it: the caller
+ * then calls refill_notify() once it has dropped the lock.
+ * REQUIRES: heap lock. */
+static __always_inline bool check_watermark(bool failed)
+{
+	if ((failed || aa_below_watermark(aa_root.stats.nr_chunks, aa_root.stats.bytes_in_use,
+					  aa_root.tun.low_watermark)) &&
+	    !aa_root.need_refill) {
+		aa_root.need_refill = 1;
+		aa_root.refill_signals++;
+		return true;
+	}
+	return false;
+}
+
+/* Tell a sleeping loader that need_refill was raised (or that limbo
+ * needs a reclaim: reason). Any context, heap lock NOT held (a helper
+ * call; rare: once per raise). */
+static __noinline void refill_notify(__u32 reason)
+{
+	struct aa_refill_event ev = {
+		.ts_ns = bpf_ktime_get_ns(),
+		.bytes_in_use = aa_root.stats.bytes_in_use,
+		.bytes_mapped = aa_root.stats.nr_chunks << AA_CHUNK_SHIFT,
+		.cpu = bpf_get_smp_processor_id(),
+		.reason = reason,
+	};
+
+	if (bpf_ringbuf_output(&aa_refill_rb, &ev, sizeof(ev), 0))
+		aa_count(refill_events_lost);
+}
+
+static __always_inline void account_alloc(__u64 bytes)
+{
+	struct aa_stats __arena *st = &aa_root.stats;
+
+	st->bytes_in_use += bytes;
+	if (st->bytes_in_use > st->peak_bytes_in_use)
+		st->peak_bytes_in_use = st->bytes_in_use;
+	st->live_allocs++;
+	st->nr_allocs++;
+}
+
+static __always_inline void account_free(__u64 bytes)
+{
+	struct aa_stats __arena *st = &aa_root.stats;
+
+	st->bytes_in_use -= bytes;
+	st->live_allocs--;
+	st->nr_frees++;
+}
 
 /* --- Pointer lookup ------------------------------------------------------ */
 
@@ -90,8 +165,8 @@ static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
 
 /* --- Claims ----------------------------------------------------------------
  * aa_claim() makes a free the sole owner of a live block, lock-free: the
- * protocol, and why it holds for reused pages, is __aa_claim()'s
- * (arena_alloc.bpf.h). What says "still allocated": the page-map entry for
+ * claim in internal.h's model, and __aa_claim() (arena_alloc_fast.bpf.h). What
+ * says "still allocated": the page-map entry for
  * a span object or a run, the slot state for whole chunks.
  */
 
@@ -157,7 +232,7 @@ static int free_claimed_locked(__u64 ptr)
 {
 	__u32 off = 0, pmw = 0, run_off, pages;
 	int kind = lookup_inline(ptr, &off, &pmw);
-	__u64 w;
+	__u64 w, bytes;
 
 	if (kind < 0)
 		return -AA_ERR_CORRUPT;
@@ -170,35 +245,44 @@ static int free_claimed_locked(__u64 ptr)
 	/* every kind ends in at most one run of pages for the page heap:
 	 * one run_free_locked() site, verified once here, not per kind */
 	if (kind == AA_KIND_LARGE) {
+		bytes = pages_bytes(aa_root.slots[(off >> AA_CHUNK_SHIFT) &
+						  (AA_MAX_SLOTS - 1)].large_pages);
 		pages = large_free_locked(off >> AA_CHUNK_SHIFT, &run_off);
 	} else if (kind == AA_KIND_RUN) {
 		run_off = off;
 		pages = AA_PM_LOW(pmw);
+		bytes = pages_bytes(pages);
 		page_run_free_locked(off, pages);
 	} else {
 		run_off = span_start(off, pmw);
+		bytes = aa_class(kind)->size;
 		pages = central_push_locked(off, kind, run_off);
 	}
+	account_free(bytes);
 	if (pages)
 		run_free_locked(run_off, pages);
 	return 0;
 }
 
+/* --- Parked frees (the model: internal.h) ------------------------------------ */
+
+/* A parked block: claimed (word 0 = FREED mark), waiting for the lock. */
+struct aa_parked {
+	__u64 mark;
+	__u32 next;	/* arena offset of the next parked block, AA_NIL */
+	__u32 pad;
+};
+
+typedef struct aa_parked __arena aa_parked_t;
+
 /* Push the chain first .. last (arena offsets, linked through
  * aa_parked.next; n blocks, counted in frees_parked) on the parked list.
- * Lock-free, any context: the loop only repeats when another push or a pop
- * got in between. */
+ * Lock-free, any context. */
 static void park_chain(__u32 first, __u32 last, __u32 n)
 {
 	aa_parked_t *tail = aa_addr(last);
-	__u32 old;
 
-	aa_repeat(AA_MAX_LOOPS) {
-		old = READ_ONCE_ARENA(aa_root.parked);
-		tail->next = old;
-		if (__sync_val_compare_and_swap(&aa_root.parked, old, first) == old)
-			break;
-	}
+	aa_stack_push(&aa_root.parked, first, &tail->next);
 	__sync_fetch_and_add(&aa_root.stats.frees_parked, n);
 }
 
@@ -248,6 +332,15 @@ static __always_inline void unlock_and_unpark(void)
  * parked (counted in lock_misses and frees_parked).
  */
 
+/* Count an allocation that failed for want of memory (err[NOMEM]; and
+ * defer.nomem_in_limbo while limbo holds objects that could have served). */
+static __always_inline void alloc_nomem(void)
+{
+	aa_fail(AA_ERR_NOMEM);
+	if (READ_ONCE_ARENA(aa_root.defer.pending_objs))
+		__sync_fetch_and_add(&aa_root.defer.nomem_in_limbo, 1);
+}
+
 /* Count a lock failure that made an allocation fail. */
 static __always_inline void alloc_lock_failed(int err)
 {
@@ -285,7 +378,7 @@ __u64 aa_heap_alloc(__u64 size, __u64 align)
 		aa_fail(AA_ERR_UNINIT);
 		return 0;
 	}
-	if (size == 0 || size > AA_MAX_ALLOC || size > aa_root.arena_size) {
+	if (!aa_size_ok(size)) {
 		aa_fail(AA_ERR_SIZE);
 		return 0;
 	}
@@ -303,14 +396,15 @@ __u64 aa_heap_alloc(__u64 size, __u64 align)
 		off = page_run_alloc_locked((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT);
 	else
 		off = large_alloc_locked((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT, first);
+	if (off != AA_NIL)
+		account_alloc(cls >= 0 ? aa_class(cls)->size :
+			      pages_bytes((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT));
 	raised = check_watermark(off == AA_NIL);
 	unlock_and_unpark();
 	if (raised)
 		refill_notify(off == AA_NIL ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
 	if (off == AA_NIL) {
-		aa_fail(AA_ERR_NOMEM);
-		if (READ_ONCE_ARENA(aa_root.defer.pending_objs))
-			__sync_fetch_and_add(&aa_root.defer.nomem_in_limbo, 1);
+		alloc_nomem();
 		return 0;
 	}
 	aa_count(direct_allocs);	/* a caller's call: no cache counted it */
@@ -393,8 +487,6 @@ static __always_inline int aa_heap_return_bulk(__u64 arr, __u32 n)
 	return done;
 }
 
-/* Look ptr up and claim it for a free (aa_claim()). Returns 0 (the caller
- * owns the block now) or -errno, counted, with nothing changed. */
 /* Usable bytes of an allocation of kind `kind` (lookup()) at off. */
 static __always_inline __u64 kind_bytes(int kind, __u32 off, __u32 pmw)
 {
@@ -419,8 +511,9 @@ static __always_inline int judge(__u64 ptr, __u32 *off, __u32 *pmw)
 	return kind;
 }
 
-/* The claim itself: the kind claimed (a class, AA_KIND_RUN or
- * AA_KIND_LARGE) or -errno, counted. */
+/* Look ptr up and claim it for a free (aa_claim()): the kind claimed (a
+ * class, AA_KIND_RUN or AA_KIND_LARGE; the caller owns the block now) or
+ * -errno, counted, with nothing changed. */
 static __always_inline int claim_kind(__u64 ptr)
 {
 	__u32 off = 0, pmw = 0;
@@ -514,6 +607,7 @@ int aa_heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cache
 		off = central_pop_locked(cls, mask);
 		if (off == AA_NIL)
 			break;
+		account_alloc(aa_class(cls)->size);
 		out[i] = aa_root.arena_base + off;
 		got++;
 	}
@@ -559,11 +653,8 @@ static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u
 	 * serves the allocation that asked for it) */
 	if (!cached && got)	/* a caller's bulk call; refills are not */
 		__sync_fetch_and_add(&aa_root.stats.direct_allocs, got);
-	if (k >= 0 && (cached ? !got : got < n)) {
-		aa_fail(AA_ERR_NOMEM);
-		if (READ_ONCE_ARENA(aa_root.defer.pending_objs))
-			__sync_fetch_and_add(&aa_root.defer.nomem_in_limbo, 1);
-	}
+	if (k >= 0 && (cached ? !got : got < n))
+		alloc_nomem();
 	return got;
 }
 

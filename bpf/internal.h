@@ -5,7 +5,7 @@
  * (claims, locks, custody marks), error accounting and the cross-file
  * (global) functions of each tier.
  *
- * CONCURRENCY MODEL
+ * CONCURRENCY MODEL (the one description: every other file points here)
  *
  * Who can meet on one CPU. Every BPF program runs with migration disabled,
  * so bpf_get_smp_processor_id() is stable for its whole run, but:
@@ -22,50 +22,114 @@
  * another allocator call on the same CPU, except inside a section that
  * disabled preemption, where only IRQ/NMI can come in between.
  *
- * Shared state and how it is claimed:
+ * Who may touch what, and when:
+ *   state                          touched by                 guard
+ *   CPU cache cls[] (not .nested)  the claim holder           CPU cache claim
+ *   transfer cache tc[c]           its lock holder            tc[c].lock
+ *   central lists, spans, page     the heap lock holder       aa_root.lock
+ *     heap, page map, slots, stats   (lock-free readers: below)
+ *   a live block                   its user; then the one     custody claim
+ *                                    free that claimed it
+ *   parked list aa_root.parked     any (push); lock holder    cmpxchg head
+ *                                    (pop)
+ *   limbo stacks, pending bits     any (push, set); the one   cmpxchg; reclaiming
+ *                                    reclaimer (take, clear)
+ *   quarantine slots               any                        atomic exchange
+ *   counters (err[], contention)   any                        atomic add
+ *
  *  - CPU cache (struct aa_cpu_cache): an atomic claim, cmpxchg of busy from
- *    AA_CC_FREE; whoever holds it (the CPU's own programs, a drain or
- *    teardown from any CPU) alone touches count/objs/stats. A caller that
- *    finds it claimed never waits: it takes or puts one object in the
- *    transfer cache (its own lock), else goes to the heap. Released with
- *    release order (aa_store_release).
+ *    AA_CC_FREE to AA_CC_OWNER (this CPU's programs) or AA_CC_DRAIN (a
+ *    drain or teardown, from any CPU), a full barrier; whoever holds it
+ *    alone touches count/objs/stats (but stats.nested, an atomic add), and
+ *    releases it with a release store (aa_store_release). A caller that
+ *    finds it claimed (it preempted or interrupted the holder, or a drain
+ *    holds it) touches nothing and never waits: it takes or puts one
+ *    object in the transfer cache (its own lock), else goes to the heap;
+ *    counted in stats.nested.
  *  - Heap lock (aa_root.lock) and transfer-cache locks (tc[c].lock): the
  *    lock word holds the holder's CPU + 1, written by the acquiring
  *    cmpxchg itself (no gap), and the holder runs with preemption disabled
  *    from before the cmpxchg to after the releasing store. So a holder is
  *    never preempted; the only code that can find the lock held by its own
- *    CPU is an IRQ/NMI that interrupted the holder, and it fails at once.
- *    Waiting for another CPU's holder is time-bounded: AA_WAIT_IRQ_NS in
- *    hard IRQ/NMI (and where the context cannot be told), AA_WAIT_TASK_NS
- *    elsewhere (a holder only takes longer when its vCPU was descheduled).
- *    No global BPF function is called while a lock is held (6.12 forbids
- *    it with preemption disabled): locked code is static. Lock order: heap
- *    lock before a transfer-cache lock; never the other way. Every heap
- *    lock hold is bounded (AA_HOLD_OBJS objects, one span carved (at most
- *    256 objects, a few stores each, in debug mode too), one chunk or span
- *    of the checker, one class of empty-span release; a large allocation
- *    and trim find their chunks before the lock), and work done in rounds
- *    lets a waiting CPU in between them (aa_lock_yield()).
- *  - Objects: word 0 of a block that the allocator holds (in a CPU or
- *    transfer cache, parked, or free in a span or the page heap) carries a custody mark
- *    (aa_custody()): key ^ address ^ tag. A free claims a live block by a
- *    cmpxchg of word 0 from the user's value to the FREED mark, then checks
- *    that the block is still allocated (aa_claim()): of two racing frees
- *    exactly one wins, the other gets -EALREADY. A claimed block is the
+ *    CPU is an IRQ/NMI that interrupted the holder, and it fails at once
+ *    (-AA_ERR_NESTED). Waiting for another CPU's holder is time-bounded:
+ *    AA_WAIT_IRQ_NS in hard IRQ/NMI (and where the context cannot be
+ *    told), AA_WAIT_TASK_NS elsewhere (a holder only takes longer when its
+ *    vCPU was descheduled), then -AA_ERR_BUSY. No global BPF function and
+ *    no page kfunc is called while a lock is held (6.12 forbids a global
+ *    call with preemption disabled): locked code is static. Lock order:
+ *    heap lock before a transfer-cache lock; never the other way. Every
+ *    heap lock hold is bounded (AA_HOLD_OBJS objects moved by a bulk call,
+ *    refill, spill or unpark round, one span carved (at most 256 objects,
+ *    a few stores each, in debug mode too), one chunk or span of the
+ *    checker, one class of empty-span release; a large allocation and trim
+ *    find their chunks before the lock), and work done in rounds lets a
+ *    waiting CPU in between them (aa_lock_yield()).
+ *  - Custody marks: word 0 of a block that the allocator holds (in a CPU or
+ *    transfer cache, parked, or free in a span or the page heap) carries
+ *    aa_custody(addr, tag) = key ^ address ^ tag (tags: "Custody marks"
+ *    below); a live block's word 0 is the user's. A block changes hands
+ *    only by changing its mark.
+ *  - The claim (__aa_claim(), arena_alloc_fast.bpf.h; aa_claim() in
+ *    heap.bpf.c adds the debug-mode check): a free makes its caller the
+ *    block's sole owner, lock-free, any context. check is the word that
+ *    says the block is allocated (its page-map entry, or its slot's state),
+ *    expect its value at the lookup, meta the chunk metadata the lookup
+ *    used, state the slot state it saw:
+ *
+ *      v = word0                   user data, or a custody mark: refused
+ *      cmpxchg(word0, v, FREED)    lost: another free won (or it is cached)
+ *      *check == expect,           unchanged since the lookup,
+ *      slot == (state, meta),      the metadata read is still this chunk's,
+ *      word0 == FREED, and         still ours,
+ *      pending bit clear           not in limbo: claimed
+ *
+ *    Of two racing frees exactly one wins; the other gets -EALREADY. A
+ *    free that read v long ago may find v again at the same address after
+ *    the block was freed and its pages reused: its cmpxchg then succeeds on
+ *    a word that is not word 0 of a live allocation. Pages are carved again
+ *    (a span marks every object) or taken as a run (word 0 zeroed) before
+ *    their page-map entry or slot state is written, so "check as before,
+ *    then word 0 still FREED" is a live allocation that we own; otherwise
+ *    the stray write is undone and the caller reports a double free. The
+ *    slot re-check covers a lookup whose loads straddle a trim and a grow
+ *    of the slot (it may have read the page map of the chunk's old
+ *    metadata). While word 0 still holds our mark, ptr's page was not
+ *    returned (returned pages come back zeroed), so the slot word cannot
+ *    change between the re-check and the last load. A claimed block is the
  *    claimer's until it hands it to a tier. In debug mode a claimed class
  *    object whose trailer is poison is free all the same (a write after
  *    free replaced its mark): the claim is undone, -EALREADY.
+ *  - Lock-free readers: a live allocation's own page-map entry and slot
+ *    state change only when that allocation is freed, which its claimer
+ *    alone can do, so lookups without the lock are exact for live
+ *    allocations and a harmless snapshot for anything else. A slot's state
+ *    and meta_off are one word, published by one store, read by one load.
  *  - Parked frees (aa_root.parked): a free whose lock is unavailable pushes
  *    its claimed block on this lock-free stack (cmpxchg push, any context);
  *    only the heap lock holder pops, so there is one consumer and no ABA.
- *    Every heap lock holder completes some; drain completes all.
+ *    Every heap lock holder completes up to AA_HOLD_OBJS of them (after
+ *    its unlock: aa_heap_unpark()); drain completes all.
+ *  - Limbo (deferred free, AA_F_DEFER; defer.bpf.c has the epochs): a
+ *    deferred object stays allocated for every tier (word 0 the user's),
+ *    with its bit set in its chunk's pending bitmap and a node on
+ *    aa_root.defer.limbo[epoch & 1]. The bit is set by a cmpxchg (a second
+ *    deferral finds it) and the plain free's claim reads it after its own
+ *    cmpxchg, while the deferral reads word 0 after setting it (both full
+ *    barriers): of a plain and a deferred free racing on one object at
+ *    least one sees the other and gives up. Pushers cmpxchg the stack's
+ *    head; the one reclaimer (it holds defer.reclaiming) takes a whole
+ *    stack with an exchange and walks it privately: no ABA.
+ *  - Quarantine (debug mode): a freed, claimed, poisoned class object is
+ *    exchanged into a slot of aa_root.debug.quarantine and the object it
+ *    displaces is released: each object is in at most one slot, or out of
+ *    all of them, any context, no lock.
  *  - Page kfuncs (sleepable): called with no lock held and no claim that
  *    another caller could wait for. Chunks leave the heap through the
- *    RELEASING slot state, so their metadata stays put until freed. A
- *    slot's state and meta_off are one word, published by one store and
- *    read by one load; a lock-free claim checks it again (__aa_claim()).
- *    Pages that userspace reads from the mmap (chunk metadata, CPU caches)
- *    go back only while no reader is counted (the reader pin, aa_shared.h).
+ *    RELEASING slot state, so their metadata stays put until freed; a
+ *    lock-free claim checks the slot word again. Pages that userspace
+ *    reads from the mmap (chunk metadata, CPU caches) go back only while
+ *    no reader is counted (the reader pin, aa_shared.h).
  *  - Publication: init writes the whole root, then stores the magic with an
  *    atomic exchange (full barrier); callers check the magic before using
  *    anything, and their first claim or lock is a full barrier too. A CPU
@@ -83,7 +147,6 @@
 #include "arena_alloc.bpf.h"
 #include "aa_syscall.h"
 
-#define EPERM		1
 #define ENOENT		2
 #define EFAULT		14
 #define EBUSY		16
@@ -96,8 +159,6 @@
 #define EALREADY	114
 #define EOPNOTSUPP	95
 #define EUCLEAN		117
-
-#define NUMA_NO_NODE	(-1)
 
 /* --- Kernel interfaces -------------------------------------------------- */
 
@@ -125,9 +186,9 @@ static __always_inline void aa_pages_free(void __arena *addr, __u32 pages)
 void bpf_preempt_disable___aa(void) __ksym;
 void bpf_preempt_enable___aa(void) __ksym;
 
-/* Open-coded number iterators (6.4+): aa_for() and aa_repeat() are
- * aa_for() and aa_repeat() of <bpf/bpf_helpers.h> on the flavored names,
- * with the same bounds check that lets the verifier trust i. */
+/* Open-coded number iterators (6.4+) on the flavored names: aa_for(i,
+ * start, end) is bpf_for() of <bpf/bpf_helpers.h> (the same bounds check
+ * that lets the verifier trust i), aa_repeat(n) its bpf_repeat(). */
 extern int bpf_iter_num_new___aa(struct bpf_iter_num *it, int start, int end) __ksym __weak;
 extern int *bpf_iter_num_next___aa(struct bpf_iter_num *it) __ksym __weak;
 extern void bpf_iter_num_destroy___aa(struct bpf_iter_num *it) __ksym __weak;
@@ -156,7 +217,7 @@ extern struct aa_root __arena aa_root;
 #define WRITE_ONCE_ARENA(x, v)	(*(volatile typeof(x) *)&(x) = (v))
 #define aa_barrier()		asm volatile("" ::: "memory")
 
-/* Release store of a 32-bit word (arena_alloc.bpf.h: x86 store, else xchg). */
+/* Release store of a 32-bit word (arena_alloc_fast.bpf.h: x86 store, else xchg). */
 #define aa_store_release(p, v)	__aa_store_release((p), (v))
 
 /* Order this thread's earlier stores before its later ones (x86: free). */
@@ -251,7 +312,6 @@ static __always_inline int aa_fail(enum aa_error e)
 	return aa_errno(e);
 }
 
-/* Count a recovered event (aa_stats contention counters). */
 /* Metadata pages per chunk: the page map and span table, and with
  * AA_F_DEFER the pending bitmap. Fixed from init to teardown. */
 static __always_inline __u32 aa_meta_pages(void)
@@ -259,6 +319,30 @@ static __always_inline __u32 aa_meta_pages(void)
 	return aa_root.flags & AA_F_DEFER ? AA_META_PAGES_DEFER : AA_META_PAGES;
 }
 
+/* --- Argument checks: the front door's (alloc.bpf.c, heap.bpf.c), and
+ * aa_call's report of why an allocation got NULL (entry.bpf.c) --------- */
+
+/* A size the heap may serve: 1 .. AA_MAX_ALLOC and no more than the arena. */
+static __always_inline bool aa_size_ok(__u64 size)
+{
+	return size != 0 && size <= AA_MAX_ALLOC && size <= aa_root.arena_size;
+}
+
+/* aa_calloc(n, size): both non-zero and n * size <= AA_MAX_ALLOC, without
+ * overflow (both <= 2^30 first). */
+static __always_inline bool aa_calloc_ok(__u64 n, __u64 size)
+{
+	return n != 0 && size != 0 && n <= AA_MAX_ALLOC && size <= AA_MAX_ALLOC &&
+	       n * size <= AA_MAX_ALLOC;
+}
+
+/* An alignment: a power of two, at most a page. */
+static __always_inline bool aa_align_ok(__u64 align)
+{
+	return align != 0 && !(align & (align - 1)) && align <= AA_PAGE_SIZE;
+}
+
+/* Count a recovered event (aa_stats contention counters). */
 #define aa_count(field)	__sync_fetch_and_add(&aa_root.stats.field, 1)
 
 /* --- Fault injection (struct aa_fault in aa_shared.h) ---------------------
@@ -314,20 +398,9 @@ static __always_inline bool aa_on_task_stack(void)
  * The heap lock (aa_root.lock) protects the central lists and spans, the
  * page heap's free lists and order maps, the chunk metadata (page map),
  * the slot table and aa_root.stats (but the atomic counters); each transfer
- * cache has its own. Rules (see the model at the top):
- *  - acquired with preemption disabled, the owner written by the acquiring
- *    cmpxchg; released by a release store, then preemption enabled;
- *  - the lock held by this CPU means we interrupted the holder: fail at once
- *    (-AA_ERR_NESTED), never wait;
- *  - waiting for another CPU is bounded in time: AA_WAIT_IRQ_NS in hard
- *    IRQ/NMI, AA_WAIT_TASK_NS elsewhere (the holder cannot be preempted, so
- *    only a descheduled vCPU keeps it longer); then -AA_ERR_BUSY;
- *  - only static code runs while holding it: no global function, no page
- *    kfunc. Callers count a failure in err[] only if their operation fails;
- *  - every hold is bounded, so that a waiter in IRQ context (AA_WAIT_IRQ_NS)
- *    rarely gives up: at most AA_HOLD_OBJS objects moved (bulk calls,
- *    refills, spills, parked frees) per hold, the lock dropped between
- *    rounds; the other holds are listed in the model at the top.
+ * cache has its own. The rules (preemption, nesting, waiting, bounded
+ * holds, order): the model at the top. Callers count a failure in err[]
+ * only if their operation fails.
  */
 #define AA_HOLD_OBJS		16
 #define AA_WAIT_IRQ_NS		5000ULL		/* 5 us */
@@ -423,7 +496,7 @@ static __always_inline void aa_unlock(void)
  *   AA_TAG_BUDDY+k  first page of a free page block of order k
  * A free claims word 0 only from a value that is not a mark (aa_claim()).
  */
-/* AA_TAG_FREED (1) and AA_TAG_BITS (5): arena_alloc.bpf.h */
+/* AA_TAG_FREED (1) and AA_TAG_BITS (5): arena_alloc_fast.bpf.h */
 #define AA_TAG_CACHED		2
 #define AA_TAG_SPAN		3
 #define AA_TAG_BUDDY		4	/* + order, up to 4 + 8 */
@@ -455,6 +528,24 @@ static __always_inline bool aa_is_custody(__u64 addr, __u64 word)
 	return ((word ^ aa_root.cache_key ^ addr) >> AA_TAG_BITS) == 0;
 }
 
+/* Push the chain first .. last (arena offsets, linked through their next
+ * words; last_next is last's) on the lock-free stack whose head is *head
+ * (the parked list, a limbo stack). Any context: the loop only repeats
+ * when another push or a pop got in between. Popping is the consumer's
+ * business (one consumer, or a whole-stack exchange: no ABA). */
+static __always_inline void aa_stack_push(__u32 __arena *head, __u32 first,
+					  __u32 __arena *last_next)
+{
+	__u32 old;
+
+	aa_repeat(AA_MAX_LOOPS) {
+		old = READ_ONCE_ARENA(*head);
+		*last_next = old;
+		if (__sync_val_compare_and_swap(head, old, first) == old)
+			break;
+	}
+}
+
 static __always_inline bool aa_heap_ready(void)
 {
 	return READ_ONCE_ARENA(aa_root.magic) == AA_ROOT_MAGIC;
@@ -462,8 +553,8 @@ static __always_inline bool aa_heap_ready(void)
 
 /* --- Cross-file functions (global BPF functions: verified once each) ---- */
 
-/* cpu_cache.bpf.c: tier 1 (fast paths in arena_alloc.bpf.h and static
- * inline there; the slow halves are declared in arena_alloc.bpf.h) */
+/* cpu_cache.bpf.c: tier 1 (fast paths in arena_alloc_fast.bpf.h and static
+ * inline there; the slow halves are declared in arena_alloc_fast.bpf.h) */
 int aa_cpu_cache_drain(__u32 cpu);
 
 /* transfer_cache.bpf.c: tier 2 (REQUIRES: caller holds a CPU cache claim,
@@ -482,6 +573,7 @@ int aa_heap_return_round(__u64 arr, __u32 from, __u32 end);
 int aa_heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cached);
 int aa_heap_claim(__u64 ptr);
 long aa_heap_claim_kind(__u64 ptr);
+long aa_heap_judge(__u64 ptr);
 int aa_heap_unpark(void);
 int aa_heap_release_empty(void);
 __u64 aa_heap_usable_size(__u64 ptr);
@@ -489,10 +581,15 @@ __u64 aa_heap_usable_size(__u64 ptr);
  * aa_heap_return_bulk() (loops of the global rounds above, so that no
  * caller adds a frame) */
 
-/* buddy_chunks.bpf.c: chunks in and out of the page heap, the checker */
+/* buddy_chunks.bpf.c: chunks in and out of the page heap; the test-only
+ * delays of grow and trim */
 int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished);
 int aa_buddy_take_free_chunk(__u32 keep);
 int aa_buddy_release_slot(__u32 slot);
+extern __u64 aa_fault_trim_delay_ns;
+extern __u64 aa_fault_publish_delay_ns;
+
+/* check.bpf.c: the validity checker of the central lists and page heap */
 int aa_buddy_check(void);
 
 /* debug.bpf.c: debug mode (AA_F_DEBUG) */
@@ -500,6 +597,10 @@ int aa_debug_on_alloc(__u64 addr, int kind, __u64 n);
 int aa_debug_on_free(__u64 addr);
 __u64 aa_debug_quarantine(__u64 addr, __u32 cls);
 int aa_debug_flush(void);
+
+/* defer.bpf.c: deferred free (AA_F_DEFER); the aa_reclaim program's steps */
+__u32 aa_defer_advance(void);
+int aa_defer_reclaim_node(__u32 off, __u32 e);
 
 /* arena.bpf.c: pages from the kernel, sleepable only */
 int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,

@@ -11,11 +11,11 @@
  *             batch or nothing (try operations: 0 means "go below");
  *             aa_transfer_cache_pop / _push: one object, for callers whose
  *             CPU cache is claimed by someone else.
- * Locking:    tc->lock per class (internal.h lock rules: preemption off
- *             while held, same-CPU nesting refused at once). Always tried
- *             with the short IRQ budget: a miss costs a trip to the heap,
- *             never a wait. Holding it, no other lock is taken, so the
- *             heap-lock-then-transfer-lock order is never reversed.
+ * Locking:    tc->lock per class (the lock rules: internal.h's model).
+ *             Always tried with the short IRQ budget: a miss costs a trip
+ *             to the heap, never a wait. Holding it, no other lock is
+ *             taken, so the heap-lock-then-transfer-lock order is never
+ *             reversed.
  *
  * Invariant: tc->objs[0 .. count) are free objects of the class, each
  * carrying a custody mark; count <= tun.transfer_cap[cls] <= AA_TRANSFER_MAX.

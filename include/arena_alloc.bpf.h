@@ -4,31 +4,24 @@
  *
  * Include from BPF programs that are linked (bpftool gen object) with
  * libarena_alloc.bpf.o. Nothing here calls a page kfunc, so tc, xdp,
- * perf_event, tracepoint and syscall programs can all use it. Growing the
- * heap is done by the sleepable SEC("syscall") programs of the library
- * (userspace: aa_heap__grow()).
+ * perf_event, tracepoint and syscall programs can all use it; the heap
+ * grows from userspace (aa_heap__grow()).
  *
- * Two shapes of the same API:
- *  - aa_malloc(), aa_calloc(), aa_free() (macros): the CPU-cache hit path
- *    runs inline, in the caller's program (no BPF-to-BPF call: ~6.5 ns a
- *    level here), and everything else calls the global functions below.
- *    The hit path is a copy of theirs under the same claim protocol; the
- *    global functions make the final decision on every bad pointer.
- *  - the *_u64 global functions: one call each, verified once per program
- *    load however many call sites. Define AA_NO_INLINE before including
- *    this header to make the macros call them (programs short on
- *    instructions: each inline site costs a few hundred verified ones).
+ * Two shapes of one API: the macros aa_malloc(), aa_calloc(), aa_free()
+ * run the CPU-cache hit path inline in the caller's program and call the
+ * *_u64 global functions for everything else; the *_u64 functions are one
+ * call each, verified once per program load. Define AA_NO_INLINE before
+ * including this header to make the macros call them (for programs short
+ * on verified instructions). Pointers come back as __u64 (a global BPF
+ * function cannot return a pointer); the macros make them `void __arena *`.
  *
- * Call frames: the verifier allows a program 8 frames in all (the program
- * itself, its subprograms and callbacks, and ours). Each function here needs
- * at most AA_API_FRAMES of them, itself included, so a call from a program's
- * third frame (program > bpf_loop callback > subprogram) always verifies.
+ * Call frames: a program has 8 (itself, its subprograms and callbacks, and
+ * ours); every call here needs at most AA_API_FRAMES, so a call from a
+ * program's third frame always verifies.
  *
- * Pointers come back as __u64 (a global BPF function cannot return a
- * pointer); the macros wrap them into `void __arena *`.
- *
- * The same header compiles in userspace (no __BPF__): the prototypes vanish
- * and only the shared layouts remain.
+ * The internals the macros inline are in arena_alloc_fast.bpf.h, included
+ * below (not for direct use). In userspace (no __BPF__) only the shared
+ * layouts remain.
  */
 #ifndef __ARENA_ALLOC_BPF_H
 #define __ARENA_ALLOC_BPF_H
@@ -102,496 +95,40 @@ struct {								\
 } arena SEC(".maps");							\
 AA_ARENA_FUNCS(arena)
 
-/* --- Global functions ---------------------------------------------------- */
+/* --- Global functions ----------------------------------------------------
+ * Allocations are 16-byte aligned; a failure returns 0 (NULL) or -errno
+ * and is counted in aa_stats.err. Any program type, no lock held on return.
+ */
 
-/* Allocate size bytes (16-byte aligned). 0 and sets no error on success;
- * returns 0 (NULL) on failure and counts the reason in aa_stats.err. */
+/* size bytes, or 0. */
 __u64 aa_malloc_u64(__u64 size);
-/* n * size bytes, zeroed. */
+/* n * size bytes, zeroed, or 0. */
 __u64 aa_calloc_u64(__u64 n, __u64 size);
-/* size bytes aligned to align (power of two, at most AA_PAGE_SIZE). */
+/* size bytes aligned to align (a power of two, at most AA_PAGE_SIZE), or 0. */
 __u64 aa_aligned_alloc_u64(__u64 align, __u64 size);
-/* Free an allocation. 0, or -errno (heap unchanged) for a bad pointer:
- * -EALREADY double free, -EFAULT foreign, -ENOENT interior, -EINVAL
- * misaligned. aa_free(NULL) is 0. */
+/* 0, or -EALREADY (double free), -EFAULT (foreign), -ENOENT (interior), -EINVAL
+ * (misaligned), the heap unchanged; aa_free(NULL) is 0. */
 int aa_free_u64(__u64 ptr);
 /* Usable bytes of an allocation, 0 for a pointer that is not one. */
 __u64 aa_usable_size_u64(__u64 ptr);
-/* Allocate n objects of size bytes into arr[0..n) (an arena array of
- * __u64 addresses). Returns how many it got (they fill arr[0..ret)). */
+/* n objects of size bytes into arr[0..ret) (an arena array of __u64); ret. */
 int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size);
-/* Free arr[0..n). Every valid pointer is freed and its slot set to 0;
- * invalid ones stay in arr and are counted. Returns the number freed, or
- * -EINVAL when there were invalid pointers and nothing was freed. */
+/* Free arr[0..n): each freed slot set to 0, invalid ones left and counted;
+ * the number freed, or -EINVAL when nothing was valid. */
 int aa_free_bulk_u64(__u64 arr, __u32 n);
-
-/* Deferred free (heaps initialised with AA_F_DEFER): ptr keeps its
- * contents and stays allocated until every program that could have found
- * it before the call has finished (an RCU grace period that the loader's
- * aa_heap__reclaim() or `arena-alloc refill-agent` waits for): the free
- * for lock-free readers. Protected readers: non-sleepable programs, and
- * sleepable ones between bpf_rcu_read_lock() and bpf_rcu_read_unlock().
- * Call it after unlinking ptr from everything readers walk. 0, or the
- * errno of aa_free_u64() for a bad pointer (refused and counted the same
- * way, a pointer freed plain and deferred too), -ENOMEM when there was no
- * memory for its 16-byte limbo record (ptr stays allocated), -EOPNOTSUPP
- * on a heap without AA_F_DEFER. Any program type, lock-free. */
+/* Deferred free (heaps with AA_F_DEFER): ptr stays allocated, its contents
+ * kept, until every program that could have found it before the call has
+ * finished (an RCU grace period: non-sleepable programs, and sleepable ones
+ * inside bpf_rcu_read_lock()); call it after unlinking ptr. 0, the errno of
+ * aa_free_u64(), -ENOMEM (no limbo record: ptr stays allocated), or
+ * -EOPNOTSUPP without AA_F_DEFER. Lock-free. */
 int aa_free_deferred_u64(__u64 ptr);
 /* aa_free_deferred_u64() of arr[0..n), as aa_free_bulk_u64(). */
 int aa_free_deferred_bulk_u64(__u64 arr, __u32 n);
 
-/* The slow halves of the inline hit path (not for direct use): allocate an
- * object of class cls (< AA_NR_CLASSES) for a request of size bytes when
- * this CPU's cache is empty or claimed; take ptr, an object of class cls
- * that the caller CLAIMED (word 0 = the FREED custody mark, see
- * __aa_claim()), when the cache is full or claimed. */
-__u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size);
-int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls);
+#include "arena_alloc_fast.bpf.h"
 
-/* --- Size classes (include/aa_size_classes.h) ----------------------------
- * Read-only tables (.rodata of every object that includes this header):
- * the class of a request, and per class the object size, span pages,
- * objects per span and cache defaults; aa_class_hot below holds what a
- * free needs (the reciprocal that tells an object start without a
- * division).
- */
-struct aa_class_info {
-	__u32 size;		/* object bytes */
-	__u16 pages;		/* pages per span */
-	__u16 objs;		/* objects per span */
-	__u16 batch;		/* default refill batch (the loader's default) */
-	__u16 cap;		/* default CPU cache capacity */
-};
-
-#define AA_CLASS_INFO(c, sz, pg, ob, ba, ca, rc) \
-	[c] = { .size = sz, .pages = pg, .objs = ob, .batch = ba, .cap = ca },
-static const struct aa_class_info aa_classes[AA_NR_CLASSES] = {
-	AA_SIZE_CLASSES(AA_CLASS_INFO)
-};
-static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
-
-/* What a free needs to know of a class, in one 64-bit word (one load,
- * one register): the bytes its objects fill in a span (objs * size) << 32
- * | recip. __aa_object_start() says why that is enough. */
-#define AA_CLASS_HOT(c, sz, pg, ob, ba, ca, rc) [c] = ((__u64)((ob) * (sz)) << 32) | (rc),
-static const __u64 aa_class_hot[AA_NR_CLASSES] = {
-	AA_SIZE_CLASSES(AA_CLASS_HOT)
-};
-
-_Static_assert(AA_SIZE_CLASS_COUNT == AA_NR_CLASSES, "aa_size_classes.h and aa_shared.h disagree");
-_Static_assert(AA_SIZE_CLASS_MAX == AA_MAX_CLASS_SIZE, "aa_size_classes.h and aa_shared.h disagree");
-/* Lock-free frees find a chunk's metadata from its page-map entry's page,
- * and load a slot's state and meta_off as one word (state the low half). */
-_Static_assert(sizeof(((struct aa_chunk_meta *)0)->pm) <= AA_PAGE_SIZE, "pm[] in one page");
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "AA_SLOT_WORD: state is the low half");
-
-/*
- * Verifier: indexes into these tables must be bounded where the load is.
- * The compiler drops a clamp it can prove redundant (size - 1 < 8192 was
- * checked by the caller, table values are < 45), but 6.12's verifier does
- * not link size and size - 1: barrier_var() hides the range from the
- * compiler, so the clamp stays. A constant size folds to a constant class.
- */
-#ifndef barrier_var
-#define barrier_var(var) asm volatile("" : "+r"(var))
-#endif
-
-/* Class of a request of size bytes, 1 <= size <= AA_MAX_CLASS_SIZE. */
-static __always_inline __u32 aa_size_class(__u64 size)
-{
-	__u64 q = (size + AA_MIN_SIZE - 1) >> AA_MIN_SHIFT;
-
-	if (__builtin_constant_p(size))
-		return aa_class_index[q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1];
-	barrier_var(q);
-	return aa_class_index[q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1];
-}
-
-/* A class index made safe for indexing per-class arrays (callers pass
- * valid ones; anything else reads class 0 instead of past the array). */
-static __always_inline __u32 aa_cls_idx(__u32 cls)
-{
-	return cls < AA_NR_CLASSES ? cls : 0;
-}
-
-static __always_inline const struct aa_class_info *aa_class(__u32 cls)
-{
-	barrier_var(cls);
-	return &aa_classes[aa_cls_idx(cls)];
-}
-
-/* --- The hit path, shared by the inline API and the library -------------
- *
- * State: `aa_fast` (struct aa_fast, aa_shared.h), a .data global of the
- * library that init fills and teardown clears; an object linked with the
- * library resolves this extern to it. (Not an extern arena global: libbpf
- * 1.4's skeleton generator rejects one defined in another object,
- * "need offset 0, already at 262144".)
- *
- * Protocol (the model is at the top of bpf/internal.h):
- *  - this CPU's cache is claimed with a cmpxchg of busy from AA_CC_FREE to
- *    AA_CC_OWNER and released with a release store; count, objs and stats
- *    are touched only in between. A claim that fails (we preempted or
- *    interrupted its holder, or a drain holds it) touches nothing and
- *    takes the slow path, which uses the transfer cache or the heap;
- *  - an object is freed only after __aa_claim() made the caller its sole
- *    owner (word 0: user data -> the FREED custody mark, by cmpxchg, then
- *    re-checked against the page map), so a double free of a cached
- *    object finds the mark and two racing frees cannot both insert it.
- */
-extern struct aa_fast aa_fast;
-
-/* Custody marks, word 0 of a block the allocator holds: aa_fast.key ^
- * address ^ tag (bpf/internal.h lists the tags). */
-#define AA_TAG_FREED		1
-#define AA_TAG_BITS		5
-
-#define __aa_barrier()		asm volatile("" ::: "memory")
-
-/* Release store of a 32-bit arena word: every access before it is visible
- * to whoever sees the new value. BPF has no store-release before 6.15: on
- * x86 (TSO) a plain store after a compiler barrier is one; elsewhere an
- * exchange, which BPF orders fully. */
-static __always_inline void __aa_store_release(__u32 __arena *p, __u32 v)
-{
-#if defined(__TARGET_ARCH_x86)
-	__aa_barrier();
-	*(volatile __u32 __arena *)p = v;
-#else
-	__sync_lock_test_and_set(p, v);
-#endif
-}
-
-/* A 64-bit load that the CPU cannot perform before the load that produced
- * dep (x86 never reorders loads; elsewhere an address dependency through
- * aa_fast.zero, which the compiler cannot know is 0). */
-static __always_inline __u64 __aa_load_after(__u64 __arena *p, __u64 dep)
-{
-#if defined(__TARGET_ARCH_x86)
-	(void)dep;
-	return *(volatile __u64 __arena *)p;
-#else
-	return *(volatile __u64 __arena *)((__u64)p + (dep & aa_fast.zero));
-#endif
-}
-
-/* cmpxchg returning the old value. barrier_var(): compared with the
- * expected value as it is, clang turns the comparison into the
- * instruction's success flag, which the BPF backend materialises through
- * the stack, on the critical path after the locked instruction. */
-static __always_inline __u64 __aa_cmpxchg64(__u64 __arena *p, __u64 old, __u64 new)
-{
-	__u64 was = __sync_val_compare_and_swap(p, old, new);
-
-	barrier_var(was);
-	return was;
-}
-
-/* This CPU's cache, or NULL (not initialised, caches off, CPU >= 256). */
-static __always_inline struct aa_cpu_cache __arena *__aa_this_cache(void)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-
-	if (cpu >= AA_MAX_CPUS)
-		return NULL;
-	return (struct aa_cpu_cache __arena *)aa_fast.cc[cpu];
-}
-
-/* Claim cc as `who`. A full barrier: what the last holder wrote before its
- * release is visible to us. */
-static __always_inline bool __aa_cache_claim(struct aa_cpu_cache __arena *cc, __u32 who)
-{
-	__u32 old = __sync_val_compare_and_swap(&cc->busy, AA_CC_FREE, who);
-
-	barrier_var(old);	/* see __aa_cmpxchg64() */
-	return old == AA_CC_FREE;
-}
-
-static __always_inline void __aa_cache_release(struct aa_cpu_cache __arena *cc)
-{
-	__aa_store_release(&cc->busy, AA_CC_FREE);
-}
-
-/* Pop an object of class c for a request of size bytes, or 0 (empty).
- * REQUIRES: cc claimed; c < AA_NR_CLASSES. */
-static __always_inline __u64 __aa_cache_pop(struct aa_cpu_cache __arena *cc, __u32 c, __u64 size)
-{
-	struct aa_cpu_class __arena *k = &cc->cls[c];
-	__u32 n = k->count;
-	__u64 p;
-
-	if (n - 1 >= AA_CPU_CACHE_MAX)
-		return 0;
-	p = k->objs[(n - 1) & (AA_CPU_CACHE_MAX - 1)];
-	k->count = n - 1;
-	k->stats.allocs++;
-	k->stats.req_bytes += size;
-	return p;
-}
-
-/* Push ptr (claimed, class c); false when the cache is full.
- * REQUIRES: cc claimed; c < AA_NR_CLASSES. */
-static __always_inline bool __aa_cache_push(struct aa_cpu_cache __arena *cc, __u32 c, __u64 ptr)
-{
-	struct aa_cpu_class __arena *k = &cc->cls[c];
-	__u32 n = k->count;
-
-	/* cap is in the arena, which userspace can write: bound it here too */
-	if (n >= k->cap || n >= AA_CPU_CACHE_MAX)
-		return false;
-	k->objs[n] = ptr;
-	k->count = n + 1;
-	k->stats.frees++;
-	return true;
-}
-
-/* A hit: claim cc, pop an object of class c, release. Returns it (word 0
- * cleared) or 0 (cache claimed by someone else, or empty). */
-static __always_inline __u64 __aa_hit_alloc(struct aa_cpu_cache __arena *cc, __u32 c, __u64 size)
-{
-	__u64 p;
-
-	if (!__aa_cache_claim(cc, AA_CC_OWNER))
-		return 0;
-	p = __aa_cache_pop(cc, c, size);
-	__aa_cache_release(cc);
-	if (p)
-		*(volatile __u64 __arena *)p = 0;	/* no longer carries a mark */
-	return p;
-}
-
-/* A hit: claim cc, push ptr (claimed, class c), release. Returns false
- * (cache claimed by someone else, or full) with ptr still the caller's. */
-static __always_inline bool __aa_hit_free(struct aa_cpu_cache __arena *cc, __u64 ptr, __u32 c)
-{
-	bool ok;
-
-	if (!__aa_cache_claim(cc, AA_CC_OWNER))
-		return false;
-	ok = __aa_cache_push(cc, c, ptr);
-	__aa_cache_release(cc);
-	return ok;
-}
-
-/*
- * Is arena offset off the start of an object of a span whose page-map
- * entry is e, for the class whose aa_class_hot[] word is hot? From the
- * span's first page, off is rel bytes in; rel < 2^16 (spans are at most
- * 16 pages). An object starts there iff rel is below the bytes the
- * objects fill and a multiple of size: with recip = ceil(2^32 / size),
- * rel % size == 0 iff (rel * recip) mod 2^32 < recip, exact for 16-bit
- * rel and 13-bit size since 32 >= 16 + 13 (Lemire, Kaser, Kurz, "Faster
- * remainder by direct computation", 2019; tests/test_size_classes.c
- * checks every rel of every class). One multiplication, no division.
- */
-static __always_inline bool __aa_object_start(__u32 off, __u32 e, __u64 hot)
-{
-	__u32 rel = (off & (AA_PAGE_SIZE - 1)) + (AA_PM_SPAN_INDEX(e) << AA_PAGE_SHIFT);
-
-	return rel < (hot >> 32) && rel * (__u32)hot < (__u32)hot;
-}
-
-/* The class of the span object at arena offset off (page-map entry e), or
- * -AA_ERR_INTERIOR / -AA_ERR_CORRUPT. */
-static __always_inline int __aa_span_object(__u32 off, __u32 e)
-{
-	__u32 cls = AA_PM_SPAN_CLASS(e);
-
-	if (cls >= AA_NR_CLASSES)
-		return -AA_ERR_CORRUPT;
-	return __aa_object_start(off, e, aa_class_hot[cls]) ? cls : -AA_ERR_INTERIOR;
-}
-
-/* The slot word (AA_SLOT_WORD()) of the chunk slot holding ptr, which is
- * inside the arena. */
-static __always_inline __u64 __aa_slot_word(__u64 ptr)
-{
-	struct aa_root __arena *root = (struct aa_root __arena *)aa_fast.root;
-	__u64 s = ((ptr - aa_fast.arena_base) >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1);
-
-	return *(volatile __u64 __arena *)&root->slots[s];
-}
-
-/* The span page under ptr, lock-free: its class (>= 0) with *off = ptr's
- * arena offset, *pm = the page-map entry's address and *e = the entry, or
- * -1 for anything else (not published, outside the arena, not in a span:
- * the global aa_free_u64() judges it). Whether ptr starts an object (or
- * is even 16-byte aligned) is the caller's to check: __aa_object_start().
- * One slot load, one page-map load. */
-static __always_inline int __aa_span_entry(__u64 ptr, __u32 *off, __u32 __arena **pm, __u32 *e)
-{
-	__u64 base = aa_fast.arena_base, rel = ptr - base, w;
-	struct aa_chunk_meta __arena *meta;
-	__u32 cls;
-
-	if (rel >= aa_fast.arena_size)	/* 0 until published */
-		return -1;
-	w = __aa_slot_word(ptr);
-	if ((__u32)w != AA_SLOT_CHUNK)
-		return -1;
-	meta = (struct aa_chunk_meta __arena *)(base + (w >> 32));
-	*off = rel;
-	*pm = &meta->pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
-	*e = **pm;
-	/* kind SPAN and class < AA_NR_CLASSES, in one comparison */
-	cls = (*e >> 8) - (AA_PM_SPAN << (AA_PM_KIND_SHIFT - 8));
-	if (cls >= AA_NR_CLASSES)
-		return -1;
-	return cls;
-}
-
-/* __aa_span_entry() for a span object: its class, or < 0. */
-static __always_inline int __aa_class_of(__u64 ptr, __u32 __arena **pm, __u32 *e)
-{
-	__u32 off = 0;
-	int cls = __aa_span_entry(ptr, &off, pm, e);
-
-	if (cls < 0 || !__aa_object_start(off, *e, aa_class_hot[cls]))
-		return -1;
-	return cls;
-}
-
-/*
- * Claim the block at ptr for a free, lock-free, any context, in two steps:
- * __aa_claim_word() reads word 0 (false: it is a custody mark, the block
- * is not live), __aa_claim() turns it into the FREED mark: 0 (the caller
- * owns the block) or -1 with nothing changed. check is the word that says
- * the block is allocated (its page-map entry, or its slot's state), expect
- * its value when the caller looked the block up; meta the arena address of
- * the chunk metadata the lookup used and state the slot state it saw:
- *
- *   v = word0                   user data, or a custody mark: refused
- *   cmpxchg(word0, v, FREED)    lost: another free won (or it is cached)
- *   *check == expect,           unchanged since the lookup,
- *   slot == (state, meta), and  the metadata read is still this chunk's,
- *   word0 == FREED              still ours: claimed
- *
- * A free that read v long ago may find v again at the same address after
- * the block was freed and its pages reused: its cmpxchg then succeeds on a
- * word that is not word 0 of a live allocation. Pages are carved again (a
- * span marks every object) or taken as a run (word 0 zeroed) before their
- * page-map entry or slot state is written, so "check as before, then word
- * 0 still FREED" is a live allocation that we own; otherwise the stray
- * write is undone and the caller reports a double free. The slot re-check
- * covers a lookup whose loads straddle a trim and a grow of the slot: it
- * may have read the page map of the chunk's old metadata, whose pages are
- * now anything. While word 0 still holds our mark, ptr's page was not
- * returned (returned pages come back zeroed), so the slot word cannot change
- * between the re-check and the last load.
- */
-/* Deferred free: is the object at ptr (its chunk's metadata at the arena
- * address meta) in limbo? Its bit in the chunk's pending bitmap. A plain
- * free reads it after its claim's cmpxchg and aa_free_deferred() reads
- * word 0 after setting it (both full barriers), so of a plain and a
- * deferred free racing on one object at least one sees the other and
- * gives up: never both. */
-static __always_inline bool __aa_defer_pending(__u64 ptr, __u64 meta)
-{
-	__u64 g = ((ptr - aa_fast.arena_base) & (AA_CHUNK_SIZE - 1)) >> 4;
-	__u64 __arena *bits = (__u64 __arena *)(meta + AA_META_DEFER_OFF);
-
-	return (*(volatile __u64 __arena *)&bits[g >> 6] >> (g & 63)) & 1;
-}
-
-static __always_inline bool __aa_claim_word(__u64 ptr, __u64 key, __u64 *v)
-{
-	*v = *(volatile __u64 __arena *)ptr;
-	return ((*v ^ key ^ ptr) >> AA_TAG_BITS) != 0;	/* not a custody mark */
-}
-
-static __always_inline int __aa_claim(__u64 ptr, __u64 key, __u64 v, __u32 __arena *check,
-				      __u32 expect, __u64 meta, __u32 state)
-{
-	__u64 __arena *w = (__u64 __arena *)ptr;
-	__u64 mine = key ^ ptr ^ AA_TAG_FREED;
-	__u32 now;
-
-	if (__aa_cmpxchg64(w, v, mine) != v)
-		return -1;
-	now = *(volatile __u32 __arena *)check;
-	if (now == expect &&
-	    __aa_slot_word(ptr) == AA_SLOT_WORD(state, meta - aa_fast.arena_base) &&
-	    __aa_load_after(w, now) == mine &&
-	    !(aa_fast.defer && __aa_defer_pending(ptr, meta)))
-		return 0;
-	__sync_val_compare_and_swap(w, mine, v);	/* undo the stray write */
-	return -1;
-}
-
-/* --- The inline API ------------------------------------------------------ */
-
-/* aa_malloc(): the hit path inline, anything else through the globals. */
-static __always_inline __u64 aa_malloc_inline(__u64 size)
-{
-	struct aa_cpu_cache __arena *cc;
-	__u32 c;
-	__u64 p;
-
-	/* size - 1: size 0 wraps and takes the global path, which refuses it */
-	if (size - 1 >= AA_MAX_CLASS_SIZE)
-		return aa_malloc_u64(size);
-	cc = __aa_this_cache();
-	if (!cc)	/* not initialised, caches off, CPU >= 256 */
-		return aa_malloc_u64(size);
-	c = aa_size_class(size);
-	p = __aa_hit_alloc(cc, c, size);
-	return p ? p : aa_cpu_cache_alloc_slow(c, size);
-}
-
-/*
- * aa_free(): 0 or -errno, as aa_free_u64(). Written for few live values
- * (a BPF program has 6 scratch registers, and its loop state holds the 4
- * callee-saved ones): the class is kept as the page-map entry, the key is
- * read where it is used, this CPU's cache is looked up after the claim.
- */
-static __always_inline int aa_free_inline(__u64 ptr)
-{
-	struct aa_cpu_cache __arena *cc;
-	__u32 __arena *pm = NULL;
-	__u64 v = 0;
-	__u32 e = 0;
-	int c;
-
-	if (!ptr)
-		return 0;
-	c = __aa_class_of(ptr, &pm, &e);
-	if (c < 0 || !__aa_claim_word(ptr, aa_fast.key, &v) ||
-	    __aa_claim(ptr, aa_fast.key, v, pm, e, (__u64)pm & ~(__u64)(AA_PAGE_SIZE - 1),
-		       AA_SLOT_CHUNK))
-		return aa_free_u64(ptr);	/* judged there, counted */
-	cc = __aa_this_cache();
-	if (cc && __aa_hit_free(cc, ptr, c))
-		return 0;
-	return aa_cpu_cache_free_slow(ptr, c);
-}
-
-/* aa_calloc(): inline when n * size is a compile-time constant of at most
- * AA_CALLOC_INLINE_MAX bytes (zeroed word by word; volatile stores so that
- * no compiler turns them into a memset), else aa_calloc_u64(). */
-#define AA_CALLOC_INLINE_MAX	256
-
-static __always_inline __u64 aa_calloc_inline(__u64 n, __u64 size)
-{
-	__u64 p;
-	int i;
-
-	if (!(__builtin_constant_p(n) && __builtin_constant_p(size) && n && size &&
-	      n <= AA_CALLOC_INLINE_MAX && size <= AA_CALLOC_INLINE_MAX &&
-	      n * size <= AA_CALLOC_INLINE_MAX))
-		return aa_calloc_u64(n, size);
-	p = aa_malloc_inline(n * size);
-	if (!p)
-		return 0;
-	/* exactly n * size bytes (debug mode's redzone starts after them) */
-#pragma clang loop unroll(full)
-	for (i = 0; i < (int)(n * size / 8); i++)
-		((volatile __u64 __arena *)p)[i] = 0;
-#pragma clang loop unroll(full)
-	for (i = (int)(n * size / 8 * 8); i < (int)(n * size); i++)
-		((volatile __u8 __arena *)p)[i] = 0;
-	return p;
-}
-
+/* --- Macros: the API in arena pointers ----------------------------------- */
 #ifdef AA_NO_INLINE
 #define aa_malloc(size)		((void __arena *)aa_malloc_u64(size))
 #define aa_calloc(n, size)	((void __arena *)aa_calloc_u64((n), (size)))
@@ -608,46 +145,10 @@ static __always_inline __u64 aa_calloc_inline(__u64 n, __u64 size)
 #define aa_free_deferred(p)	aa_free_deferred_u64((__u64)(p))
 #define aa_free_deferred_bulk(arr, n) aa_free_deferred_bulk_u64((__u64)(arr), (n))
 
-/* --- Structs in and out of the arena ----------------------------------------
- * `*rec = local;` with rec in the arena is a memcpy whose BPF lowering
- * loses the arena address cast, even with -fno-builtin (the verifier: "R0
- * invalid mem access 'scalar'"). These copy a struct word by word instead,
- * in the widest unit both sides' alignment allow (the verifier refuses
- * misaligned stack access), with volatile stores that clang cannot merge
- * back into a memcpy:
- *     aa_store_struct(rec, &local);    rec: a __arena pointer
- *     aa_load_struct(&local, rec);
- * Both sides must have the same size (checked at compile time).
- */
-#define __AA_ALIGN2(a, b)	(__alignof__(a) < __alignof__(b) ? __alignof__(a) : __alignof__(b))
-
-/* n bytes as n / sizeof(T) words: to_arena says which side is the arena. */
-#define __AA_COPY_WORDS(T, to_arena, dst, src, n)				\
-	do {								\
-		_Pragma("clang loop unroll(full)")			\
-		for (__u32 ___i = 0; ___i < (n) / sizeof(T); ___i++) {	\
-			if (to_arena)					\
-				((volatile T __arena *)(dst))[___i] = ((const T *)(src))[___i]; \
-			else						\
-				((volatile T *)(dst))[___i] = ((const T __arena *)(src))[___i]; \
-		}							\
-	} while (0)
-
-/* Copy n bytes between arena memory and the stack (or a map value);
- * to_arena: dst is the arena side, else src is. */
-static __always_inline void __aa_copy_struct(__u64 dst, __u64 src, __u32 n, __u32 align,
-					     bool to_arena)
-{
-	if (align >= 8 && !(n & 7))
-		__AA_COPY_WORDS(__u64, to_arena, dst, src, n);
-	else if (align >= 4 && !(n & 3))
-		__AA_COPY_WORDS(__u32, to_arena, dst, src, n);
-	else if (align >= 2 && !(n & 1))
-		__AA_COPY_WORDS(__u16, to_arena, dst, src, n);
-	else
-		__AA_COPY_WORDS(__u8, to_arena, dst, src, n);
-}
-
+/* Copy a struct between the arena and the stack, word by word (a plain
+ * `*rec = local;` loses the arena address cast): aa_store_struct(rec,
+ * &local) with rec in the arena, aa_load_struct(&local, rec). Both sides
+ * must have the same size (checked at compile time). */
 #define aa_store_struct(dst, src)						\
 	({ _Static_assert(sizeof(*(dst)) == sizeof(*(src)), "aa_store_struct: sizes differ"); \
 	   __aa_copy_struct((__u64)(dst), (__u64)(src), sizeof(*(src)),		\

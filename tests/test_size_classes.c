@@ -129,7 +129,7 @@ Test(size_classes, reciprocals_divide_exactly)
 }
 
 /* A free tells an object's start from an interior pointer with one
- * multiplication (__aa_object_start() in include/arena_alloc.bpf.h): the
+ * multiplication (__aa_object_start() in include/arena_alloc_fast.bpf.h): the
  * same arithmetic, against a division, at every offset of every span
  * (past the last object, and every misaligned one, included). */
 Test(size_classes, object_starts_take_one_multiplication)

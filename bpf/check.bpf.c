@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * check.bpf.c - the heap's validity checker (aa_check): the central lists
+ * (tier 3) and the page heap (tier 4) against their invariants.
+ *
+ * Role:       aa_buddy_check() for the aa_check program (entry.bpf.c), and
+ *             so for aa_heap__check() and `arena-alloc check`.
+ * From below: reads only: the page map, free lists, order maps, spans and
+ *             stats of central.bpf.c and buddy.bpf.c (their static helpers).
+ * Locking:    the heap lock, one chunk or one class per hold (internal.h's
+ *             model); compiled after buddy.bpf.c and central.bpf.c
+ *             (bpf/arena_alloc.bpf.c).
+ */
+#include "internal.h"
+
+/* --- Validity checker ------------------------------------------------------
+ * Walks every chunk's free lists: each block must be inside its chunk,
+ * carry the mark of its list's order, have its page-map entry say so, a
+ * consistent prev link and natural alignment; the chunk's bits in the order
+ * maps must say whether its lists are empty; the list lengths must add up
+ * to stats.free_blocks[]. Then every central list: each span's first entry
+ * must name its class, its free objects must carry span marks and number
+ * objs - used. Finally the page invariant of buddy.bpf.c must hold.
+ * One chunk or one class per hold of the heap lock (a waiter in IRQ
+ * context waits for one at most); the totals are compared only if no one
+ * else held the lock in between (lock_gen), which is so at rest.
+ * Returns 0 or a distinct positive code.
+ */
+
+/* Chunk s's free lists; adds their lengths to cnt[order].
+ * REQUIRES: heap lock held. */
+static int check_chunk_locked(__u32 s, __u64 *cnt)
+{
+	__u32 off, prev;
+	aa_free_hdr_t *hdr;
+	bool listed;
+	int k;
+
+	s &= AA_MAX_SLOTS - 1;
+	listed = aa_root.slots[s].state == AA_SLOT_CHUNK;
+	aa_for(k, 0, AA_NR_ORDERS) {
+		off = listed ? meta_of(s)->free_head[k] : AA_NIL;
+		if (((aa_root.order_map[k][(s >> 6) & 63] >> (s & 63)) & 1) != (off != AA_NIL))
+			return 18;
+		if (!!(aa_root.order_summary[k] & (1ULL << ((s >> 6) & 63))) !=
+		    !!aa_root.order_map[k][(s >> 6) & 63])
+			return 19;
+		prev = AA_NIL;
+		aa_repeat(AA_MAX_LOOPS) {
+			if (off == AA_NIL)
+				break;
+			if ((off >> AA_CHUNK_SHIFT) != s)
+				return 3;
+			hdr = aa_addr(off);
+			if (hdr->mark != aa_custody((__u64)hdr, AA_TAG_BUDDY + k))
+				return 4;
+			if (hdr->prev != prev)
+				return 5;
+			if (*pm_at(off) != AA_PM(AA_PM_FREE_HEAD, k))
+				return 6;
+			if (off & ((AA_PAGE_SIZE << k) - 1))
+				return 7;
+			if (k < AA_NR_ORDERS)
+				cnt[k]++;
+			prev = off;
+			off = hdr->next;
+		}
+		if (off != AA_NIL)	/* longer than the loop bound */
+			return 8;
+	}
+	return 0;
+}
+
+/* Up to AA_CHECK_SPANS spans of class cls's central list, from *off (the
+ * span after *prev); moves both on. REQUIRES: heap lock held. */
+#define AA_CHECK_SPANS	1
+
+static int check_spans_locked(__u32 cls, __u32 *off, __u32 *prev)
+{
+	__u32 o, nfree, n;
+	aa_span_obj_t *obj;
+	aa_span_t *sp;
+
+	cls = aa_cls_idx(cls);
+	aa_for(n, 0, AA_CHECK_SPANS) {
+		if (*off == AA_NIL)
+			break;
+		if ((*off >> AA_CHUNK_SHIFT) >= AA_MAX_SLOTS ||
+		    aa_root.slots[*off >> AA_CHUNK_SHIFT].state != AA_SLOT_CHUNK)
+			return 11;
+		if (*pm_at(*off) != AA_PM_SPAN_ENTRY(cls, 0))
+			return 12;
+		sp = span_at(*off);
+		if (sp->cls != cls || !sp->listed || sp->prev != *prev)
+			return 13;
+		nfree = AA_ZERO;
+		o = sp->free;
+		aa_repeat(AA_MAX_LOOPS) {
+			if (o == AA_NIL || nfree > AA_CHUNK_PAGES)
+				break;
+			obj = aa_addr(o);
+			if (obj->mark != aa_custody((__u64)obj, AA_TAG_SPAN))
+				return 14;
+			nfree++;
+			o = obj->next;
+		}
+		if (nfree + sp->used != aa_class(cls)->objs)
+			return 15;
+		*prev = *off;
+		*off = sp->next;
+	}
+	return 0;
+}
+
+/* Hold the heap lock for the next round of aa_buddy_check(). *gen: the
+ * lock_gen of the first hold; *holds: holds so far. Returns 0 holding it. */
+static __always_inline int check_lock(__u32 *gen, __u32 *holds)
+{
+	aa_lock_yield();
+	if (aa_lock())
+		return 2;
+	if (!(*holds)++)
+		*gen = aa_root.lock_gen;
+	return 0;
+}
+
+int aa_buddy_check(void)
+{
+	__u64 cnt[AA_NR_ORDERS] = {}, free_pages = 0, heap_pages;
+	__u32 nr = aa_root.nr_slots, pages = 0, gen = 0, holds = AA_ZERO, off, prev, mine = 0;
+	bool started;
+	int s, cls, k, ret = 0;
+
+	if (!aa_heap_ready())
+		return 1;
+	aa_for(s, 0, nr < AA_MAX_SLOTS ? nr : AA_MAX_SLOTS) {
+		if (check_lock(&gen, &holds))
+			return 2;
+		ret = check_chunk_locked(s, cnt);
+		aa_unlock();
+		if (ret)
+			return ret;
+	}
+	aa_for(cls, 0, AA_NR_CLASSES) {
+		started = false;
+		off = prev = AA_NIL;
+		aa_repeat(AA_MAX_LOOPS) {
+			if (check_lock(&gen, &holds))
+				return 2;
+			if (!started) {
+				started = true;
+				off = aa_root.central[cls].head;
+				pages += aa_root.central[cls].spans * aa_class(cls)->pages;
+			} else if (aa_root.lock_gen != mine) {
+				off = AA_NIL;	/* held by another since: the list moved, */
+			}			/* and the totals go unchecked */
+			ret = check_spans_locked(cls, &off, &prev);
+			mine = aa_root.lock_gen + 1;
+			aa_unlock();
+			if (ret)
+				return ret;
+			if (off == AA_NIL)
+				break;
+		}
+	}
+	if (aa_lock())
+		return 2;
+	if (aa_root.lock_gen == gen + holds) {	/* nobody else held it */
+		for (k = 0; k < AA_NR_ORDERS; k++) {
+			if (cnt[k] != aa_root.stats.free_blocks[k])
+				ret = 9;
+			free_pages += aa_root.stats.free_blocks[k] << k;
+		}
+		if (!ret && pages != aa_root.stats.span_pages)
+			ret = 17;
+		heap_pages = (aa_root.stats.nr_chunks - aa_root.stats.large_chunks) * AA_CHUNK_PAGES;
+		if (!ret && free_pages + aa_root.stats.span_pages + aa_root.stats.run_pages != heap_pages)
+			ret = 10;
+	}
+	aa_unlock();
+	return ret;
+}
