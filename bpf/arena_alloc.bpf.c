@@ -6,7 +6,7 @@
  * <= 7.5 (libbpf < 1.6) cannot link two objects that both reference the
  * same kfunc ("failed to resolve size of underlying type"), and every tier
  * loops with aa_for(). Lower tiers come first: each uses the static
- * helpers of the ones below. Embedders: see README, "Linking notes".
+ * helpers of the ones below. Embedders: docs/EMBEDDING.md.
  */
 #include "buddy.bpf.c"
 #include "central.bpf.c"

@@ -243,7 +243,7 @@ static __always_inline void aa_store_fence(void)
  *
  * Verifier: clang-19 turns store loops into memset(), whose BPF lowering
  * drops the arena addr_space_cast ("R1 invalid mem access 'scalar'"): all
- * BPF code here is built with -fno-builtin (see README for embedders).
+ * BPF code here is built with -fno-builtin (docs/EMBEDDING.md).
  */
 #define AA_MAX_LOOPS	(1 << 23)
 

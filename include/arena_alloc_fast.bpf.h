@@ -52,8 +52,6 @@ static const __u64 aa_class_hot[AA_NR_CLASSES] = {
 	AA_SIZE_CLASSES(AA_CLASS_HOT)
 };
 
-_Static_assert(AA_SIZE_CLASS_COUNT == AA_NR_CLASSES, "aa_size_classes.h and aa_shared.h disagree");
-_Static_assert(AA_SIZE_CLASS_MAX == AA_MAX_CLASS_SIZE, "aa_size_classes.h and aa_shared.h disagree");
 /* Lock-free frees find a chunk's metadata from its page-map entry's page,
  * and load a slot's state and meta_off as one word (state the low half). */
 _Static_assert(sizeof(((struct aa_chunk_meta *)0)->pm) <= AA_PAGE_SIZE, "pm[] in one page");
