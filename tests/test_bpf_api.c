@@ -128,6 +128,7 @@ Test(bpf, deferred_free_from_tc_xdp_raw_tp_and_tp_btf)
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20, .flags = AA_F_DEFER);
 	__u64 args[1] = { 0 }, want;
 	struct bpf_link *link;
+	struct aa_stats st;
 	int i;
 
 	/* its own object and heap, with AA_F_DEFER, in place of the suite's */
@@ -148,13 +149,22 @@ Test(bpf, deferred_free_from_tc_xdp_raw_tp_and_tp_btf)
 	cr_assert_not_null(link, "attach tp_btf/hrtimer_expire_entry: %s", strerror(errno));
 	for (i = 0; i < 200 && skel->bss->tp_btf_allocs < 5; i++)
 		usleep(10000);	/* bounded: 2 s of timer interrupts */
+	/* no run may still be allocating when the heap is counted */
+	__atomic_store_n(&skel->bss->tp_btf_stop, 1, __ATOMIC_SEQ_CST);
 	bpf_link__destroy(link);
+	for (i = 0; i < 1000 && __atomic_load_n(&skel->bss->tp_btf_inflight, __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
+	cr_assert_eq(skel->bss->tp_btf_inflight, 0, "a tp_btf run did not finish in 1 s");
 	cr_assert_geq(skel->bss->tp_btf_allocs, 5, "tp_btf ran %llu times",
 		      (unsigned long long)skel->bss->tp_btf_runs);
 	want = skel->bss->deferred;
 	cr_assert_geq(want, 20);
 	cr_assert_eq(aa_heap__root(heap)->defer.pending_objs, want);
 	cr_assert_eq(aa_heap__reclaim(heap) + aa_heap__reclaim(heap), (long)want);
-	cr_assert_eq(t_user_live(heap), 0, "a deferred object was lost or leaked");
+	st = t_stats(heap);
+	cr_assert_eq(st.live_allocs, 0, "a deferred object was lost or leaked: %llu live (heap %llu, "
+		     "cached %llu, limbo %llu, parked %llu)", (unsigned long long)st.live_allocs,
+		     (unsigned long long)st.heap_live, (unsigned long long)st.cached_objs,
+		     (unsigned long long)st.limbo_objs, (unsigned long long)st.parked_objs);
 	t_check(heap);	/* the suite's teardown destroys this object and heap */
 }

@@ -227,8 +227,12 @@ int xdp_alloc(struct xdp_md *ctx)
 }
 
 /* Tracing programs: raw_tp is run with BPF_PROG_TEST_RUN, tp_btf fires on
- * every hrtimer expiry once attached (hard-IRQ context). */
-__u64 tp_btf_runs, tp_btf_allocs;
+ * every hrtimer expiry once attached (hard-IRQ context). Detaching does not
+ * wait for runs under way on other CPUs: a test that counts the heap
+ * afterwards sets tp_btf_stop, then waits for tp_btf_inflight to reach 0
+ * (each run adds 1, a full barrier, before it reads tp_btf_stop). */
+__u64 tp_btf_runs, tp_btf_allocs, tp_btf_inflight;
+__u32 tp_btf_stop;
 
 SEC("raw_tp")
 int raw_tp_alloc(void *ctx)
@@ -236,16 +240,24 @@ int raw_tp_alloc(void *ctx)
 	return alloc_touch_free();
 }
 
-SEC("tp_btf/hrtimer_expire_entry")
-int tp_btf_alloc(void *ctx)
+static __always_inline void tp_btf_run(void)
 {
 	__u64 __arena *p = aa_malloc(32);
 
 	__sync_fetch_and_add(&tp_btf_runs, 1);
 	if (!p)
-		return 0;
+		return;
 	p[3] = 7;
 	if (p[3] == 7 && !aa_free(p) && !defer_one())
 		__sync_fetch_and_add(&tp_btf_allocs, 1);
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int tp_btf_alloc(void *ctx)
+{
+	__sync_fetch_and_add(&tp_btf_inflight, 1);
+	if (!*(volatile __u32 *)&tp_btf_stop)
+		tp_btf_run();
+	__sync_fetch_and_sub(&tp_btf_inflight, 1);
 	return 0;
 }
