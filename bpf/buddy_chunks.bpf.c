@@ -79,16 +79,26 @@ int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
 }
 
 /* The slot of the entirely free chunk that comes after `keep` others, or
- * -ENOENT. A scan of up to every slot: done before the heap lock (a
- * snapshot, checked again under it), as large_find(). */
-static int free_chunk_find(__u32 keep)
+ * -ENOENT: the set bit of order_map[AA_MAX_ORDER] after `keep` others (a
+ * chunk's order-AA_MAX_ORDER list holds a block exactly when the chunk is
+ * entirely free, buddy.bpf.c). At most 64 words and 63 bits.
+ * REQUIRES: heap lock held. */
+static int free_chunk_find_locked(__u32 keep)
 {
-	__u32 nr_slots = aa_root.nr_slots, seen = AA_ZERO;
-	int s;
+	__u32 n;
+	__u64 w;
+	int i, b;
 
-	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		if (chunk_is_free(s) && seen++ == keep)
-			return s;
+	aa_for(i, 0, AA_MAX_SLOTS / 64) {
+		w = aa_root.order_map[AA_MAX_ORDER][i];
+		n = aa_popcount32(w) + aa_popcount32(w >> 32);
+		if (keep >= n) {
+			keep -= n;
+			continue;
+		}
+		aa_for(b, 0, keep)	/* keep < n <= 64 */
+			w &= w - 1;
+		return (i << 6) + aa_ctz64(w);
 	}
 	return -ENOENT;
 }
@@ -97,19 +107,15 @@ static int free_chunk_find(__u32 keep)
  * free chunks (keep = 0: any). Marks the slot RELEASING: its meta_off stays
  * valid and no grower maps it until the caller, having returned the
  * pages, calls aa_buddy_release_slot(). Returns the slot, -ENOENT when
- * there is none, or -errno. Holds the lock for one chunk, unless the heap
- * changed since the scan (then it scans again, under the lock). */
+ * there is none, or -errno. */
 int aa_buddy_take_free_chunk(__u32 keep)
 {
-	int s = free_chunk_find(keep), err;
+	int s, err;
 
-	if (s < 0)
-		return s;
 	err = aa_lock();
 	if (err)
 		return aa_errno(-err);
-	if (!chunk_is_free(s & (AA_MAX_SLOTS - 1)))
-		s = free_chunk_find(keep);
+	s = free_chunk_find_locked(keep);
 	if (s >= 0) {
 		s &= AA_MAX_SLOTS - 1;
 		free_unlink(AA_MAX_ORDER, s << AA_CHUNK_SHIFT);

@@ -62,9 +62,10 @@
  *    heap lock hold is bounded (AA_HOLD_OBJS objects moved by a bulk call,
  *    refill, spill or unpark round, one span carved (at most 256 objects,
  *    a few stores each, in debug mode too), one chunk or span of the
- *    checker, one class of empty-span release; a large allocation and trim
- *    find their chunks before the lock), and work done in rounds lets a
- *    waiting CPU in between them (aa_lock_yield()).
+ *    checker, one class of empty-span release; a large allocation finds
+ *    its chunks before the lock, trim reads the free-chunk bitmap), and
+ *    work done in rounds lets a waiting CPU in between them
+ *    (aa_lock_yield()).
  *  - Custody marks: word 0 of a block that the allocator holds (in a CPU or
  *    transfer cache, parked, or free in a span or the page heap) carries
  *    aa_custody(addr, tag) = key ^ address ^ tag (tags: "Custody marks"
