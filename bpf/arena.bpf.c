@@ -19,8 +19,10 @@
  *             one's page allocation at that address fails and it moves on.
  *
  * SLEEPABLE ONLY: every function here may call a page kfunc. They are only
- * called from SEC("syscall") programs (entry.bpf.c); nothing on the alloc
- * or free path reaches this file.
+ * called from SEC("syscall") programs (entry.bpf.c), but one: an allocation
+ * that found the page heap empty calls aa_arena_self_grow() from any
+ * program, only where aa_self_grows() (internal.h: a kernel that allows it,
+ * known at load time, so older verifiers never see the call).
  *
  * Slots that hold anything else (the root's own pages, metadata pages, a
  * user's pages) simply fail to map as a chunk and are skipped.
@@ -55,7 +57,7 @@ struct aa_root __arena aa_root;
 
 /* pages pages at addr (NULL: where the kernel likes), or NULL: the kernel
  * had none, the address is taken, or fault injection failed this call. */
-static void __arena *pages_get(void __arena *addr, __u32 pages)
+static __always_inline void __arena *pages_get(void __arena *addr, __u32 pages)
 {
 	void __arena *p;
 
@@ -68,7 +70,7 @@ static void __arena *pages_get(void __arena *addr, __u32 pages)
 	return p;
 }
 
-static void pages_put(void __arena *addr, __u32 pages)
+static __always_inline void pages_put(void __arena *addr, __u32 pages)
 {
 	aa_pages_free(addr, pages);
 	__sync_fetch_and_add(&aa_root.fault.pages_put, pages);
@@ -304,8 +306,11 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags
 			return -EEXIST;
 		return grow_bytes ? aa_arena_grow(grow_bytes) : 0;
 	}
-	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG))
+	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG | AA_F_NO_SELF_GROW))
 		return -EINVAL;
+	if (bpf_ksym_exists(bpf_arena_alloc_pages_non_sleepable___aa) &&
+	    !(flags & AA_F_NO_SELF_GROW))
+		flags |= AA_F_SELF_GROW;
 	if (flags & AA_F_NO_CACHES)
 		nr_cpus = 0;
 	else if (nr_cpus == 0)
@@ -344,9 +349,10 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags
 }
 
 /* Map one chunk at the first slot >= cursor that takes it. Returns the
- * next cursor (slot + 1), or -errno. A global function: verified once.
- * unpublished: init's first grow (aa_buddy_add_chunk()). */
-int aa_arena_grow_one(__u32 cursor, __u32 unpublished)
+ * next cursor (slot + 1), or -errno. Inline, and calls only the
+ * embedder's page functions (leaves): aa_arena_self_grow() has one frame
+ * below it. unpublished: init's first grow (aa_buddy_add_chunk()). */
+static __always_inline int grow_one(__u32 cursor, __u32 unpublished)
 {
 	void __arena *meta, *chunk;
 	__u32 nr_slots = aa_root.nr_slots;
@@ -375,6 +381,43 @@ int aa_arena_grow_one(__u32 cursor, __u32 unpublished)
 	}
 	pages_put(meta, aa_meta_pages());
 	return -ENOMEM;
+}
+
+/* grow_one() for sleepable grow: a global function, verified once. */
+int aa_arena_grow_one(__u32 cursor, __u32 unpublished)
+{
+	return grow_one(cursor, unpublished);
+}
+
+/* An allocation found the page heap empty: map `chunks` chunks (at most
+ * AA_SELF_GROW_MAX) from the calling program, whatever its context, with
+ * grow's rules (slots, page ledger, fault injection) and no lock held
+ * across a kfunc. Returns the chunks added (> 0), or -errno: the arena has
+ * no free slot, or the kernel no page (counted in stats.self_grow_fails).
+ * Callers are at most three frames deep in AA_API_FRAMES: this one and
+ * the page functions below it make five.
+ * REQUIRES: aa_self_grows(); heap published. */
+int aa_arena_self_grow(__u32 chunks)
+{
+	__u64 t0 = bpf_ktime_get_ns();
+	__u32 got = AA_ZERO, cursor = AA_ZERO;
+	int i, ret = -ENOMEM;
+
+	if (!aa_self_grows() || !aa_heap_ready())
+		return -EOPNOTSUPP;
+	aa_for(i, 0, chunks < AA_SELF_GROW_MAX ? chunks : AA_SELF_GROW_MAX) {
+		ret = grow_one(cursor, 0);
+		if (ret < 0)
+			break;
+		cursor = ret;
+		got++;
+	}
+	if (got)
+		__sync_fetch_and_add(&aa_root.stats.self_grows, got);
+	else
+		__sync_fetch_and_add(&aa_root.stats.self_grow_fails, 1);
+	__sync_fetch_and_add(&aa_root.stats.self_grow_ns, bpf_ktime_get_ns() - t0);
+	return got ? got : ret;
 }
 
 /* Grow the heap by at least `bytes` (whole chunks). Returns the number of

@@ -363,8 +363,10 @@ static __always_inline void run_account(__u32 pages, __u32 in_chunk_pages)
 }
 
 /* REQUIRES: heap lock held; 1 <= pages <= 256. Returns offset or AA_NIL
- * (no room, or an injected fault: nothing changed). */
-static __u32 page_run_alloc_locked(__u32 pages)
+ * (no room, or an injected fault: nothing changed). A frame of its own,
+ * as large_alloc_locked(): aa_heap_alloc()'s stays small, for the
+ * self-grow below it. */
+static __noinline __u32 page_run_alloc_locked(__u32 pages)
 {
 	__u32 off = aa_fault_span() ? AA_NIL : run_alloc_locked(pages);
 
@@ -420,7 +422,7 @@ static __always_inline __u32 large_chunks(__u64 pages)
  * before the lock. Holds for need chunk checks when the run is still free;
  * else (the heap changed meanwhile) scans again. Returns offset or AA_NIL
  * (no room, or an injected fault: nothing changed). */
-static __u32 large_alloc_locked(__u64 pages, int first)
+static __noinline __u32 large_alloc_locked(__u64 pages, int first)
 {
 	__u32 full = pages >> AA_MAX_ORDER, rem = pages & (AA_CHUNK_PAGES - 1);
 	__u32 need = large_chunks(pages), tail, run = AA_ZERO;

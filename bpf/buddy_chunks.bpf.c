@@ -28,7 +28,7 @@
 __u64 aa_fault_trim_delay_ns;
 __u64 aa_fault_publish_delay_ns;
 
-static void fault_delay(__u64 ns)
+static __always_inline void fault_delay(__u64 ns)
 {
 	__u64 t0 = bpf_ktime_get_ns();
 
@@ -40,16 +40,18 @@ static void fault_delay(__u64 ns)
 /* --- Chunk exchange with arena.bpf.c ------------------------------------- */
 
 /* Register a freshly mapped, zeroed chunk at slot with its metadata.
- * Called by the sleepable grow path after the pages exist; unpublished:
- * by init's first grow, before it publishes the heap. */
-int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
+ * Called by grow after the pages exist; unpublished: by init's first
+ * grow, before it publishes the heap. Inline and calls nothing (its lock
+ * wait inlined): self-growth's frame budget. Returns 0, or -errno with
+ * nothing changed (-EEXIST: the slot is taken). */
+static __always_inline int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
 {
 	__u32 k;
 	int err;
 
 	if (slot >= AA_MAX_SLOTS || slot >= aa_root.nr_slots)
 		return -EINVAL;
-	err = aa_lock();
+	err = aa_lock_leaf();
 	if (err)
 		return aa_errno(-err);
 	if (!unpublished && !aa_heap_ready()) {		/* torn down meanwhile */

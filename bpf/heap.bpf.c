@@ -366,13 +366,43 @@ static __always_inline int aa_aligned_class(__u64 size, __u64 align)
 	return -1;
 }
 
-/* Allocate size bytes aligned to align (power of two <= page; 0 = none).
- * Returns a user address or 0; the failure is counted. */
-__u64 aa_heap_alloc(__u64 size, __u64 align)
+/* One lock hold of aa_heap_alloc(): the offset of a block of size bytes
+ * (of class cls, or a page run when cls < 0), AA_NIL when the heap had
+ * none, or the lock's error (negative, not counted). */
+static __always_inline long alloc_once(__u64 size, int cls)
 {
-	int err, cls, first = -1;
+	__u64 pages = (size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT;
+	int err, first = -1;
 	bool raised;
 	__u32 off;
+
+	if (cls < 0 && size > AA_CHUNK_SIZE)	/* whole chunks: found before the lock */
+		first = large_find(large_chunks(pages));
+	err = aa_lock();
+	if (err)
+		return err;
+	if (cls >= 0)
+		off = central_pop_locked(cls, 0);
+	else if (size <= AA_CHUNK_SIZE)
+		off = page_run_alloc_locked(pages);
+	else
+		off = large_alloc_locked(pages, first);
+	if (off != AA_NIL)
+		account_alloc(cls >= 0 ? aa_class(cls)->size : pages_bytes(pages));
+	raised = check_watermark(off == AA_NIL);
+	unlock_and_unpark();
+	if (raised)
+		refill_notify(off == AA_NIL ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
+	return off;
+}
+
+/* Allocate size bytes aligned to align (power of two <= page; 0 = none).
+ * Where aa_self_grows(), an empty heap maps the chunks this needs and
+ * tries once more. Returns a user address or 0; the failure is counted. */
+__u64 aa_heap_alloc(__u64 size, __u64 align)
+{
+	int cls;
+	long off;
 
 	if (!aa_heap_ready()) {
 		aa_fail(AA_ERR_UNINIT);
@@ -383,26 +413,16 @@ __u64 aa_heap_alloc(__u64 size, __u64 align)
 		return 0;
 	}
 	cls = aa_aligned_class(size, align);
-	if (cls < 0 && size > AA_CHUNK_SIZE)	/* whole chunks: found before the lock */
-		first = large_find(large_chunks((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT));
-	err = aa_lock();
-	if (err) {
-		alloc_lock_failed(err);
+	off = alloc_once(size, cls);
+	if (off == AA_NIL && aa_self_grows()) {	/* pruned at load elsewhere */
+		aa_arena_self_grow(cls >= 0 || size <= AA_CHUNK_SIZE ? 1 :
+				   large_chunks((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT));
+		off = alloc_once(size, cls);
+	}
+	if (off < 0) {
+		alloc_lock_failed(off);
 		return 0;
 	}
-	if (cls >= 0)
-		off = central_pop_locked(cls, 0);
-	else if (size <= AA_CHUNK_SIZE)
-		off = page_run_alloc_locked((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT);
-	else
-		off = large_alloc_locked((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT, first);
-	if (off != AA_NIL)
-		account_alloc(cls >= 0 ? aa_class(cls)->size :
-			      pages_bytes((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT));
-	raised = check_watermark(off == AA_NIL);
-	unlock_and_unpark();
-	if (raised)
-		refill_notify(off == AA_NIL ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
 	if (off == AA_NIL) {
 		alloc_nomem();
 		return 0;
@@ -620,9 +640,10 @@ int aa_heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cache
 
 /* Allocate n objects of class cls into arr[0 .. n) (arena array of user
  * addresses), AA_HOLD_OBJS per lock hold. cached: mark them for a CPU
- * cache (AA_TAG_CACHED) instead of zeroing word 0. Returns how many it
- * got; err[NOMEM] counts a short user call, or a refill that got none.
- * Inline, as aa_heap_return_bulk(). */
+ * cache (AA_TAG_CACHED) instead of zeroing word 0. Where aa_self_grows(),
+ * a round that comes back short maps a chunk and the rounds go on, until a
+ * self-grow maps none. Returns how many it got; err[NOMEM] counts a short user call, or a
+ * refill that got none. Inline, as aa_heap_return_bulk(). */
 static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
 {
 	__u32 got = AA_ZERO, end;
@@ -634,13 +655,16 @@ static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u
 		return aa_fail(AA_ERR_SIZE);
 	if (n > AA_BULK_MAX)
 		return -E2BIG;
-	aa_for(r, 0, (n + AA_HOLD_OBJS - 1) / AA_HOLD_OBJS) {
-		end = (r + 1) * AA_HOLD_OBJS < n ? (r + 1) * AA_HOLD_OBJS : n;
-		k = aa_heap_alloc_round(arr, r * AA_HOLD_OBJS, end, cls, cached);
+	/* a round per AA_HOLD_OBJS objects, and one more per self-grow */
+	aa_for(r, 0, 2 * ((n + AA_HOLD_OBJS - 1) / AA_HOLD_OBJS)) {
+		end = got + AA_HOLD_OBJS < n ? got + AA_HOLD_OBJS : n;
+		k = aa_heap_alloc_round(arr, got, end, cls, cached);
 		if (k < 0)
 			break;
 		got += k;
-		if (got < end)
+		if (got >= n)
+			break;
+		if (got < end && (!aa_self_grows() || aa_arena_self_grow(1) <= 0))
 			break;
 	}
 	if (k < 0) {	/* the lock, in some round: what the others got */

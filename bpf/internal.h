@@ -125,8 +125,14 @@
  *    exchanged into a slot of aa_root.debug.quarantine and the object it
  *    displaces is released: each object is in at most one slot, or out of
  *    all of them, any context, no lock.
- *  - Page kfuncs (sleepable): called with no lock held and no claim that
- *    another caller could wait for. Chunks leave the heap through the
+ *  - Page kfuncs: from sleepable programs, and from any program where
+ *    aa_self_grows() (an allocation that found the heap empty maps a chunk:
+ *    aa_arena_self_grow()). Called with no lock held and no claim that
+ *    another caller could wait for (a self-growing cache refill holds its
+ *    CPU cache claim: callers that find it claimed go elsewhere, drain
+ *    and teardown return -EBUSY). Two growers that race for a slot are
+ *    told apart by the kernel: the second page allocation at an address
+ *    fails, and that grower moves on. Chunks leave the heap through the
  *    RELEASING slot state, so their metadata stays put until freed; a
  *    lock-free claim checks the slot word again. Pages that userspace
  *    reads from the mmap (chunk metadata, CPU caches) go back only while
@@ -182,6 +188,18 @@ static __always_inline void aa_pages_free(void __arena *addr, __u32 pages)
 {
 	aa_arena_pages_free((__u64)addr, pages);
 }
+
+/*
+ * Linux 7.0+ lets non-sleepable programs allocate arena pages: the verifier
+ * calls this variant of bpf_arena_alloc_pages for them. Only its existence
+ * is used, as a load-time constant: libbpf resolves the weak extern to 0
+ * where the kernel lacks it, and the verifier then prunes every branch that
+ * aa_self_grows() guards, so an older verifier never sees a page kfunc
+ * reached from a non-sleepable program.
+ */
+extern void __arena *bpf_arena_alloc_pages_non_sleepable___aa(void *p__map, void __arena *addr,
+							       __u32 page_cnt, int node_id,
+							       __u64 flags) __ksym __weak;
 
 /* Linux 6.10+, every program type. */
 void bpf_preempt_disable___aa(void) __ksym;
@@ -313,6 +331,15 @@ static __always_inline int aa_fail(enum aa_error e)
 	return aa_errno(e);
 }
 
+/* An allocation that finds the page heap empty may map chunks itself
+ * (aa_arena_self_grow()): the kernel allows it from every program, and
+ * init found it so and was not told otherwise (AA_F_SELF_GROW). */
+static __always_inline bool aa_self_grows(void)
+{
+	return bpf_ksym_exists(bpf_arena_alloc_pages_non_sleepable___aa) &&
+	       (aa_root.flags & AA_F_SELF_GROW);
+}
+
 /* Metadata pages per chunk: the page map and span table, and with
  * AA_F_DEFER the pending bitmap. Fixed from init to teardown. */
 static __always_inline __u32 aa_meta_pages(void)
@@ -409,8 +436,9 @@ static __always_inline bool aa_on_task_stack(void)
 #define AA_WAIT_CHECK		16		/* spins between clock reads */
 
 /* The slow half of aa_lock_acquire(): preemption is disabled; re-enabled
- * on failure. Static: callable with preemption off. */
-static int aa_lock_wait(__u32 __arena *lock, __u32 me, __u64 budget)
+ * on failure. Inline in a caller that must stay a leaf (aa_lock_leaf()),
+ * else the static aa_lock_wait(), callable with preemption off. */
+static __always_inline int __aa_lock_wait(__u32 __arena *lock, __u32 me, __u64 budget)
 {
 	__u64 start = bpf_ktime_get_ns();
 	__u32 v, spins = AA_ZERO;
@@ -429,6 +457,11 @@ static int aa_lock_wait(__u32 __arena *lock, __u32 me, __u64 budget)
 	__sync_fetch_and_sub(&aa_root.lock_waiters, 1);
 	bpf_preempt_enable___aa();
 	return -AA_ERR_BUSY;
+}
+
+static int aa_lock_wait(__u32 __arena *lock, __u32 me, __u64 budget)
+{
+	return __aa_lock_wait(lock, me, budget);
 }
 
 /* Between two holds of one operation (the rounds of a bulk call): while
@@ -450,8 +483,9 @@ static __always_inline void aa_lock_yield(void)
 
 /* Take lock, waiting at most `budget` ns for another CPU (0: the context's
  * budget). Returns 0 holding it with preemption disabled, or
- * -AA_ERR_NESTED / -AA_ERR_BUSY (not counted) with preemption as before. */
-static __always_inline int aa_lock_acquire(__u32 __arena *lock, __u64 budget)
+ * -AA_ERR_NESTED / -AA_ERR_BUSY (not counted) with preemption as before.
+ * leaf: the wait inlined, no call (a constant). */
+static __always_inline int __aa_lock_acquire(__u32 __arena *lock, __u64 budget, bool leaf)
 {
 	__u32 me = bpf_get_smp_processor_id() + 1, v;
 
@@ -465,7 +499,12 @@ static __always_inline int aa_lock_acquire(__u32 __arena *lock, __u64 budget)
 	}
 	if (!budget)
 		budget = aa_on_task_stack() ? AA_WAIT_TASK_NS : AA_WAIT_IRQ_NS;
-	return aa_lock_wait(lock, me, budget);
+	return leaf ? __aa_lock_wait(lock, me, budget) : aa_lock_wait(lock, me, budget);
+}
+
+static __always_inline int aa_lock_acquire(__u32 __arena *lock, __u64 budget)
+{
+	return __aa_lock_acquire(lock, budget, false);
 }
 
 static __always_inline void aa_lock_release(__u32 __arena *lock)
@@ -477,6 +516,13 @@ static __always_inline void aa_lock_release(__u32 __arena *lock)
 static __always_inline int aa_lock(void)
 {
 	return aa_lock_acquire(&aa_root.lock, 0);
+}
+
+/* aa_lock() in a function that calls no other: self-growth has no frame
+ * to spare (AA_API_FRAMES). */
+static __always_inline int aa_lock_leaf(void)
+{
+	return __aa_lock_acquire(&aa_root.lock, 0, true);
 }
 
 /* Release the heap lock; lock_gen counts the holds, so that work done in
@@ -583,8 +629,8 @@ __u64 aa_heap_usable_size(__u64 ptr);
  * caller adds a frame) */
 
 /* buddy_chunks.bpf.c: chunks in and out of the page heap; the test-only
- * delays of grow and trim */
-int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished);
+ * delays of grow and trim; and static inline there, for arena.bpf.c:
+ * aa_buddy_add_chunk() (grow's, a leaf) */
 int aa_buddy_take_free_chunk(__u32 keep);
 int aa_buddy_release_slot(__u32 slot);
 extern __u64 aa_fault_trim_delay_ns;
@@ -603,12 +649,14 @@ int aa_debug_flush(void);
 __u32 aa_defer_advance(void);
 int aa_defer_reclaim_node(__u32 off, __u32 e);
 
-/* arena.bpf.c: pages from the kernel, sleepable only */
+/* arena.bpf.c: pages from the kernel, sleepable only; but
+ * aa_arena_self_grow(), under aa_self_grows() */
 int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
 		  __u64 grow_bytes);
 int aa_arena_grow_chunks(__u64 bytes, __u32 unpublished);
 int aa_arena_grow(__u64 bytes);
 int aa_arena_grow_one(__u32 cursor, __u32 unpublished);
+int aa_arena_self_grow(__u32 chunks);
 int aa_arena_trim(__u64 keep_bytes);
 int aa_arena_teardown(void);
 

@@ -21,7 +21,7 @@
 #include "aa_size_classes.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	10
+#define AA_LAYOUT_VERSION	11
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -46,6 +46,9 @@
 
 /* Largest request: a quarter of the biggest arena (page runs above). */
 #define AA_MAX_ALLOC		(1ULL << 30)
+/* Chunks one allocation may map itself (AA_F_SELF_GROW): larger ones get
+ * NULL from an empty heap, as without self-growth. */
+#define AA_SELF_GROW_MAX	16
 
 /*
  * Page map: one 32-bit entry per page of a chunk, in the chunk's metadata.
@@ -158,6 +161,13 @@ struct __attribute__((aligned(8))) aa_slot {
 						 * the pending bitmaps */
 #define AA_F_DEBUG		(1U << 2)	/* debug mode (bpf/debug.bpf.c):
 						 * poison, redzones, error records */
+#define AA_F_NO_SELF_GROW	(1U << 3)	/* allocations never map pages
+						 * themselves (only grow and the
+						 * refill agent do) */
+/* Set by init, never given: an allocation that finds the page heap empty
+ * maps chunks itself (Linux >= 7.0 lets every program allocate arena
+ * pages; bpf/arena.bpf.c, aa_arena_self_grow()), unless AA_F_NO_SELF_GROW. */
+#define AA_F_SELF_GROW		(1U << 4)
 
 /* Counters of one size class in one CPU cache (64 bytes: one line of its
  * struct aa_cpu_class). Written by the cache's claim holder; `nested` by
@@ -383,6 +393,11 @@ struct aa_stats {
 	__u64 tc_allocs;	/* allocations the transfer cache served
 				 * with this CPU's cache claimed */
 	__u64 tc_frees;		/* frees the transfer cache took so */
+	/* Self-growth (AA_F_SELF_GROW; atomic): */
+	__u64 self_grows;	/* chunks allocations mapped themselves
+				 * (part of nr_grows) */
+	__u64 self_grow_fails;	/* self-grows that mapped nothing */
+	__u64 self_grow_ns;	/* time spent in them, failed ones too */
 	/* Filled by aa_heap__stats() only (0 in the arena): */
 	__u64 heap_allocs;	/* the arena's nr_allocs, nr_frees, */
 	__u64 heap_frees;	/* live_allocs and bytes_in_use: */
@@ -655,7 +670,7 @@ struct aa_root {
 #define AA_PIN_FIELD(s, f, off, n)	\
 	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 10,
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 11,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
@@ -667,7 +682,7 @@ AA_PIN_SIZE(aa_slot, 16);		AA_PIN_SIZE(aa_cpu_class_stats, 64);
 AA_PIN_SIZE(aa_cpu_class, 1152);	AA_PIN_SIZE(aa_cpu_cache, 51904);
 AA_PIN_SIZE(aa_fast, 2096);		AA_PIN_SIZE(aa_transfer_cache, 2096);
 AA_PIN_SIZE(aa_central, 40);		AA_PIN_SIZE(aa_tunables, 576);
-AA_PIN_SIZE(aa_stats, 448);		AA_PIN_SIZE(aa_debug_error, 56);
+AA_PIN_SIZE(aa_stats, 472);		AA_PIN_SIZE(aa_debug_error, 56);
 AA_PIN_SIZE(aa_debug, 10064);		AA_PIN_SIZE(aa_refill_event, 32);
 AA_PIN_SIZE(aa_defer_node, 16);		AA_PIN_SIZE(aa_defer, 192);
 AA_PIN_SIZE(aa_fault, 64);		AA_PIN_SIZE(aa_root, 179200);
@@ -679,13 +694,13 @@ AA_PIN_FIELD(aa_root, lock_waiters, 48, 4);	AA_PIN_FIELD(aa_root, lock_gen, 52, 
 AA_PIN_FIELD(aa_root, large_bytes_in_use, 56, 8);
 AA_PIN_FIELD(aa_root, flags, 64, 4);		AA_PIN_FIELD(aa_root, mmap_readers, 68, 4);
 AA_PIN_FIELD(aa_root, order_summary, 72, 72);	AA_PIN_FIELD(aa_root, order_map, 144, 4608);
-AA_PIN_FIELD(aa_root, stats, 4752, 448);	AA_PIN_FIELD(aa_root, debug, 5200, 10064);
-AA_PIN_FIELD(aa_root, slots, 15264, 65536);	AA_PIN_FIELD(aa_root, nr_cpus, 80800, 4);
-AA_PIN_FIELD(aa_root, need_refill, 80804, 4);	AA_PIN_FIELD(aa_root, refill_signals, 80808, 8);
-AA_PIN_FIELD(aa_root, cache_key, 80816, 8);	AA_PIN_FIELD(aa_root, tun, 80824, 576);
-AA_PIN_FIELD(aa_root, cpu_cache_off, 81400, 1024);
-AA_PIN_FIELD(aa_root, tc, 82424, 94320);	AA_PIN_FIELD(aa_root, central, 176744, 1800);
-AA_PIN_FIELD(aa_root, class_size, 178544, 180);	AA_PIN_FIELD(aa_root, class_pages, 178724, 180);
+AA_PIN_FIELD(aa_root, stats, 4752, 472);	AA_PIN_FIELD(aa_root, debug, 5224, 10064);
+AA_PIN_FIELD(aa_root, slots, 15288, 65536);	AA_PIN_FIELD(aa_root, nr_cpus, 80824, 4);
+AA_PIN_FIELD(aa_root, need_refill, 80828, 4);	AA_PIN_FIELD(aa_root, refill_signals, 80832, 8);
+AA_PIN_FIELD(aa_root, cache_key, 80840, 8);	AA_PIN_FIELD(aa_root, tun, 80848, 576);
+AA_PIN_FIELD(aa_root, cpu_cache_off, 81424, 1024);
+AA_PIN_FIELD(aa_root, tc, 82448, 94320);	AA_PIN_FIELD(aa_root, central, 176768, 1800);
+AA_PIN_FIELD(aa_root, class_size, 178568, 180);	AA_PIN_FIELD(aa_root, class_pages, 178748, 180);
 AA_PIN_FIELD(aa_root, defer, 178944, 192);	AA_PIN_FIELD(aa_root, fault, 179136, 64);
 AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);
 AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);

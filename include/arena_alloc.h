@@ -61,7 +61,12 @@ struct aa_heap_opts {
 	 * AA_F_DEFER: deferred free (aa_free_deferred(); 2 more metadata pages
 	 * per chunk, also set by ARENA_ALLOC_DEFER=1).
 	 * AA_F_NO_CACHES: no CPU or transfer caches (the "before" of the benchmarks). Also
-	 * set by ARENA_ALLOC_NO_CACHES=1. */
+	 * set by ARENA_ALLOC_NO_CACHES=1.
+	 * AA_F_NO_SELF_GROW: on Linux >= 7.0, allocations that find the
+	 * heap empty do not map chunks themselves (they do by default, and
+	 * init then sets AA_F_SELF_GROW in aa_heap__root()->flags); only grow
+	 * and the refill agent add memory.
+	 * Also set by ARENA_ALLOC_NO_SELF_GROW=1. */
 	__u32 flags;
 	/* Cache tunables; NULL: aa_tunables__default() (with environment
 	 * overrides). Checked by aa_tunables__validate(). */

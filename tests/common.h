@@ -83,10 +83,11 @@ static inline struct aa_heap *t_open_flags(__u32 arena_pages, __u64 init_bytes, 
 	return h;
 }
 
-/* The buddy tier alone: exact accounting, LIFO reuse of blocks. */
+/* The buddy tier alone, at the size it was given (no self-growth on any
+ * kernel): exact accounting, LIFO reuse of blocks, exhaustion. */
 static inline struct aa_heap *t_open(__u32 arena_pages, __u64 init_bytes)
 {
-	return t_open_flags(arena_pages, init_bytes, AA_F_NO_CACHES);
+	return t_open_flags(arena_pages, init_bytes, AA_F_NO_CACHES | AA_F_NO_SELF_GROW);
 }
 
 /* build/arena-alloc: the CLI is built next to this test binary (build/

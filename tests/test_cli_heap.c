@@ -524,7 +524,9 @@ static void await_refill(const struct aa_root *r, __u64 signals)
 
 Test(cli_heap, refill_agent_answers_the_low_watermark_signal)
 {
-	AA_OPTS(aa_heap_opts, o, .init_bytes = 1 << 20);
+	/* a heap that does not grow itself: the agent's (test_self_grow.c
+	 * has the other) */
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 1 << 20, .flags = AA_F_NO_SELF_GROW);
 	char pidarg[16], log[4096] = "", *p;
 	int refills = 0, events = 0;
 	pid_t child;

@@ -577,7 +577,7 @@ static void run_differential(bool caches)
 	int ret;
 
 	d.rng = xs_init(d.seed);
-	d.h = caches ? t_open_flags(D_ARENA_PAGES, D_INIT_BYTES, 0)
+	d.h = caches ? t_open_flags(D_ARENA_PAGES, D_INIT_BYTES, AA_F_NO_SELF_GROW)
 		     : t_open(D_ARENA_PAGES, D_INIT_BYTES);
 	root = aa_heap__root(d.h);
 	if (caches && (root->flags & AA_F_NO_CACHES))

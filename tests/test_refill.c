@@ -15,10 +15,12 @@ static struct test_cpu_cache *skel;
 static struct aa_heap *h;
 static const struct aa_root *r;
 
-/* A 16-MiB arena that also holds a tc program, a 1-MiB heap. */
+/* A 16-MiB arena that also holds a tc program, a 1-MiB heap that does
+ * not grow itself (AA_F_NO_SELF_GROW: the signal's heap on every kernel;
+ * test_self_grow.c has the other). */
 static void setup(void)
 {
-	AA_OPTS(aa_heap_opts, o, .init_bytes = MiB);
+	AA_OPTS(aa_heap_opts, o, .init_bytes = MiB, .flags = AA_F_NO_SELF_GROW);
 
 	t_need_arena();
 	skel = test_cpu_cache__open();

@@ -253,7 +253,10 @@ int aa__heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts)
 		flags |= AA_F_DEFER;
 	if (getenv("ARENA_ALLOC_DEBUG") && !strcmp(getenv("ARENA_ALLOC_DEBUG"), "1"))
 		flags |= AA_F_DEBUG;
-	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG)) {
+	env = getenv("ARENA_ALLOC_NO_SELF_GROW");
+	if (env && *env && strcmp(env, "0"))
+		flags |= AA_F_NO_SELF_GROW;
+	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG | AA_F_NO_SELF_GROW)) {
 		pr_warn("unknown flags 0x%x\n", flags);
 		return -EINVAL;
 	}

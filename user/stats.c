@@ -155,6 +155,13 @@ AA_API int aa_stats__print(const struct aa_stats *st, FILE *out)
 		(unsigned long long)st->nr_grows, (unsigned long long)st->nr_trims);
 	fprintf(out, "       in spans %llu, in page runs %llu\n",
 		(unsigned long long)st->span_pages, (unsigned long long)st->run_pages);
+	if (st->self_grows || st->self_grow_fails)
+		fprintf(out, "       grown by allocations %llu (%llu ns per chunk), "
+			"self-grows that got none %llu\n",
+			(unsigned long long)st->self_grows,
+			(unsigned long long)(st->self_grow_ns /
+					     (st->self_grows ? st->self_grows : 1)),
+			(unsigned long long)st->self_grow_fails);
 	fprintf(out, "free page blocks per order:");
 	for (k = 0; k < AA_NR_ORDERS; k++)
 		if (st->free_blocks[k])

@@ -133,6 +133,11 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 	jw_kv_uint(w, "run_pages", st->run_pages);
 	jw_kv_uint(w, "grows", st->nr_grows);
 	jw_kv_uint(w, "trims", st->nr_trims);
+	jw_name(w, "self_grow");
+	jw_bool(w, r->flags & AA_F_SELF_GROW);
+	jw_kv_uint(w, "self_grows", st->self_grows);
+	jw_kv_uint(w, "self_grow_fails", st->self_grow_fails);
+	jw_kv_uint(w, "self_grow_ns", st->self_grow_ns);
 	jw_kv_uint(w, "refill_signals", r->refill_signals);
 	jw_kv_uint(w, "refill_events_lost", st->refill_events_lost);
 	jw_kv_uint(w, "reader_stalls", st->reader_stalls);
