@@ -30,6 +30,25 @@ static __always_inline bool caches_on(void)
 
 /* --- Routing: the one place that picks the tier of an allocation --------- */
 
+/* The class that serves size bytes aligned to align (a power of two <=
+ * page; <= 16: any class), or -1: a page run (page-aligned). An object of a
+ * class whose size is a multiple of align is aligned to it, since spans
+ * start on a page. */
+static __always_inline int aa_aligned_class(__u64 size, __u64 align)
+{
+	int c, start;
+
+	if (size > AA_MAX_CLASS_SIZE || align > AA_MAX_CLASS_SIZE)
+		return -1;
+	if (align <= AA_MIN_SIZE)
+		return aa_size_class(size);
+	start = aa_size_class(size > align ? size : align);
+	aa_for(c, start, AA_NR_CLASSES)
+		if (!(aa_class(c)->size & (align - 1)))
+			return c;
+	return -1;
+}
+
 #define AA_CLS_LAZY	(-2)	/* route_alloc(): class not known yet */
 
 /* An object of bytes bytes aligned to align (0: none) for a request of req
@@ -47,7 +66,9 @@ static __always_inline __u64 route_alloc(__u64 bytes, __u64 req, __u64 align, in
 		if (cls >= 0)
 			return aa_cpu_cache_alloc(cls, req);
 	}
-	return aa_heap_alloc(bytes, align);
+	if (cls == AA_CLS_LAZY)
+		cls = aa_aligned_class(bytes, align);
+	return aa_heap_alloc(bytes, cls);
 }
 
 /* Debug mode: size bytes aligned to align (0: none) with the debug tail

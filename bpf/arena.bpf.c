@@ -349,9 +349,9 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags
 }
 
 /* Map one chunk at the first slot >= cursor that takes it. Returns the
- * next cursor (slot + 1), or -errno. Inline, and calls only the
- * embedder's page functions (leaves): aa_arena_self_grow() has one frame
- * below it. unpublished: init's first grow (aa_buddy_add_chunk()). */
+ * next cursor (slot + 1), or -errno. Inline, and calls only leaves (the
+ * embedder's page functions, aa_buddy_add_chunk()): aa_arena_self_grow()
+ * has one frame below it. unpublished: init's first grow. */
 static __always_inline int grow_one(__u32 cursor, __u32 unpublished)
 {
 	void __arena *meta, *chunk;

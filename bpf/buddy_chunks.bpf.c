@@ -41,10 +41,10 @@ static __always_inline void fault_delay(__u64 ns)
 
 /* Register a freshly mapped, zeroed chunk at slot with its metadata.
  * Called by grow after the pages exist; unpublished: by init's first
- * grow, before it publishes the heap. Inline and calls nothing (its lock
- * wait inlined): self-growth's frame budget. Returns 0, or -errno with
- * nothing changed (-EEXIST: the slot is taken). */
-static __always_inline int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
+ * grow, before it publishes the heap. Calls no other function (its lock
+ * wait inline): self-growth has one frame below it (AA_API_FRAMES).
+ * Returns 0, or -errno with nothing changed (-EEXIST: the slot is taken). */
+int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
 {
 	__u32 k;
 	int err;

@@ -163,7 +163,7 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 		else
 			__sync_fetch_and_add(&cc->cls[c].stats.nested, 1);
 		p = transfer_pop_one(cls);
-		return p ? p : aa_heap_alloc(aa_class(c)->size, 0);
+		return p ? p : aa_heap_alloc(aa_class(c)->size, c);
 	}
 	if (cc->cls[c].count == 0) {
 		cc->cls[c].stats.misses++;

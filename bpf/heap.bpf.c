@@ -347,25 +347,6 @@ static __always_inline void alloc_lock_failed(int err)
 	aa_fail(err == -AA_ERR_NESTED ? AA_ERR_NESTED : AA_ERR_BUSY);
 }
 
-/* The class that serves size bytes aligned to align (a power of two <=
- * page; <= 16: any class), or -1: a page run (page-aligned). An object of a
- * class whose size is a multiple of align is aligned to it, since spans
- * start on a page. */
-static __always_inline int aa_aligned_class(__u64 size, __u64 align)
-{
-	int c, start;
-
-	if (size > AA_MAX_CLASS_SIZE || align > AA_MAX_CLASS_SIZE)
-		return -1;
-	if (align <= AA_MIN_SIZE)
-		return aa_size_class(size);
-	start = aa_size_class(size > align ? size : align);
-	aa_for(c, start, AA_NR_CLASSES)
-		if (!(aa_class(c)->size & (align - 1)))
-			return c;
-	return -1;
-}
-
 /* One lock hold of aa_heap_alloc(): the offset of a block of size bytes
  * (of class cls, or a page run when cls < 0), AA_NIL when the heap had
  * none, or the lock's error (negative, not counted). */
@@ -396,23 +377,26 @@ static __always_inline long alloc_once(__u64 size, int cls)
 	return off;
 }
 
-/* Allocate size bytes aligned to align (power of two <= page; 0 = none).
- * Where aa_self_grows(), an empty heap maps the chunks this needs and
- * tries once more. Returns a user address or 0; the failure is counted. */
-__u64 aa_heap_alloc(__u64 size, __u64 align)
+/* Allocate size bytes: an object of class cls (size at most its size), or
+ * a page run (cls < 0: page-aligned), as the front door decided
+ * (aa_aligned_class(), alloc.bpf.c). Where aa_self_grows(), an empty heap
+ * maps the chunks this needs and tries once more. Returns a user address
+ * or 0; the failure is counted. */
+__u64 aa_heap_alloc(__u64 size, int cls)
 {
-	int cls;
 	long off;
 
 	if (!aa_heap_ready()) {
 		aa_fail(AA_ERR_UNINIT);
 		return 0;
 	}
-	if (!aa_size_ok(size)) {
+	if (!aa_size_ok(size) || cls >= AA_NR_CLASSES ||
+	    (cls >= 0 && size > aa_class(cls)->size)) {
 		aa_fail(AA_ERR_SIZE);
 		return 0;
 	}
-	cls = aa_aligned_class(size, align);
+	if (cls < 0)
+		cls = -1;
 	off = alloc_once(size, cls);
 	if (off == AA_NIL && aa_self_grows()) {	/* pruned at load elsewhere */
 		aa_arena_self_grow(cls >= 0 || size <= AA_CHUNK_SIZE ? 1 :

@@ -613,7 +613,7 @@ int aa_transfer_cache_push(__u32 cls, __u64 ptr);
 int aa_transfer_cache_drain(void);
 
 /* heap.bpf.c: the heap below the caches (central lists + page heap) */
-__u64 aa_heap_alloc(__u64 size, __u64 align);
+__u64 aa_heap_alloc(__u64 size, int cls);
 int aa_heap_free(__u64 ptr);
 int aa_heap_return(__u64 ptr);
 int aa_heap_return_round(__u64 arr, __u32 from, __u32 end);
@@ -629,8 +629,8 @@ __u64 aa_heap_usable_size(__u64 ptr);
  * caller adds a frame) */
 
 /* buddy_chunks.bpf.c: chunks in and out of the page heap; the test-only
- * delays of grow and trim; and static inline there, for arena.bpf.c:
- * aa_buddy_add_chunk() (grow's, a leaf) */
+ * delays of grow and trim */
+int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished);
 int aa_buddy_take_free_chunk(__u32 keep);
 int aa_buddy_release_slot(__u32 slot);
 extern __u64 aa_fault_trim_delay_ns;

@@ -7,8 +7,8 @@
 # `make bench-plot` turns them into docs/bench-latency.svg with gnuplot
 # (installed if missing).
 #   make bench BENCH_ARGS='--size 256'     any aa_bench option
-.PHONY: bench bench-mem bench-sizes bench-baseline bench-plot bench-jit \
-	bench-run bench-mem-run bench-sizes-run bench-jit-run
+.PHONY: bench bench-mem bench-sizes bench-baseline bench-plot bench-jit bench-burst \
+	bench-run bench-mem-run bench-sizes-run bench-jit-run bench-burst-run
 BENCH_BIN := $(OUTPUT)/aa_bench
 BENCH_JSON ?= $(OUTPUT)/bench/results.json
 BENCH_ARGS ?=
@@ -20,7 +20,7 @@ $(OUTPUT)/bench:
 $(eval $(call bpf_prog,$(OUTPUT)/bench/bench,bench/bpf/bench.bpf.c,bench/bench.h))
 
 # The harness, split by role (bench/main.c lists the files).
-BENCH_SRCS := $(filter-out bench/jit_dump.c bench/memory.c,$(wildcard bench/*.c))
+BENCH_SRCS := $(filter-out bench/jit_dump.c bench/memory.c bench/burst.c,$(wildcard bench/*.c))
 BENCH_OBJS := $(patsubst bench/%.c,$(OUTPUT)/bench/%.o,$(BENCH_SRCS))
 
 $(BENCH_OBJS): $(OUTPUT)/bench/%.o: bench/%.c bench/harness.h bench/bench.h bench/where.h $(wildcard include/*.h) $(OUTPUT)/bench/bench.skel.h | $(DEPS_STAMP)
@@ -75,8 +75,9 @@ bench-baseline:
 	$(Q)$(MAKE) -s $(BENCH_BASE)/.built-$(BENCH_BASE_REV) || \
 		echo "bench: no baseline: $(BENCH_BASE_REV) could not be built (no git history?)"
 
-bench: $(BENCH_BIN) $(BENCH_MEM) bench-baseline | $(CLI)
+bench: $(BENCH_BIN) $(BENCH_MEM) $(BENCH_BURST) bench-baseline | $(CLI)
 	$(Q)$(BENCH_RUN) bench-run
+	$(Q)$(MAKE) -s bench-burst
 
 bench-run: bench-mem-run
 	$(Q)rm -f $(BENCH_BASE)/htab.json; if [ -f $(BENCH_BASE)/.built-$(BENCH_BASE_REV) ]; then \
@@ -120,6 +121,29 @@ bench-mem-run:
 	if [ -f $(BENCH_BASE)/.built-$(BENCH_BASE_REV) ]; then \
 		$(BENCH_BASE)/aa_bench_mem --out $(BENCH_BASE)/mem.txt $(BENCH_MEM_ARGS); fi; \
 	$(BENCH_MEM) --before $(BENCH_BASE)/mem.txt $(BENCH_MEM_ARGS)
+
+# A burst that empties the reserve (bench/burst.c), on each kernel of
+# BENCH_BURST_KERNELS in turn (one guest each where this host refuses arena
+# maps), then every kernel's rows as one table.
+BENCH_BURST := $(OUTPUT)/aa_bench_burst
+BENCH_BURST_KERNELS ?= 6.12 7.3
+BENCH_BURST_ARGS ?=
+BENCH_BURST_OUT := $(OUTPUT)/bench/burst.tsv
+
+$(BENCH_BURST): bench/burst.c bench/where.h tests/test_self_grow.h $(OUTPUT)/tests/test_self_grow.skel.h $(LIB_A) | $(OUTPUT)/bench $(DEPS_STAMP)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Itests -I$(OUTPUT)/tests $< $(LIB_A) $(LIBBPF_LIBS) \
+		-lelf -lz -lpthread -o $@
+
+bench-burst: $(BENCH_BURST) | $(CLI)
+	$(Q)rm -f $(BENCH_BURST_OUT); for k in $(BENCH_BURST_KERNELS); do \
+		$(MAKE) -s bench-burst-run VMTEST_KERNEL=$$k || exit; done; \
+	echo; echo "Burst on every kernel ($(BENCH_BURST_OUT)):"; \
+	$(BENCH_BURST) --table $(BENCH_BURST_OUT)
+
+bench-burst-run:
+	$(Q)$(RUN_BPF) -t '$(BENCH_TIMEOUT)' --name 'the burst benchmark' -- \
+		$(BENCH_BURST) --out $(BENCH_BURST_OUT) $(BENCH_BURST_ARGS)
 
 bench-plot:
 	$(Q)bash bench/plot.sh $(BENCH_JSON) $(BENCH_SVG)

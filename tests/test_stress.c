@@ -438,11 +438,14 @@ static void st_report(const struct st_counts *task, const struct st_counts *irq,
 	       U(S.ctl.grows), U(S.ctl.grown), U(S.ctl.checks), U(S.ctl.check_busy),
 	       U(S.ctl.pauses));
 	st_log("heap: err[BUSY] %llu, err[NESTED] %llu, err[NOMEM] %llu; lock waits %llu, "
-	       "misses %llu; frees parked %llu; refill signals %llu; deferred %llu, reclaimed %llu, "
-	       "peak limbo %llu KiB; peak %llu pages mapped",
+	       "misses %llu; frees parked %llu; refill signals %llu; self-growth %s: %llu chunks "
+	       "(%llu failed); deferred %llu, reclaimed %llu, peak limbo %llu KiB; peak %llu "
+	       "pages mapped",
 	       U(r->stats.err[AA_ERR_BUSY]), U(r->stats.err[AA_ERR_NESTED]),
 	       U(r->stats.err[AA_ERR_NOMEM]), U(r->stats.lock_waits), U(r->stats.lock_misses),
-	       U(r->stats.frees_parked), U(r->refill_signals), U(r->defer.deferred),
+	       U(r->stats.frees_parked), U(r->refill_signals),
+	       r->flags & AA_F_SELF_GROW ? "on" : "off", U(r->stats.self_grows),
+	       U(r->stats.self_grow_fails), U(r->defer.deferred),
 	       U(r->defer.reclaimed), U(r->defer.peak_pending_bytes >> 10),
 	       U(r->stats.peak_pages_mapped));
 }
