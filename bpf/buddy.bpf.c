@@ -57,8 +57,6 @@ struct aa_free_hdr {
 };
 
 typedef struct aa_free_hdr __arena aa_free_hdr_t;
-typedef struct aa_chunk_meta __arena aa_meta_t;
-typedef struct aa_span __arena aa_span_t;
 
 /* --- Page map and span table ---------------------------------------------- */
 

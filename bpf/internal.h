@@ -598,6 +598,68 @@ static __always_inline bool aa_heap_ready(void)
 	return READ_ONCE_ARENA(aa_root.magic) == AA_ROOT_MAGIC;
 }
 
+/* --- Static helpers that later files use -----------------------------------
+ * The tier files are one translation unit (bpf/arena_alloc.bpf.c includes
+ * them in tier order), so a file may call the static helpers of the files
+ * before it. Those are declared here, under the file that defines them;
+ * "_locked": REQUIRES the heap lock. Inline but for the few marked static
+ * (a frame of their own) or __noinline.
+ */
+typedef struct aa_chunk_meta __arena aa_meta_t;
+typedef struct aa_span __arena aa_span_t;
+
+/* buddy.bpf.c: chunk metadata, the page heap's blocks, runs, large runs */
+static __always_inline aa_meta_t *meta_of(__u32 slot);
+static __always_inline __u32 __arena *pm_at(__u32 off);
+static __always_inline aa_span_t *span_at(__u32 off);
+static __always_inline __u64 pages_bytes(__u32 pages);
+static __always_inline __u32 aa_ctz64(__u64 x);
+static __always_inline __u32 aa_popcount32(__u32 x);
+static __always_inline void free_push(__u32 order, __u32 off);
+static __always_inline void free_unlink(__u32 order, __u32 off);
+static __u32 run_alloc_locked(__u32 pages);
+static __always_inline void run_free_locked(__u32 off, __u32 pages);
+static __noinline __u32 page_run_alloc_locked(__u32 pages);
+static __always_inline void page_run_free_locked(__u32 off, __u32 pages);
+static int large_find(__u32 need);
+static __always_inline __u32 large_chunks(__u64 pages);
+static __noinline __u32 large_alloc_locked(__u64 pages, int first);
+static __always_inline __u32 large_free_locked(__u32 slot, __u32 *tail);
+
+/* central.bpf.c: the central free lists */
+static __always_inline __u32 central_pop_locked(__u32 cls, __u64 mark_mask);
+static __always_inline __u32 central_push_locked(__u32 o, __u32 cls, __u32 span_off);
+static __u32 central_release_empty_locked(__u32 cls);
+
+/* heap.bpf.c: lookup, the refill ring, parking, the bulk loops (of the
+ * global rounds below, so that no caller adds a frame) */
+static int lookup(__u64 ptr, __u32 *off, __u32 *pmw);
+static __always_inline __u64 kind_bytes(int kind, __u32 off, __u32 pmw);
+static __noinline void refill_notify(__u32 reason);
+static void park_chain(__u32 first, __u32 last, __u32 n);
+static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached);
+static __always_inline int aa_heap_return_bulk(__u64 arr, __u32 n);
+
+/* buddy_chunks.bpf.c: the test-only delay */
+static __always_inline void fault_delay(__u64 ns);
+
+/* cpu_cache.bpf.c: tier 1's entry points (the hit path inline) */
+static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls, __u64 size);
+static __always_inline int aa_cpu_cache_free(__u64 ptr);
+
+/* debug.bpf.c: debug mode's entry points */
+static __always_inline bool debug_on(void);
+static __always_inline void debug_reset(void);
+static __always_inline int debug_free(__u64 addr);
+static __always_inline __u64 debug_usable(__u64 addr);
+
+/* alloc.bpf.c: the front door's bodies, for deferred free's fallbacks */
+static __always_inline __u64 malloc_inline(__u64 size);
+static __always_inline int free_inline(__u64 ptr);
+
+/* defer.bpf.c: the aa_reclaim program's body */
+static int aa_defer_reclaim(struct aa_reclaim_args *a);
+
 /* --- Cross-file functions (global BPF functions: verified once each) ---- */
 
 /* cpu_cache.bpf.c: tier 1 (fast paths in arena_alloc_fast.bpf.h and static
@@ -624,9 +686,6 @@ long aa_heap_judge(__u64 ptr);
 int aa_heap_unpark(void);
 int aa_heap_release_empty(void);
 __u64 aa_heap_usable_size(__u64 ptr);
-/* and static inline there, for the files after it: aa_heap_alloc_bulk(),
- * aa_heap_return_bulk() (loops of the global rounds above, so that no
- * caller adds a frame) */
 
 /* buddy_chunks.bpf.c: chunks in and out of the page heap; the test-only
  * delays of grow and trim */

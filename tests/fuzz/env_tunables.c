@@ -6,14 +6,15 @@
  * configuration step of aa_heap__open()/attach()/reinit()
  * (aa__heap_configure(): ARENA_ALLOC_NO_CACHES, ARENA_ALLOC_DEFER, then
  * aa_tunables__validate()), then ARENA_ALLOC_QUARANTINE (read last by
- * aa_tunables__default()) and ARENA_ALLOC_DEBUG. The input's lines are the
- * values of those ten variables, in that order (a missing line: unset).
+ * aa_tunables__default()), ARENA_ALLOC_DEBUG and ARENA_ALLOC_NO_SELF_GROW.
+ * The input's lines are the values of those eleven variables, in that order
+ * (a missing line: unset).
  * Oracle: a value is a whole number as strtoull(base 0) reads one
  * (decimal, 0x hex, 0 octal; white space and '+' before it), never
  * negative, at most 32 bits for the per-class three and at most
  * AA_QUARANTINE_MAX for the quarantine; the first bad value makes the
- * call -EINVAL; NO_CACHES is on for any value but "" and "0", DEFER and
- * DEBUG for "1".
+ * call -EINVAL; NO_CACHES and NO_SELF_GROW are on for any value but ""
+ * and "0", DEFER and DEBUG for "1".
  */
 #include "fuzz.h"
 #include "internal.h"
@@ -22,6 +23,7 @@ static const char *const vars[] = {
 	"ARENA_ALLOC_CPU_CACHE_CAP", "ARENA_ALLOC_BATCH", "ARENA_ALLOC_TRANSFER_CAP",
 	"ARENA_ALLOC_KEEP_BYTES", "ARENA_ALLOC_LOW_WATERMARK", "ARENA_ALLOC_DEFER_LIMIT",
 	"ARENA_ALLOC_NO_CACHES", "ARENA_ALLOC_DEFER", "ARENA_ALLOC_QUARANTINE", "ARENA_ALLOC_DEBUG",
+	"ARENA_ALLOC_NO_SELF_GROW",
 };
 #define NR_VARS	(sizeof(vars) / sizeof(vars[0]))
 #define NR_NUMBERS	6
@@ -126,6 +128,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		want_flags |= AA_F_DEFER;
 	if (val[9] && !strcmp(val[9], "1"))
 		want_flags |= AA_F_DEBUG;
+	if (val[10] && *val[10] && strcmp(val[10], "0"))
+		want_flags |= AA_F_NO_SELF_GROW;
 	r = aa__heap_configure(&h, NULL);
 	if (!ok && r != -EINVAL)
 		fuzz_fail("aa__heap_configure() = %d with a bad value", r);

@@ -12,8 +12,8 @@
  * bit says so (a pointer cannot come from the input). Oracle: valid iff
  * sz covers .sz and every byte past the last field
  * (aa_heap_opts__last_field) is zero; pages 0 means 65536, and 512 ..
- * 2^20 pass; flags other than AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG
- * are -EINVAL.
+ * 2^20 pass; flags other than AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG |
+ * AA_F_NO_SELF_GROW are -EINVAL.
  */
 #include <stddef.h>
 #include "fuzz.h"
@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			want_tun = tun;
 		else
 			aa_tunables__default(&want_tun);
-		if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG) ||
+		if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG | AA_F_NO_SELF_GROW) ||
 		    aa_tunables__validate(&want_tun)) {
 			if (r != -EINVAL)
 				fuzz_fail("flags 0x%x: aa__heap_configure() = %d, not -EINVAL", flags, r);
