@@ -120,8 +120,17 @@ $(1).linked.o: $(or $(5),$(1).bpf.o $$(LIB_BPF))
 	$$(bpf_link)
 $(1).skel.h: $(1).linked.o
 	$$(call msg,GEN-SKEL,$$@)
-	$$(Q)$$(BPFTOOL) gen skeleton $$< name $(or $(4),$(notdir $(1))) > $$@
+	$$(Q)$$(BPFTOOL) gen skeleton $$< name $(or $(4),$(notdir $(1))) > $$@.tmp
+	$$(Q)$$(SKEL_FIXUP) $$@.tmp > $$@ && rm -f $$@.tmp
 endef
+# bpftool 7.5 writes skeletons for libbpf >= 1.5, whose struct
+# bpf_map_skeleton has a `link` (a struct_ops map's); with an older libbpf
+# the line that sets it goes ("'struct bpf_map_skeleton' has no member
+# named 'link'"), and the loader attaches struct_ops maps itself
+# (bpf_map__attach_struct_ops()).
+LIBBPF_VERSION := $(shell pkg-config --modversion libbpf 2>/dev/null)
+SKEL_FIXUP := $(if $(filter 0.% 1.0.% 1.1.% 1.2.% 1.3.% 1.4.%,$(LIBBPF_VERSION)),\
+	sed '/^[[:space:]]*map->link = /d',cat)
 
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(LIB_BPF_HDRS) | $(OUTPUT)/bpf
 	$(bpf_cc)

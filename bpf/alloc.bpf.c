@@ -18,7 +18,7 @@
 
 static __always_inline bool caches_on(void)
 {
-	return !(aa_root.flags & AA_F_NO_CACHES);
+	return !(aa__root.flags & AA_F_NO_CACHES);
 }
 
 /*
@@ -68,11 +68,11 @@ static __always_inline __u64 route_alloc(__u64 bytes, __u64 req, __u64 align, in
 	}
 	if (cls == AA_CLS_LAZY)
 		cls = aa_aligned_class(bytes, align);
-	return aa_heap_alloc(bytes, cls);
+	return aa__heap_alloc(bytes, cls);
 }
 
 /* Debug mode: size bytes aligned to align (0: none) with the debug tail
- * (aa_debug_on_alloc(), debug.bpf.c). REQUIRES: debug_on(). */
+ * (aa__debug_on_alloc(), debug.bpf.c). REQUIRES: debug_on(). */
 static __always_inline __u64 debug_alloc(__u64 size, __u64 align)
 {
 	__u64 need = size + AA_DEBUG_TAIL, p;
@@ -85,7 +85,7 @@ static __always_inline __u64 debug_alloc(__u64 size, __u64 align)
 	cls = aa_aligned_class(need, align);
 	p = route_alloc(need, size, align, cls);
 	if (p)
-		aa_debug_on_alloc(p, cls >= 0 ? cls : AA_KIND_RUN, size);
+		aa__debug_on_alloc(p, cls >= 0 ? cls : AA_KIND_RUN, size);
 	return p;
 }
 
@@ -104,7 +104,7 @@ static __always_inline int free_inline(__u64 ptr)
 		return debug_free(ptr);
 	if (caches_on())
 		return aa_cpu_cache_free(ptr);
-	return aa_heap_free(ptr);
+	return aa__heap_free(ptr);
 }
 
 __u64 aa_malloc_u64(__u64 size)
@@ -148,7 +148,7 @@ __u64 aa_calloc_u64(__u64 n, __u64 size)
 	aa_for(i, words * 8, bytes)
 		((__u8 __arena *)p)[i] = 0;
 	if (done < words) {	/* more than the loop bound: fail cleanly */
-		aa_heap_free(p);	/* > 64 MiB: a page run */
+		aa__heap_free(p);	/* > 64 MiB: a page run */
 		aa_fail(AA_ERR_ZEROING);
 		return 0;
 	}
@@ -166,7 +166,7 @@ __u64 aa_usable_size_u64(__u64 ptr)
 		return 0;
 	if (debug_on())
 		return debug_usable(ptr);
-	return aa_heap_usable_size(ptr);
+	return aa__heap_usable_size(ptr);
 }
 
 /* Arguments of a bulk call with n > 0: an array, and n <= AA_BULK_MAX

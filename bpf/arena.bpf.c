@@ -8,19 +8,19 @@
  * From below: pages from the embedder's AA_ARENA_FUNCS() (aa_pages_alloc()),
  *             at addresses we choose for chunks (slot s = arena_base + s MiB) and wherever the kernel
  *             puts them for chunk metadata and CPU caches.
- * To above:   aa_buddy_add_chunk() of zeroed chunks; trim/teardown take
- *             entirely free chunks back (aa_buddy_take_free_chunk()).
+ * To above:   aa__buddy_add_chunk() of zeroed chunks; trim/teardown take
+ *             entirely free chunks back (aa__buddy_take_free_chunk()).
  * Locking:    page kfuncs are called with no lock held (they sleep); the
  *             slot table only changes under the heap lock (buddy.bpf.c). A
  *             chunk leaves the heap through the RELEASING state: its
  *             meta_off stays valid and no grower maps the slot until its
- *             pages are back (aa_buddy_release_slot()). Two growers racing
+ *             pages are back (aa__buddy_release_slot()). Two growers racing
  *             for one slot are arbitrated by the kernel: the second
  *             one's page allocation at that address fails and it moves on.
  *
  * SLEEPABLE ONLY: every function here may call a page kfunc. They are only
  * called from SEC("syscall") programs (entry.bpf.c), but one: an allocation
- * that found the page heap empty calls aa_arena_self_grow() from any
+ * that found the page heap empty calls aa__arena_self_grow() from any
  * program, only where aa_self_grows() (internal.h: a kernel that allows it,
  * known at load time, so older verifiers never see the call).
  *
@@ -47,8 +47,8 @@
  */
 #include "internal.h"
 
-/* The root. Zero until aa_arena_init() publishes the magic. */
-struct aa_root __arena aa_root;
+/* The root. Zero until aa__arena_init() publishes the magic. */
+struct aa_root __arena aa__root;
 
 /* --- Pages from the kernel -------------------------------------------------
  * The only calls of the page kfuncs (through the embedder's AA_ARENA_FUNCS()).
@@ -61,19 +61,19 @@ static __always_inline void __arena *pages_get(void __arena *addr, __u32 pages)
 {
 	void __arena *p;
 
-	if (aa_fault_hit(&aa_root.fault.pages_every, &aa_root.fault.page_calls,
-			 &aa_root.fault.page_faults))
+	if (aa_fault_hit(&aa__root.fault.pages_every, &aa__root.fault.page_calls,
+			 &aa__root.fault.page_faults))
 		return NULL;
 	p = aa_pages_alloc(addr, pages);
 	if (p)
-		__sync_fetch_and_add(&aa_root.fault.pages_got, pages);
+		__sync_fetch_and_add(&aa__root.fault.pages_got, pages);
 	return p;
 }
 
 static __always_inline void pages_put(void __arena *addr, __u32 pages)
 {
 	aa_pages_free(addr, pages);
-	__sync_fetch_and_add(&aa_root.fault.pages_put, pages);
+	__sync_fetch_and_add(&aa__root.fault.pages_put, pages);
 }
 
 /* The inline API's copy of the root's hot fields (aa_shared.h): filled by
@@ -89,26 +89,26 @@ struct aa_fast aa_fast SEC(".data.aa_fast");
  * REQUIRES: heap published, caches released. */
 static void publish_fast(void)
 {
-	__u32 n = aa_root.nr_cpus, off;
+	__u32 n = aa__root.nr_cpus, off;
 	int cpu;
 
-	aa_fast.root = (__u64)&aa_root;
-	aa_fast.arena_base = aa_root.arena_base;
-	aa_fast.defer = aa_root.flags & AA_F_DEFER;
-	if (aa_root.flags & AA_F_NO_CACHES)
+	aa_fast.root = (__u64)&aa__root;
+	aa_fast.arena_base = aa__root.arena_base;
+	aa_fast.defer = aa__root.flags & AA_F_DEFER;
+	if (aa__root.flags & AA_F_NO_CACHES)
 		return;
-	aa_fast.key = aa_root.cache_key;
+	aa_fast.key = aa__root.cache_key;
 	aa_fast.zero = 0;
 	/* debug mode: no cache address and no arena size for the inline
 	 * API, whose every call then goes through the global functions
 	 * (debug.bpf.c); the library finds the caches in the root */
-	if (aa_root.flags & AA_F_DEBUG)
+	if (aa__root.flags & AA_F_DEBUG)
 		return;
 	aa_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
-		off = aa_root.cpu_cache_off[cpu];
-		aa_fast.cc[cpu] = off ? aa_root.arena_base + off : 0;
+		off = aa__root.cpu_cache_off[cpu];
+		aa_fast.cc[cpu] = off ? aa__root.arena_base + off : 0;
 	}
-	__sync_lock_test_and_set(&aa_fast.arena_size, aa_root.arena_size);
+	__sync_lock_test_and_set(&aa_fast.arena_size, aa__root.arena_size);
 }
 
 /* Stop new inline calls from finding the heap: arena size and every cache
@@ -131,7 +131,7 @@ static void unpublish_fast(void)
 
 static void open_readers(void)
 {
-	__sync_fetch_and_sub(&aa_root.mmap_readers, AA_READERS_RETURNER);
+	__sync_fetch_and_sub(&aa__root.mmap_readers, AA_READERS_RETURNER);
 }
 
 /* Count us as a returner and wait until no reader is inside a read: true.
@@ -143,11 +143,11 @@ static bool close_readers(void)
 	__u32 readers;
 
 	/* a full barrier: readers counted after it see us */
-	readers = __sync_fetch_and_add(&aa_root.mmap_readers, AA_READERS_RETURNER);
+	readers = __sync_fetch_and_add(&aa__root.mmap_readers, AA_READERS_RETURNER);
 	aa_repeat(AA_MAX_LOOPS) {
 		if (!(readers & (AA_READERS_RETURNER - 1)))
 			return true;
-		readers = READ_ONCE_ARENA(aa_root.mmap_readers);
+		readers = READ_ONCE_ARENA(aa__root.mmap_readers);
 		if (bpf_ktime_get_ns() - t0 >= AA_READERS_WAIT_NS)
 			break;
 	}
@@ -166,14 +166,14 @@ static void free_caches(void)
 	if (!close_readers())
 		return;
 	aa_for(cpu, 0, AA_MAX_CPUS) {
-		off = aa_root.cpu_cache_off[cpu];
+		off = aa__root.cpu_cache_off[cpu];
 		if (!off)
 			continue;
-		aa_root.cpu_cache_off[cpu] = 0;
+		aa__root.cpu_cache_off[cpu] = 0;
 		pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
 	}
 	open_readers();
-	aa_root.nr_cpus = 0;
+	aa__root.nr_cpus = 0;
 }
 
 /*
@@ -192,10 +192,10 @@ static int init_caches(__u32 n)
 
 	drop = close_readers();	/* else the caches of CPUs >= n are kept */
 	aa_for(cpu, 0, AA_MAX_CPUS) {
-		off = aa_root.cpu_cache_off[cpu];
+		off = aa__root.cpu_cache_off[cpu];
 		if (cpu >= n) {
 			if (off && drop) {
-				aa_root.cpu_cache_off[cpu] = 0;
+				aa__root.cpu_cache_off[cpu] = 0;
 				pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
 			}
 			continue;
@@ -209,12 +209,12 @@ static int init_caches(__u32 n)
 				return -ENOMEM;
 			}
 			cc->cpu = cpu;	/* fresh pages: busy == AA_CC_FREE, counts 0 */
-			aa_root.cpu_cache_off[cpu] = (__u64)cc - aa_root.arena_base;
+			aa__root.cpu_cache_off[cpu] = (__u64)cc - aa__root.arena_base;
 		} else {
 			cc = aa_addr(off);
 		}
 		aa_for(c, 0, AA_NR_CLASSES) {
-			cap = aa_root.tun.cpu_cache_cap[c];
+			cap = aa__root.tun.cpu_cache_cap[c];
 			cc->cls[c].count = 0;
 			cc->cls[c].cap = cap < AA_CPU_CACHE_MAX ? cap : AA_CPU_CACHE_MAX;
 		}
@@ -223,7 +223,7 @@ static int init_caches(__u32 n)
 	}
 	if (drop)
 		open_readers();
-	aa_root.nr_cpus = n;
+	aa__root.nr_cpus = n;
 	return 0;
 }
 
@@ -235,9 +235,9 @@ static void clear_order_maps(void)
 	int i;
 
 	aa_for(i, 0, AA_NR_ORDERS * (AA_MAX_SLOTS / 64))
-		aa_root.order_map[i / (AA_MAX_SLOTS / 64)][i % (AA_MAX_SLOTS / 64)] = 0;
+		aa__root.order_map[i / (AA_MAX_SLOTS / 64)][i % (AA_MAX_SLOTS / 64)] = 0;
 	aa_for(i, 0, AA_NR_ORDERS)
-		aa_root.order_summary[i] = 0;
+		aa__root.order_summary[i] = 0;
 }
 
 /* Empty central lists, and the class table for tools that read the root.
@@ -247,18 +247,18 @@ static void init_classes(void)
 	int c;
 
 	aa_for(c, 0, AA_NR_CLASSES) {
-		aa_root.central[c].head = AA_NIL;
-		aa_root.central[c].spans = 0;
-		aa_root.central[c].objs_out = 0;
-		aa_root.class_size[c] = aa_class(c)->size;
-		aa_root.class_pages[c] = aa_class(c)->pages;
+		aa__root.central[c].head = AA_NIL;
+		aa__root.central[c].spans = 0;
+		aa__root.central[c].objs_out = 0;
+		aa__root.class_size[c] = aa_class(c)->size;
+		aa__root.class_pages[c] = aa_class(c)->pages;
 	}
 	/* deferred free: empty limbo (a teardown dropped what it held) */
-	aa_root.defer.limbo[0] = AA_NIL;
-	aa_root.defer.limbo[1] = AA_NIL;
-	aa_root.defer.pending_objs = 0;
-	aa_root.defer.pending_bytes = 0;
-	aa_root.defer.reclaiming = 0;
+	aa__root.defer.limbo[0] = AA_NIL;
+	aa__root.defer.limbo[1] = AA_NIL;
+	aa__root.defer.pending_objs = 0;
+	aa__root.defer.pending_bytes = 0;
+	aa__root.defer.reclaiming = 0;
 	aa_reclaim_run.rest = AA_NIL;
 	debug_reset();		/* the quarantine's objects are gone too */
 }
@@ -273,7 +273,7 @@ static void init_transfer_caches(void)
 	int c;
 
 	aa_for(c, 0, AA_NR_CLASSES)
-		aa_root.tc[c].count = 0;
+		aa__root.tc[c].count = 0;
 }
 
 /*
@@ -290,21 +290,21 @@ static void init_transfer_caches(void)
  * (tear the heap down first to change flags or tunables).
  * Returns the chunks added (>= 0), or -errno.
  */
-int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
+int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
 		  __u64 grow_bytes)
 {
-	__u64 root = (__u64)&aa_root;
+	__u64 root = (__u64)&aa__root;
 	int err, got = 0;
 
 	if (arena_size == 0 || arena_size > (1ULL << 32) ||
 	    (arena_size & (AA_PAGE_SIZE - 1)) || (arena_base & (AA_PAGE_SIZE - 1)))
 		return -EINVAL;
-	if (root < arena_base || root + sizeof(aa_root) > arena_base + arena_size)
+	if (root < arena_base || root + sizeof(aa__root) > arena_base + arena_size)
 		return -EINVAL;
 	if (aa_heap_ready()) {
-		if (aa_root.arena_base != arena_base)
+		if (aa__root.arena_base != arena_base)
 			return -EEXIST;
-		return grow_bytes ? aa_arena_grow(grow_bytes) : 0;
+		return grow_bytes ? aa__arena_grow(grow_bytes) : 0;
 	}
 	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG | AA_F_NO_SELF_GROW))
 		return -EINVAL;
@@ -318,56 +318,56 @@ int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags
 	if (nr_cpus > AA_MAX_CPUS)
 		nr_cpus = AA_MAX_CPUS;
 
-	aa_root.version = AA_LAYOUT_VERSION;
-	aa_root.root_size = sizeof(aa_root);
-	aa_root.arena_base = arena_base;
-	aa_root.arena_size = arena_size;
-	aa_root.nr_slots = arena_size >> AA_CHUNK_SHIFT;
-	if (aa_root.nr_slots > AA_MAX_SLOTS)
-		aa_root.nr_slots = AA_MAX_SLOTS;
+	aa__root.version = AA_LAYOUT_VERSION;
+	aa__root.root_size = sizeof(aa__root);
+	aa__root.arena_base = arena_base;
+	aa__root.arena_size = arena_size;
+	aa__root.nr_slots = arena_size >> AA_CHUNK_SHIFT;
+	if (aa__root.nr_slots > AA_MAX_SLOTS)
+		aa__root.nr_slots = AA_MAX_SLOTS;
 	clear_order_maps();
 	init_classes();
 	init_transfer_caches();
-	aa_root.parked = AA_NIL;
-	aa_root.flags = flags;
-	aa_root.need_refill = 0;
+	aa__root.parked = AA_NIL;
+	aa__root.flags = flags;
+	aa__root.need_refill = 0;
 	/* a new key on every init: marks of an earlier heap mean nothing */
-	aa_root.cache_key = ((__u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32() | 1;
+	aa__root.cache_key = ((__u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32() | 1;
 	err = init_caches(nr_cpus);
 	if (err)
 		return err;
 	if (grow_bytes) {
-		got = aa_arena_grow_chunks(grow_bytes, 1);
+		got = aa__arena_grow_chunks(grow_bytes, 1);
 		if (got <= 0) {
 			free_caches();
 			return got ? got : -ENOMEM;
 		}
 	}
-	__sync_lock_test_and_set(&aa_root.magic, AA_ROOT_MAGIC);	/* publish */
+	__sync_lock_test_and_set(&aa__root.magic, AA_ROOT_MAGIC);	/* publish */
 	publish_fast();
 	return got;
 }
 
 /* Map one chunk at the first slot >= cursor that takes it. Returns the
  * next cursor (slot + 1), or -errno. Inline, and calls only leaves (the
- * embedder's page functions, aa_buddy_add_chunk()): aa_arena_self_grow()
+ * embedder's page functions, aa__buddy_add_chunk()): aa__arena_self_grow()
  * has one frame below it. unpublished: init's first grow. */
 static __always_inline int grow_one(__u32 cursor, __u32 unpublished)
 {
 	void __arena *meta, *chunk;
-	__u32 nr_slots = aa_root.nr_slots;
+	__u32 nr_slots = aa__root.nr_slots;
 	int s, err;
 
 	meta = pages_get(NULL, aa_meta_pages());
 	if (!meta)
 		return -ENOMEM;
 	aa_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		if (READ_ONCE_ARENA(aa_root.slots[s].state) != AA_SLOT_UNMAPPED)
+		if (READ_ONCE_ARENA(aa__root.slots[s].state) != AA_SLOT_UNMAPPED)
 			continue;
 		chunk = pages_get(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
 		if (!chunk)
 			continue;	/* something else lives in this slot */
-		err = aa_buddy_add_chunk(s, (__u64)meta - aa_root.arena_base, unpublished);
+		err = aa__buddy_add_chunk(s, (__u64)meta - aa__root.arena_base, unpublished);
 		if (err == -EEXIST) {	/* another grower or a trim took it */
 			pages_put(chunk, AA_CHUNK_PAGES);
 			continue;
@@ -384,7 +384,7 @@ static __always_inline int grow_one(__u32 cursor, __u32 unpublished)
 }
 
 /* grow_one() for sleepable grow: a global function, verified once. */
-int aa_arena_grow_one(__u32 cursor, __u32 unpublished)
+int aa__arena_grow_one(__u32 cursor, __u32 unpublished)
 {
 	return grow_one(cursor, unpublished);
 }
@@ -397,7 +397,7 @@ int aa_arena_grow_one(__u32 cursor, __u32 unpublished)
  * Callers are at most three frames deep in AA_API_FRAMES: this one and
  * the page functions below it make five.
  * REQUIRES: aa_self_grows(); heap published. */
-int aa_arena_self_grow(__u32 chunks)
+int aa__arena_self_grow(__u32 chunks)
 {
 	__u64 t0 = bpf_ktime_get_ns();
 	__u32 got = AA_ZERO, cursor = AA_ZERO;
@@ -413,28 +413,28 @@ int aa_arena_self_grow(__u32 chunks)
 		got++;
 	}
 	if (got)
-		__sync_fetch_and_add(&aa_root.stats.self_grows, got);
+		__sync_fetch_and_add(&aa__root.stats.self_grows, got);
 	else
-		__sync_fetch_and_add(&aa_root.stats.self_grow_fails, 1);
-	__sync_fetch_and_add(&aa_root.stats.self_grow_ns, bpf_ktime_get_ns() - t0);
+		__sync_fetch_and_add(&aa__root.stats.self_grow_fails, 1);
+	__sync_fetch_and_add(&aa__root.stats.self_grow_ns, bpf_ktime_get_ns() - t0);
 	return got ? got : ret;
 }
 
 /* Grow the heap by at least `bytes` (whole chunks). Returns the number of
  * chunks added (> 0), or -errno when none could be added.
  * REQUIRES: heap published, or unpublished != 0: init's first grow. */
-int aa_arena_grow_chunks(__u64 bytes, __u32 unpublished)
+int aa__arena_grow_chunks(__u64 bytes, __u32 unpublished)
 {
 	__u32 want, got = AA_ZERO, cursor = AA_ZERO;
 	int i, ret, err = 0;
 
 	if (bytes == 0)
 		return -EINVAL;
-	if (bytes > aa_root.arena_size)	/* as much as fits */
-		bytes = aa_root.arena_size;
+	if (bytes > aa__root.arena_size)	/* as much as fits */
+		bytes = aa__root.arena_size;
 	want = (bytes + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;
 	aa_for(i, 0, want < AA_MAX_SLOTS ? want : AA_MAX_SLOTS) {
-		ret = aa_arena_grow_one(cursor, unpublished);
+		ret = aa__arena_grow_one(cursor, unpublished);
 		if (ret < 0) {
 			err = ret;
 			break;
@@ -447,11 +447,11 @@ int aa_arena_grow_chunks(__u64 bytes, __u32 unpublished)
 	return got;
 }
 
-int aa_arena_grow(__u64 bytes)
+int aa__arena_grow(__u64 bytes)
 {
 	if (!aa_heap_ready())
 		return -ENODEV;
-	return aa_arena_grow_chunks(bytes, 0);
+	return aa__arena_grow_chunks(bytes, 0);
 }
 
 /* Return a RELEASING slot's chunk pages and metadata pages, then make the
@@ -462,17 +462,17 @@ static void return_chunk(__u32 slot)
 	__u32 s = slot & (AA_MAX_SLOTS - 1);
 
 	pages_put(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
-	if (aa_fault_trim_delay_ns)
-		fault_delay(aa_fault_trim_delay_ns);
-	pages_put(aa_addr(aa_root.slots[s].meta_off), aa_meta_pages());
-	aa_buddy_release_slot(s);
+	if (aa__fault_trim_delay_ns)
+		fault_delay(aa__fault_trim_delay_ns);
+	pages_put(aa_addr(aa__root.slots[s].meta_off), aa_meta_pages());
+	aa__buddy_release_slot(s);
 }
 
 /* Return entirely free chunks to the kernel, keeping keep_bytes of them
  * (any 64-bit value: more than the arena keeps everything). Returns the
  * number of chunks returned, or -errno (-EBUSY: a reader of the mmap
  * stayed inside its read, close_readers()). */
-int aa_arena_trim(__u64 keep_bytes)
+int aa__arena_trim(__u64 keep_bytes)
 {
 	__u32 keep, n = AA_ZERO;
 	int slot = -ENOENT;
@@ -480,8 +480,8 @@ int aa_arena_trim(__u64 keep_bytes)
 	if (!aa_heap_ready())
 		return -ENODEV;
 	if (keep_bytes == AA_KEEP_DEFAULT)
-		keep_bytes = aa_root.tun.keep_bytes;
-	aa_heap_release_empty();	/* kept empty spans hold chunks */
+		keep_bytes = aa__root.tun.keep_bytes;
+	aa__heap_release_empty();	/* kept empty spans hold chunks */
 	keep = (keep_bytes >> AA_CHUNK_SHIFT) > AA_MAX_SLOTS ? AA_MAX_SLOTS
 							     : keep_bytes >> AA_CHUNK_SHIFT;
 	aa_repeat(AA_MAX_SLOTS) {	/* readers get in between chunks */
@@ -489,7 +489,7 @@ int aa_arena_trim(__u64 keep_bytes)
 			slot = -EBUSY;
 			break;
 		}
-		slot = aa_buddy_take_free_chunk(keep);
+		slot = aa__buddy_take_free_chunk(keep);
 		if (slot >= 0)
 			return_chunk(slot);
 		open_readers();
@@ -510,7 +510,7 @@ static __always_inline void release_caches(__u32 upto)
 	int cpu;
 
 	aa_for(cpu, 0, upto) {
-		off = aa_root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)];
+		off = aa__root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)];
 		if (off)
 			__aa_cache_release(aa_addr(off));
 	}
@@ -521,11 +521,11 @@ static __always_inline void release_caches(__u32 upto)
  * claimed (a program is inside one). */
 static int claim_all_caches(void)
 {
-	__u32 n = aa_root.nr_cpus, off;
+	__u32 n = aa__root.nr_cpus, off;
 	int cpu, busy = -1;
 
 	aa_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
-		off = aa_root.cpu_cache_off[cpu];
+		off = aa__root.cpu_cache_off[cpu];
 		if (off && !__aa_cache_claim(aa_addr(off), AA_CC_TEARDOWN)) {
 			busy = cpu;
 			break;
@@ -544,15 +544,15 @@ static int claim_all_caches(void)
 static int teardown_locked(void)
 {
 	struct aa_transfer_cache __arena *tc;
-	__u32 nr_slots = aa_root.nr_slots, n = AA_ZERO, k;
+	__u32 nr_slots = aa__root.nr_slots, n = AA_ZERO, k;
 	int s, c, err = 0;
 
 
 	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS)
-		if (aa_root.slots[s].state == AA_SLOT_RELEASING)
+		if (aa__root.slots[s].state == AA_SLOT_RELEASING)
 			return -EBUSY;
 	aa_for(c, 0, AA_NR_CLASSES) {	/* heap lock first: allowed order */
-		tc = &aa_root.tc[c];
+		tc = &aa__root.tc[c];
 		if (aa_lock_acquire(&tc->lock, 0)) {
 			err = -EBUSY;
 			continue;
@@ -563,26 +563,26 @@ static int teardown_locked(void)
 	if (err)
 		return err;
 	unpublish_fast();	/* new inline calls: the global functions */
-	__sync_lock_test_and_set(&aa_root.magic, 0);	/* new callers: UNINIT */
+	__sync_lock_test_and_set(&aa__root.magic, 0);	/* new callers: UNINIT */
 	clear_order_maps();
 	for (k = 0; k < AA_NR_ORDERS; k++)
-		aa_root.stats.free_blocks[k] = 0;
-	aa_root.parked = AA_NIL;
+		aa__root.stats.free_blocks[k] = 0;
+	aa__root.parked = AA_NIL;
 	init_classes();		/* unpublished above: empty central lists */
-	aa_root.stats.nr_chunks = 0;
-	aa_root.stats.large_chunks = 0;
-	aa_root.stats.span_pages = 0;
-	aa_root.stats.run_pages = 0;
-	aa_root.stats.pages_mapped = 0;
-	aa_root.stats.bytes_in_use = 0;
-	aa_root.stats.live_allocs = 0;
-	aa_root.large_bytes_in_use = 0;
+	aa__root.stats.nr_chunks = 0;
+	aa__root.stats.large_chunks = 0;
+	aa__root.stats.span_pages = 0;
+	aa__root.stats.run_pages = 0;
+	aa__root.stats.pages_mapped = 0;
+	aa__root.stats.bytes_in_use = 0;
+	aa__root.stats.live_allocs = 0;
+	aa__root.large_bytes_in_use = 0;
 	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		if (aa_root.slots[s].state == AA_SLOT_UNMAPPED)
+		if (aa__root.slots[s].state == AA_SLOT_UNMAPPED)
 			continue;
-		aa_root.slots[s].state = AA_SLOT_RELEASING;
-		aa_root.slots[s].nr_chunks = 0;
-		aa_root.slots[s].large_pages = 0;
+		aa__root.slots[s].state = AA_SLOT_RELEASING;
+		aa__root.slots[s].nr_chunks = 0;
+		aa__root.slots[s].large_pages = 0;
 		n++;
 	}
 	return n;
@@ -599,10 +599,10 @@ static int teardown_locked(void)
  * (a free that finds its cache claimed here falls to the transfer cache,
  * which takes nothing while the heap is unpublished; init empties it).
  */
-int aa_arena_teardown(void)
+int aa__arena_teardown(void)
 {
 	struct aa_cpu_cache __arena *cc;
-	__u32 nr_slots = aa_root.nr_slots, off;
+	__u32 nr_slots = aa__root.nr_slots, off;
 	int s, n, err, cpu, c;
 
 	if (!aa_heap_ready())
@@ -622,17 +622,17 @@ int aa_arena_teardown(void)
 		aa_unlock();
 	}
 	if (n < 0) {
-		release_caches(aa_root.nr_cpus < AA_MAX_CPUS ? aa_root.nr_cpus : AA_MAX_CPUS);
+		release_caches(aa__root.nr_cpus < AA_MAX_CPUS ? aa__root.nr_cpus : AA_MAX_CPUS);
 		open_readers();
 		return n;
 	}
 	/* unpublished and quiesced: return the pages, no lock held */
 	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		if (aa_root.slots[s].state == AA_SLOT_RELEASING)
+		if (aa__root.slots[s].state == AA_SLOT_RELEASING)
 			return_chunk(s);
 	}
 	aa_for(cpu, 0, AA_MAX_CPUS) {
-		off = aa_root.cpu_cache_off[cpu];
+		off = aa__root.cpu_cache_off[cpu];
 		if (!off)
 			continue;
 		cc = aa_addr(off);
@@ -640,6 +640,6 @@ int aa_arena_teardown(void)
 			cc->cls[c].count = 0;
 	}
 	open_readers();
-	aa_root.stats.nr_trims += n;
+	aa__root.stats.nr_trims += n;
 	return n;
 }

@@ -10,8 +10,8 @@
  *             as smaller blocks, so a run wastes nothing beyond its last
  *             page. Allocations of more than a chunk take whole free chunks
  *             plus a run at the start of the next one.
- * From below: chunks that arena.bpf.c maps (aa_buddy_add_chunk) and takes
- *             back when they are entirely free (aa_buddy_take_free_chunk);
+ * From below: chunks that arena.bpf.c maps (aa__buddy_add_chunk) and takes
+ *             back when they are entirely free (aa__buddy_take_free_chunk);
  *             those are in buddy_chunks.bpf.c, the checker in check.bpf.c. No file of
  *             the heap calls a page kfunc: any program may use them.
  * To above:   static helpers only (everything here REQUIRES the heap lock):
@@ -62,7 +62,7 @@ typedef struct aa_free_hdr __arena aa_free_hdr_t;
 
 static __always_inline aa_meta_t *meta_of(__u32 slot)
 {
-	return (aa_meta_t *)aa_addr(aa_root.slots[slot & (AA_MAX_SLOTS - 1)].meta_off);
+	return (aa_meta_t *)aa_addr(aa__root.slots[slot & (AA_MAX_SLOTS - 1)].meta_off);
 }
 
 /* The page-map entry of the page holding arena offset off. */
@@ -95,7 +95,7 @@ static __always_inline void pm_fill(__u32 off, __u32 pages, __u32 head, __u32 ta
 }
 
 /* --- Which chunks have free blocks -----------------------------------------
- * Two-level bitmaps per order (aa_root.order_summary/order_map): finding the
+ * Two-level bitmaps per order (aa__root.order_summary/order_map): finding the
  * lowest chunk with a free block of an order is two count-trailing-zeros.
  * REQUIRES: heap lock held.
  */
@@ -146,27 +146,27 @@ static __always_inline void order_map_set(__u32 order, __u32 slot)
 {
 	__u32 w = (slot >> 6) & (AA_MAX_SLOTS / 64 - 1);
 
-	aa_root.order_map[order][w] |= 1ULL << (slot & 63);
-	aa_root.order_summary[order] |= 1ULL << w;
+	aa__root.order_map[order][w] |= 1ULL << (slot & 63);
+	aa__root.order_summary[order] |= 1ULL << w;
 }
 
 static __always_inline void order_map_clear(__u32 order, __u32 slot)
 {
 	__u32 w = (slot >> 6) & (AA_MAX_SLOTS / 64 - 1);
-	__u64 m = aa_root.order_map[order][w] & ~(1ULL << (slot & 63));
+	__u64 m = aa__root.order_map[order][w] & ~(1ULL << (slot & 63));
 
-	aa_root.order_map[order][w] = m;
+	aa__root.order_map[order][w] = m;
 	if (!m)
-		aa_root.order_summary[order] &= ~(1ULL << w);
+		aa__root.order_summary[order] &= ~(1ULL << w);
 }
 
 /* The lowest chunk with a free block of this order; REQUIRES: one exists
  * (order_summary[order] != 0). */
 static __always_inline __u32 order_map_first(__u32 order)
 {
-	__u32 w = aa_ctz64(aa_root.order_summary[order]);
+	__u32 w = aa_ctz64(aa__root.order_summary[order]);
 
-	return (w << 6) + aa_ctz64(aa_root.order_map[order][w & (AA_MAX_SLOTS / 64 - 1)]);
+	return (w << 6) + aa_ctz64(aa__root.order_map[order][w & (AA_MAX_SLOTS / 64 - 1)]);
 }
 
 /* --- Free lists ----------------------------------------------------------
@@ -188,7 +188,7 @@ static __always_inline void free_push(__u32 order, __u32 off)
 		order_map_set(order, off >> AA_CHUNK_SHIFT);
 	meta->free_head[order] = off;
 	meta->pm[(off >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)] = AA_PM(AA_PM_FREE_HEAD, order);
-	aa_root.stats.free_blocks[order]++;
+	aa__root.stats.free_blocks[order]++;
 }
 
 static __always_inline void free_unlink(__u32 order, __u32 off)
@@ -207,7 +207,7 @@ static __always_inline void free_unlink(__u32 order, __u32 off)
 		order_map_clear(order, off >> AA_CHUNK_SHIFT);
 	/* hdr->mark stays a custody mark: no free can claim this word */
 	meta->pm[(off >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)] = AA_PM_FREE;
-	aa_root.stats.free_blocks[order]--;
+	aa__root.stats.free_blocks[order]--;
 }
 
 /* Is there a free block of exactly this order at arena offset off? */
@@ -235,7 +235,7 @@ static __always_inline __u32 block_alloc_locked(__u32 order)
 	/* an iterator: j is then a range, not one constant (and one path)
 	 * per order */
 	aa_for(k, order, AA_NR_ORDERS) {
-		if (aa_root.order_summary[k]) {
+		if (aa__root.order_summary[k]) {
 			j = k;
 			break;
 		}
@@ -356,13 +356,13 @@ static __always_inline void run_free_locked(__u32 off, __u32 pages)
  */
 static __always_inline void run_account(__u32 pages, __u32 in_chunk_pages)
 {
-	aa_root.stats.run_pages += in_chunk_pages;
-	aa_root.large_bytes_in_use += pages_bytes(pages);
+	aa__root.stats.run_pages += in_chunk_pages;
+	aa__root.large_bytes_in_use += pages_bytes(pages);
 }
 
 /* REQUIRES: heap lock held; 1 <= pages <= 256. Returns offset or AA_NIL
  * (no room, or an injected fault: nothing changed). A frame of its own,
- * as large_alloc_locked(): aa_heap_alloc()'s stays small, for the
+ * as large_alloc_locked(): aa__heap_alloc()'s stays small, for the
  * self-grow below it. */
 static __noinline __u32 page_run_alloc_locked(__u32 pages)
 {
@@ -382,13 +382,13 @@ static __noinline __u32 page_run_alloc_locked(__u32 pages)
  * REQUIRES: heap lock held; pm entry of off is RUN_HEAD|pages. */
 static __always_inline void page_run_free_locked(__u32 off, __u32 pages)
 {
-	aa_root.stats.run_pages -= pages;
-	aa_root.large_bytes_in_use -= pages_bytes(pages);
+	aa__root.stats.run_pages -= pages;
+	aa__root.large_bytes_in_use -= pages_bytes(pages);
 }
 
 static bool chunk_is_free(__u32 slot)
 {
-	return aa_root.slots[slot].state == AA_SLOT_CHUNK &&
+	return aa__root.slots[slot].state == AA_SLOT_CHUNK &&
 	       is_free_block(slot << AA_CHUNK_SHIFT, AA_MAX_ORDER);
 }
 
@@ -397,7 +397,7 @@ static bool chunk_is_free(__u32 slot)
  * large_alloc_locked() checks again under it) so that no hold lasts it. */
 static int large_find(__u32 need)
 {
-	__u32 nr_slots = aa_root.nr_slots, run = AA_ZERO;
+	__u32 nr_slots = aa__root.nr_slots, run = AA_ZERO;
 	int s;
 
 	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
@@ -440,7 +440,7 @@ static __noinline __u32 large_alloc_locked(__u64 pages, int first)
 		return AA_NIL;
 	aa_for(i, first, first + full) {
 		free_unlink(AA_MAX_ORDER, i << AA_CHUNK_SHIFT);
-		aa_root.slots[i & (AA_MAX_SLOTS - 1)].state = AA_SLOT_LARGE_TAIL;
+		aa__root.slots[i & (AA_MAX_SLOTS - 1)].state = AA_SLOT_LARGE_TAIL;
 	}
 	if (rem) {
 		tail = (first + full) << AA_CHUNK_SHIFT;
@@ -449,11 +449,11 @@ static __noinline __u32 large_alloc_locked(__u64 pages, int first)
 		pm_fill(tail, rem, AA_PM(AA_PM_RUN_TAIL, 0), AA_PM(AA_PM_RUN_TAIL, 0));
 	}
 	*(__u64 __arena *)aa_addr(first << AA_CHUNK_SHIFT) = 0;	/* was a mark */
-	aa_root.slots[first].nr_chunks = full;
-	aa_root.slots[first].large_pages = pages;
+	aa__root.slots[first].nr_chunks = full;
+	aa__root.slots[first].large_pages = pages;
 	aa_store_fence();	/* word 0 before the state: see aa_claim() */
-	aa_root.slots[first].state = AA_SLOT_LARGE_HEAD;
-	aa_root.stats.large_chunks += full;
+	aa__root.slots[first].state = AA_SLOT_LARGE_HEAD;
+	aa__root.stats.large_chunks += full;
 	run_account(pages, rem);
 	return first << AA_CHUNK_SHIFT;
 }
@@ -464,19 +464,19 @@ static __noinline __u32 large_alloc_locked(__u64 pages, int first)
  * REQUIRES: heap lock held; slot is a LARGE_HEAD. */
 static __always_inline __u32 large_free_locked(__u32 slot, __u32 *tail)
 {
-	__u32 full = aa_root.slots[slot].nr_chunks, pages = aa_root.slots[slot].large_pages;
+	__u32 full = aa__root.slots[slot].nr_chunks, pages = aa__root.slots[slot].large_pages;
 	__u32 rem = pages - (full << AA_MAX_ORDER);
 	int i;
 
 	aa_for(i, slot, slot + full) {
-		aa_root.slots[i & (AA_MAX_SLOTS - 1)].state = AA_SLOT_CHUNK;
+		aa__root.slots[i & (AA_MAX_SLOTS - 1)].state = AA_SLOT_CHUNK;
 		free_push(AA_MAX_ORDER, i << AA_CHUNK_SHIFT);
 	}
 	*tail = (slot + full) << AA_CHUNK_SHIFT;
-	aa_root.slots[slot].nr_chunks = 0;
-	aa_root.slots[slot].large_pages = 0;
-	aa_root.stats.large_chunks -= full;
-	aa_root.stats.run_pages -= rem;
-	aa_root.large_bytes_in_use -= pages_bytes(pages);
+	aa__root.slots[slot].nr_chunks = 0;
+	aa__root.slots[slot].large_pages = 0;
+	aa__root.stats.large_chunks -= full;
+	aa__root.stats.run_pages -= rem;
+	aa__root.large_bytes_in_use -= pages_bytes(pages);
 	return rem < AA_CHUNK_PAGES ? rem : 0;
 }

@@ -4,8 +4,8 @@
  * heap.
  *
  * Role:       the page heap's side of arena.bpf.c's grow, trim and teardown
- *             (aa_buddy_add_chunk, aa_buddy_take_free_chunk,
- *             aa_buddy_release_slot).
+ *             (aa__buddy_add_chunk, aa__buddy_take_free_chunk,
+ *             aa__buddy_release_slot).
  * From below: nothing; arena.bpf.c maps and frees the pages, with no lock.
  * Locking:    each function takes the heap lock itself (buddy.bpf.c's
  *             rules); the slot table changes only under it.
@@ -18,15 +18,15 @@
  * Fault injection for the race tests (test_concurrency.c, test_fault.c set
  * them through their skeletons): 0 (no delay) unless a test sets one; only
  * sleepable grow, trim and teardown read them.
- *   aa_fault_trim_delay_ns:    return_chunk() (arena.bpf.c) spins this long
+ *   aa__fault_trim_delay_ns:    return_chunk() (arena.bpf.c) spins this long
  *                              between a chunk's pages and its metadata pages,
  *                              the window in which a grower could map the slot;
- *   aa_fault_publish_delay_ns: aa_buddy_add_chunk() spins this long, heap lock
+ *   aa__fault_publish_delay_ns: aa__buddy_add_chunk() spins this long, heap lock
  *                              held, after the chunk's metadata is set up and
  *                              before the slot word publishes it.
  */
-__u64 aa_fault_trim_delay_ns;
-__u64 aa_fault_publish_delay_ns;
+__u64 aa__fault_trim_delay_ns;
+__u64 aa__fault_publish_delay_ns;
 
 static __always_inline void fault_delay(__u64 ns)
 {
@@ -44,12 +44,12 @@ static __always_inline void fault_delay(__u64 ns)
  * grow, before it publishes the heap. Calls no other function (its lock
  * wait inline): self-growth has one frame below it (AA_API_FRAMES).
  * Returns 0, or -errno with nothing changed (-EEXIST: the slot is taken). */
-int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
+int aa__buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
 {
 	__u32 k;
 	int err;
 
-	if (slot >= AA_MAX_SLOTS || slot >= aa_root.nr_slots)
+	if (slot >= AA_MAX_SLOTS || slot >= aa__root.nr_slots)
 		return -EINVAL;
 	err = aa_lock_leaf();
 	if (err)
@@ -58,24 +58,24 @@ int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
 		aa_unlock();
 		return -ENODEV;
 	}
-	if (aa_root.slots[slot].state != AA_SLOT_UNMAPPED) {
+	if (aa__root.slots[slot].state != AA_SLOT_UNMAPPED) {
 		aa_unlock();
 		return -EEXIST;
 	}
 	/* fresh metadata pages are zero: every page-map entry FREE */
 	for (k = 0; k < AA_NR_ORDERS; k++)
 		((aa_meta_t *)aa_addr(meta_off))->free_head[k] = AA_NIL;
-	if (aa_fault_publish_delay_ns)
-		fault_delay(aa_fault_publish_delay_ns);
+	if (aa__fault_publish_delay_ns)
+		fault_delay(aa__fault_publish_delay_ns);
 	/* one store: lock-free readers see UNMAPPED or this chunk (AA_SLOT_WORD) */
 	__aa_barrier();
-	*(volatile __u64 __arena *)&aa_root.slots[slot] = AA_SLOT_WORD(AA_SLOT_CHUNK, meta_off);
+	*(volatile __u64 __arena *)&aa__root.slots[slot] = AA_SLOT_WORD(AA_SLOT_CHUNK, meta_off);
 	free_push(AA_MAX_ORDER, slot << AA_CHUNK_SHIFT);
-	aa_root.stats.nr_chunks++;
-	aa_root.stats.nr_grows++;
-	aa_root.stats.pages_mapped += AA_CHUNK_PAGES + aa_meta_pages();
-	if (aa_root.stats.pages_mapped > aa_root.stats.peak_pages_mapped)
-		aa_root.stats.peak_pages_mapped = aa_root.stats.pages_mapped;
+	aa__root.stats.nr_chunks++;
+	aa__root.stats.nr_grows++;
+	aa__root.stats.pages_mapped += AA_CHUNK_PAGES + aa_meta_pages();
+	if (aa__root.stats.pages_mapped > aa__root.stats.peak_pages_mapped)
+		aa__root.stats.peak_pages_mapped = aa__root.stats.pages_mapped;
 	aa_unlock();
 	return 0;
 }
@@ -92,7 +92,7 @@ static int free_chunk_find_locked(__u32 keep)
 	int i, b;
 
 	aa_for(i, 0, AA_MAX_SLOTS / 64) {
-		w = aa_root.order_map[AA_MAX_ORDER][i];
+		w = aa__root.order_map[AA_MAX_ORDER][i];
 		n = aa_popcount32(w) + aa_popcount32(w >> 32);
 		if (keep >= n) {
 			keep -= n;
@@ -108,9 +108,9 @@ static int free_chunk_find_locked(__u32 keep)
 /* Take one entirely free chunk out of the heap, skipping the first `keep`
  * free chunks (keep = 0: any). Marks the slot RELEASING: its meta_off stays
  * valid and no grower maps it until the caller, having returned the
- * pages, calls aa_buddy_release_slot(). Returns the slot, -ENOENT when
+ * pages, calls aa__buddy_release_slot(). Returns the slot, -ENOENT when
  * there is none, or -errno. */
-int aa_buddy_take_free_chunk(__u32 keep)
+int aa__buddy_take_free_chunk(__u32 keep)
 {
 	int s, err;
 
@@ -121,10 +121,10 @@ int aa_buddy_take_free_chunk(__u32 keep)
 	if (s >= 0) {
 		s &= AA_MAX_SLOTS - 1;
 		free_unlink(AA_MAX_ORDER, s << AA_CHUNK_SHIFT);
-		aa_root.slots[s].state = AA_SLOT_RELEASING;
-		aa_root.stats.nr_chunks--;
-		aa_root.stats.nr_trims++;
-		aa_root.stats.pages_mapped -= AA_CHUNK_PAGES + aa_meta_pages();
+		aa__root.slots[s].state = AA_SLOT_RELEASING;
+		aa__root.stats.nr_chunks--;
+		aa__root.stats.nr_trims++;
+		aa__root.stats.pages_mapped -= AA_CHUNK_PAGES + aa_meta_pages();
 	}
 	aa_unlock();
 	return s;
@@ -139,11 +139,11 @@ int aa_buddy_take_free_chunk(__u32 keep)
  * nothing can change it meanwhile, and the release cannot fail for want
  * of the lock (it used to take it: after 50 ms without it the slot stayed
  * RELEASING for good, never mapped again, every teardown -EBUSY). */
-int aa_buddy_release_slot(__u32 slot)
+int aa__buddy_release_slot(__u32 slot)
 {
 	if (slot >= AA_MAX_SLOTS)
 		return -EINVAL;
-	if (__sync_val_compare_and_swap(&aa_root.slots[slot].state, AA_SLOT_RELEASING,
+	if (__sync_val_compare_and_swap(&aa__root.slots[slot].state, AA_SLOT_RELEASING,
 					AA_SLOT_UNMAPPED) != AA_SLOT_RELEASING)
 		return -EINVAL;
 	return 0;

@@ -37,7 +37,7 @@
 
 static __always_inline struct aa_central __arena *central_of(__u32 cls)
 {
-	return &aa_root.central[aa_cls_idx(cls)];
+	return &aa__root.central[aa_cls_idx(cls)];
 }
 
 static __always_inline void central_link(struct aa_central __arena *c, __u32 off, aa_span_t *sp)
@@ -74,7 +74,7 @@ static __u32 span_new_locked(__u32 cls)
 	const struct aa_class_info *ci = aa_class(cls);
 	__u32 size = ci->size, objs = ci->objs, pages = ci->pages, off, o;
 	struct aa_central __arena *c = central_of(cls);
-	bool debug = aa_root.flags & AA_F_DEBUG;
+	bool debug = aa__root.flags & AA_F_DEBUG;
 	aa_span_obj_t *obj;
 	aa_span_t *sp;
 	int i;
@@ -103,7 +103,7 @@ static __u32 span_new_locked(__u32 cls)
 	aa_for(i, 0, pages)
 		*pm_at(off + (i << AA_PAGE_SHIFT)) = AA_PM_SPAN_ENTRY(cls, i);
 	central_link(c, off, sp);
-	aa_root.stats.span_pages += pages;
+	aa__root.stats.span_pages += pages;
 	c->spans++;
 	c->span_allocs++;
 	return off;
@@ -120,7 +120,7 @@ static __always_inline __u32 span_release_locked(__u32 cls, aa_span_t *sp)
 	if (sp->listed)
 		central_unlink(c, sp);
 	sp->free = AA_NIL;
-	aa_root.stats.span_pages -= pages;
+	aa__root.stats.span_pages -= pages;
 	c->spans--;
 	c->span_frees++;
 	return pages;
@@ -193,7 +193,7 @@ static __u32 central_release_empty_locked(__u32 cls)
 	aa_span_t *sp;
 
 	cls = aa_cls_idx(cls);
-	off = aa_root.central[cls].head;
+	off = aa__root.central[cls].head;
 	aa_repeat(AA_MAX_LOOPS) {
 		if (off == AA_NIL)
 			break;

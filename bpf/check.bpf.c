@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * check.bpf.c - the heap's validity checker (aa_check): the central lists
+ * check.bpf.c - the heap's validity checker (aa__check): the central lists
  * (tier 3) and the page heap (tier 4) against their invariants.
  *
- * Role:       aa_buddy_check() for the aa_check program (entry.bpf.c), and
+ * Role:       aa__buddy_check() for the aa__check program (entry.bpf.c), and
  *             so for aa_heap__check() and `arena-alloc check`.
  * From below: reads only: the page map, free lists, order maps, spans and
  *             stats of central.bpf.c and buddy.bpf.c (their static helpers).
@@ -37,13 +37,13 @@ static int check_chunk_locked(__u32 s, __u64 *cnt)
 	int k;
 
 	s &= AA_MAX_SLOTS - 1;
-	listed = aa_root.slots[s].state == AA_SLOT_CHUNK;
+	listed = aa__root.slots[s].state == AA_SLOT_CHUNK;
 	aa_for(k, 0, AA_NR_ORDERS) {
 		off = listed ? meta_of(s)->free_head[k] : AA_NIL;
-		if (((aa_root.order_map[k][(s >> 6) & 63] >> (s & 63)) & 1) != (off != AA_NIL))
+		if (((aa__root.order_map[k][(s >> 6) & 63] >> (s & 63)) & 1) != (off != AA_NIL))
 			return 18;
-		if (!!(aa_root.order_summary[k] & (1ULL << ((s >> 6) & 63))) !=
-		    !!aa_root.order_map[k][(s >> 6) & 63])
+		if (!!(aa__root.order_summary[k] & (1ULL << ((s >> 6) & 63))) !=
+		    !!aa__root.order_map[k][(s >> 6) & 63])
 			return 19;
 		prev = AA_NIL;
 		aa_repeat(AA_MAX_LOOPS) {
@@ -86,7 +86,7 @@ static int check_spans_locked(__u32 cls, __u32 *off, __u32 *prev)
 		if (*off == AA_NIL)
 			break;
 		if ((*off >> AA_CHUNK_SHIFT) >= AA_MAX_SLOTS ||
-		    aa_root.slots[*off >> AA_CHUNK_SHIFT].state != AA_SLOT_CHUNK)
+		    aa__root.slots[*off >> AA_CHUNK_SHIFT].state != AA_SLOT_CHUNK)
 			return 11;
 		if (*pm_at(*off) != AA_PM_SPAN_ENTRY(cls, 0))
 			return 12;
@@ -112,7 +112,7 @@ static int check_spans_locked(__u32 cls, __u32 *off, __u32 *prev)
 	return 0;
 }
 
-/* Hold the heap lock for the next round of aa_buddy_check(). *gen: the
+/* Hold the heap lock for the next round of aa__buddy_check(). *gen: the
  * lock_gen of the first hold; *holds: holds so far. Returns 0 holding it. */
 static __always_inline int check_lock(__u32 *gen, __u32 *holds)
 {
@@ -120,14 +120,14 @@ static __always_inline int check_lock(__u32 *gen, __u32 *holds)
 	if (aa_lock())
 		return 2;
 	if (!(*holds)++)
-		*gen = aa_root.lock_gen;
+		*gen = aa__root.lock_gen;
 	return 0;
 }
 
-int aa_buddy_check(void)
+int aa__buddy_check(void)
 {
 	__u64 cnt[AA_NR_ORDERS] = {}, free_pages = 0, heap_pages;
-	__u32 nr = aa_root.nr_slots, pages = 0, gen = 0, holds = AA_ZERO, off, prev, mine = 0;
+	__u32 nr = aa__root.nr_slots, pages = 0, gen = 0, holds = AA_ZERO, off, prev, mine = 0;
 	bool started;
 	int s, cls, k, ret = 0;
 
@@ -149,13 +149,13 @@ int aa_buddy_check(void)
 				return 2;
 			if (!started) {
 				started = true;
-				off = aa_root.central[cls].head;
-				pages += aa_root.central[cls].spans * aa_class(cls)->pages;
-			} else if (aa_root.lock_gen != mine) {
+				off = aa__root.central[cls].head;
+				pages += aa__root.central[cls].spans * aa_class(cls)->pages;
+			} else if (aa__root.lock_gen != mine) {
 				off = AA_NIL;	/* held by another since: the list moved, */
 			}			/* and the totals go unchecked */
 			ret = check_spans_locked(cls, &off, &prev);
-			mine = aa_root.lock_gen + 1;
+			mine = aa__root.lock_gen + 1;
 			aa_unlock();
 			if (ret)
 				return ret;
@@ -165,16 +165,16 @@ int aa_buddy_check(void)
 	}
 	if (aa_lock())
 		return 2;
-	if (aa_root.lock_gen == gen + holds) {	/* nobody else held it */
+	if (aa__root.lock_gen == gen + holds) {	/* nobody else held it */
 		for (k = 0; k < AA_NR_ORDERS; k++) {
-			if (cnt[k] != aa_root.stats.free_blocks[k])
+			if (cnt[k] != aa__root.stats.free_blocks[k])
 				ret = 9;
-			free_pages += aa_root.stats.free_blocks[k] << k;
+			free_pages += aa__root.stats.free_blocks[k] << k;
 		}
-		if (!ret && pages != aa_root.stats.span_pages)
+		if (!ret && pages != aa__root.stats.span_pages)
 			ret = 17;
-		heap_pages = (aa_root.stats.nr_chunks - aa_root.stats.large_chunks) * AA_CHUNK_PAGES;
-		if (!ret && free_pages + aa_root.stats.span_pages + aa_root.stats.run_pages != heap_pages)
+		heap_pages = (aa__root.stats.nr_chunks - aa__root.stats.large_chunks) * AA_CHUNK_PAGES;
+		if (!ret && free_pages + aa__root.stats.span_pages + aa__root.stats.run_pages != heap_pages)
 			ret = 10;
 	}
 	aa_unlock();

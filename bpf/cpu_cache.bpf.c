@@ -12,7 +12,7 @@
  *             way on overflow (aa_heap_return_bulk, which parks what it
  *             cannot free).
  * To above:   aa_cpu_cache_alloc(cls) / aa_cpu_cache_free(ptr), inlined
- *             fast paths with global slow paths (*_slow); aa_cpu_cache_drain
+ *             fast paths with global slow paths (*_slow); aa__cpu_cache_drain
  *             of any CPU's cache.
  * Locking:    no lock: the CPU cache claim (internal.h's model). A caller
  *             that finds the cache claimed uses the transfer cache or the
@@ -41,12 +41,12 @@ static __always_inline struct aa_cpu_cache __arena *this_cpu_cache(void)
 	struct aa_cpu_cache __arena *cc = __aa_this_cache();
 	__u32 cpu, off;
 
-	if (cc || !(aa_root.flags & AA_F_DEBUG))
+	if (cc || !(aa__root.flags & AA_F_DEBUG))
 		return cc;
 	cpu = bpf_get_smp_processor_id();
-	if (cpu >= AA_MAX_CPUS || cpu >= aa_root.nr_cpus)
+	if (cpu >= AA_MAX_CPUS || cpu >= aa__root.nr_cpus)
 		return NULL;
-	off = aa_root.cpu_cache_off[cpu];
+	off = aa__root.cpu_cache_off[cpu];
 	return off ? aa_addr(off) : NULL;
 }
 
@@ -69,7 +69,7 @@ static __always_inline __u32 cache_cap(struct aa_cpu_cache __arena *cc, __u32 c)
  * [1, AA_CPU_CACHE_MAX / 2], so that a refill into an empty class fits. */
 static __always_inline __u32 cache_batch(__u32 c)
 {
-	__u32 batch = aa_root.tun.batch[aa_cls_idx(c)];
+	__u32 batch = aa__root.tun.batch[aa_cls_idx(c)];
 
 	if (batch == 0)
 		return 1;
@@ -95,7 +95,7 @@ static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 c
 	__u64 dst = (__u64)&cc->cls[c].objs[0];
 	int got;
 
-	got = aa_transfer_cache_remove_batch(c, dst, batch);
+	got = aa__transfer_cache_remove_batch(c, dst, batch);
 	if (got <= 0)
 		got = aa_heap_alloc_bulk(dst, batch, c, 1);
 	if (got > 0)
@@ -119,7 +119,7 @@ static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 
 	if (batch > n)
 		batch = n;
 	src = (__u64)&cc->cls[c].objs[(n - batch) & (AA_CPU_CACHE_MAX - 1)];
-	moved = aa_transfer_cache_insert_batch(c, src, batch);
+	moved = aa__transfer_cache_insert_batch(c, src, batch);
 	if (moved <= 0) {
 		moved = aa_heap_return_bulk(src, batch);
 		if (moved <= 0)
@@ -140,7 +140,7 @@ static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 
  * cleared. Returns its address or 0. */
 static __always_inline __u64 transfer_pop_one(__u32 cls)
 {
-	__u64 p = aa_transfer_cache_pop(cls);
+	__u64 p = aa__transfer_cache_pop(cls);
 
 	if (p)
 		*(__u64 __arena *)p = 0;	/* no longer carries a mark */
@@ -163,7 +163,7 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 		else
 			__sync_fetch_and_add(&cc->cls[c].stats.nested, 1);
 		p = transfer_pop_one(cls);
-		return p ? p : aa_heap_alloc(aa_class(c)->size, c);
+		return p ? p : aa__heap_alloc(aa_class(c)->size, c);
 	}
 	if (cc->cls[c].count == 0) {
 		cc->cls[c].stats.misses++;
@@ -198,9 +198,9 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 			aa_count(no_cache);
 		else
 			__sync_fetch_and_add(&cc->cls[c].stats.nested, 1);
-		if (aa_transfer_cache_push(c, ptr))
+		if (aa__transfer_cache_push(c, ptr))
 			return 0;
-		return aa_heap_return(ptr);
+		return aa__heap_return(ptr);
 	}
 	n = cache_count(cc, c);
 	if (n >= cache_cap(cc, c)) {
@@ -210,7 +210,7 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 	}
 	ok = __aa_cache_push(cc, c, ptr);
 	cache_release(cc);
-	return ok ? 0 : aa_heap_return(ptr);	/* could not spill: the heap takes it */
+	return ok ? 0 : aa__heap_return(ptr);	/* could not spill: the heap takes it */
 }
 
 /* --- Alloc / free: fast paths (inlined into aa_malloc_u64/aa_free_u64) ----
@@ -238,7 +238,7 @@ static __always_inline int aa_cpu_cache_free(__u64 ptr)
 	int c = __aa_class_of(ptr, &pm, &e);
 
 	if (c < 0)
-		return aa_heap_free(ptr);
+		return aa__heap_free(ptr);
 	if (__aa_claim_object(ptr, pm, e))
 		return aa_fail(AA_ERR_DOUBLE_FREE);
 	return __aa_cache_free(this_cpu_cache(), ptr, c);
@@ -250,15 +250,15 @@ static __always_inline int aa_cpu_cache_free(__u64 ptr)
  * Returns the number of objects, 0 for a CPU without a cache, or -EBUSY
  * when the cache is claimed by someone else (its owner is inside an
  * allocator call: try again). */
-int aa_cpu_cache_drain(__u32 cpu)
+int aa__cpu_cache_drain(__u32 cpu)
 {
 	struct aa_cpu_cache __arena *cc;
 	__u32 n, off;
 	int c, total = AA_ZERO, moved;
 
-	if (cpu >= AA_MAX_CPUS || cpu >= aa_root.nr_cpus)
+	if (cpu >= AA_MAX_CPUS || cpu >= aa__root.nr_cpus)
 		return 0;
-	off = aa_root.cpu_cache_off[cpu];
+	off = aa__root.cpu_cache_off[cpu];
 	if (!off)
 		return 0;
 	cc = aa_addr(off);

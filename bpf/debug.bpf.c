@@ -15,13 +15,13 @@
  * From below: the same tiers as always (the CPU caches stay on):
  *             allocations come through the front door's routing
  *             (alloc.bpf.c: debug_alloc() adds the tail, then
- *             aa_debug_on_alloc() here checks and writes it); frees are
- *             claimed by aa_heap_claim_kind() and go back through
- *             aa_cpu_cache_free_slow()/aa_heap_return().
- * To above:   aa_debug_on_alloc(), debug_free(), debug_usable() for
- *             alloc.bpf.c; aa_debug_flush() for drain.
- * Reports:    each error is counted in aa_root.debug.errors[kind], the first
- *             AA_DEBUG_RECORDS are kept in aa_root.debug.rec[] (read from
+ *             aa__debug_on_alloc() here checks and writes it); frees are
+ *             claimed by aa__heap_claim_kind() and go back through
+ *             aa_cpu_cache_free_slow()/aa__heap_return().
+ * To above:   aa__debug_on_alloc(), debug_free(), debug_usable() for
+ *             alloc.bpf.c; aa__debug_flush() for drain.
+ * Reports:    each error is counted in aa__root.debug.errors[kind], the first
+ *             AA_DEBUG_RECORDS are kept in aa__root.debug.rec[] (read from
  *             the mmap: `arena-alloc errors`), and every one is written to
  *             the ring buffer aa_debug_rb while it has room (lost ones
  *             counted). The call itself goes on: an allocation still
@@ -53,7 +53,7 @@ struct {
 
 static __always_inline bool debug_on(void)
 {
-	return aa_root.flags & AA_F_DEBUG;
+	return aa__root.flags & AA_F_DEBUG;
 }
 
 /* --- Reports ---------------------------------------------------------------- */
@@ -69,11 +69,11 @@ static __noinline void debug_report(struct aa_debug_error *r)
 		return;
 	r->ts_ns = bpf_ktime_get_ns();
 	r->cpu = bpf_get_smp_processor_id();
-	__sync_fetch_and_add(&aa_root.debug.errors[r->kind], 1);
-	idx = __sync_fetch_and_add(&aa_root.debug.recorded, 1);
+	__sync_fetch_and_add(&aa__root.debug.errors[r->kind], 1);
+	idx = __sync_fetch_and_add(&aa__root.debug.recorded, 1);
 	r->seq = idx + 1;
 	if (idx < AA_DEBUG_RECORDS) {
-		slot = &aa_root.debug.rec[idx];
+		slot = &aa__root.debug.rec[idx];
 		slot->addr = r->addr;
 		slot->ts_ns = r->ts_ns;
 		slot->found = r->found;
@@ -86,7 +86,7 @@ static __noinline void debug_report(struct aa_debug_error *r)
 		aa_store_release(&slot->seq, r->seq);
 	}
 	if (bpf_ringbuf_output(&aa_debug_rb, r, sizeof(*r), 0))
-		__sync_fetch_and_add(&aa_root.debug.events_lost, 1);
+		__sync_fetch_and_add(&aa__root.debug.events_lost, 1);
 }
 
 static __always_inline void report(__u32 kind, __u64 addr, __u32 cls, __u32 size,
@@ -203,7 +203,7 @@ static __always_inline __u32 redzone_scan(__u64 addr, __u32 n, __u32 b)
  * since its span was carved has none: struct aa_span_obj), then write the
  * redzone and the trailer. Calls only debug_report() (static: one frame).
  */
-int aa_debug_on_alloc(__u64 addr, int kind, __u64 n)
+int aa__debug_on_alloc(__u64 addr, int kind, __u64 n)
 {
 	__u8 __arena *b8 = (__u8 __arena *)addr;
 	__u64 __arena *w = (__u64 __arena *)addr;
@@ -233,7 +233,7 @@ int aa_debug_on_alloc(__u64 addr, int kind, __u64 n)
  * found (each reported). Calls lookup() and debug_report() (static: one
  * frame each, never nested).
  */
-int aa_debug_on_free(__u64 addr)
+int aa__debug_on_free(__u64 addr)
 {
 	__u64 __arena *w = (__u64 __arena *)addr;
 	__u32 off = 0, pmw = 0, b, bad;
@@ -272,7 +272,7 @@ int aa_debug_on_free(__u64 addr)
 
 static __always_inline __u32 quarantine_cap(void)
 {
-	__u32 cap = aa_root.tun.quarantine;
+	__u32 cap = aa__root.tun.quarantine;
 
 	return cap <= AA_QUARANTINE_MAX ? cap : AA_QUARANTINE_MAX;
 }
@@ -281,8 +281,8 @@ static __always_inline __u32 quarantine_cap(void)
  * 0 or the tier's -errno. */
 static __always_inline int release_poisoned(__u64 addr, __u32 cls)
 {
-	if (aa_root.flags & AA_F_NO_CACHES)
-		return aa_heap_return(addr);
+	if (aa__root.flags & AA_F_NO_CACHES)
+		return aa__heap_return(addr);
 	return aa_cpu_cache_free_slow(addr, cls);
 }
 
@@ -294,10 +294,10 @@ static __always_inline int release_poisoned(__u64 addr, __u32 cls)
 static __always_inline __u64 quarantine_out(__u64 e)
 {
 	__u32 c = aa_cls_idx(e & 0xff), b = aa_class(c)->size;
-	__u64 addr = aa_root.arena_base + (e >> 8), mark = aa_custody(addr, AA_TAG_FREED), w0;
+	__u64 addr = aa__root.arena_base + (e >> 8), mark = aa_custody(addr, AA_TAG_FREED), w0;
 
-	__sync_fetch_and_sub(&aa_root.debug.q_objs, 1);
-	__sync_fetch_and_sub(&aa_root.debug.q_bytes, b);
+	__sync_fetch_and_sub(&aa__root.debug.q_objs, 1);
+	__sync_fetch_and_sub(&aa__root.debug.q_bytes, b);
 	w0 = *(volatile __u64 __arena *)addr;
 	if (w0 != mark) {
 		report(AA_DBG_USE_AFTER_FREE, addr, c, b, 0, 0, w0);
@@ -311,17 +311,17 @@ static __always_inline __u64 quarantine_out(__u64 e)
  * take out the one that waited longest there (quarantine_out()). Returns
  * that one's entry (offset << 8 | class), 0 when the slot was empty. Any
  * context, lock-free. REQUIRES: quarantine_cap() > 0. */
-__u64 aa_debug_quarantine(__u64 addr, __u32 cls)
+__u64 aa__debug_quarantine(__u64 addr, __u32 cls)
 {
-	__u64 e = ((addr - aa_root.arena_base) << 8) | aa_cls_idx(cls), old, slot;
+	__u64 e = ((addr - aa__root.arena_base) << 8) | aa_cls_idx(cls), old, slot;
 	__u32 cap = quarantine_cap();
 
 	if (!cap)
 		return e;
-	slot = __sync_fetch_and_add(&aa_root.debug.q_head, 1) % cap;
-	old = __sync_lock_test_and_set(&aa_root.debug.quarantine[slot & (AA_QUARANTINE_MAX - 1)], e);
-	__sync_fetch_and_add(&aa_root.debug.q_objs, 1);
-	__sync_fetch_and_add(&aa_root.debug.q_bytes, aa_class(cls)->size);
+	slot = __sync_fetch_and_add(&aa__root.debug.q_head, 1) % cap;
+	old = __sync_lock_test_and_set(&aa__root.debug.quarantine[slot & (AA_QUARANTINE_MAX - 1)], e);
+	__sync_fetch_and_add(&aa__root.debug.q_objs, 1);
+	__sync_fetch_and_add(&aa__root.debug.q_bytes, aa_class(cls)->size);
 	if (old)
 		quarantine_out(old);
 	return old;
@@ -329,17 +329,17 @@ __u64 aa_debug_quarantine(__u64 addr, __u32 cls)
 
 /* Release every object in quarantine to the heap (drain). Returns how
  * many. */
-int aa_debug_flush(void)
+int aa__debug_flush(void)
 {
 	__u32 cap = quarantine_cap(), n = AA_ZERO;
 	__u64 e;
 	int i;
 
 	aa_for(i, 0, cap) {
-		e = __sync_lock_test_and_set(&aa_root.debug.quarantine[i & (AA_QUARANTINE_MAX - 1)], 0);
+		e = __sync_lock_test_and_set(&aa__root.debug.quarantine[i & (AA_QUARANTINE_MAX - 1)], 0);
 		if (!e)
 			continue;
-		aa_heap_return(quarantine_out(e));
+		aa__heap_return(quarantine_out(e));
 		n++;
 	}
 	return n;
@@ -352,10 +352,10 @@ static __always_inline void debug_reset(void)
 	int i;
 
 	aa_for(i, 0, AA_QUARANTINE_MAX)
-		aa_root.debug.quarantine[i] = 0;
-	aa_root.debug.q_head = 0;
-	aa_root.debug.q_objs = 0;
-	aa_root.debug.q_bytes = 0;
+		aa__root.debug.quarantine[i] = 0;
+	aa__root.debug.q_head = 0;
+	aa__root.debug.q_objs = 0;
+	aa__root.debug.q_bytes = 0;
 }
 
 /* A bad free that the heap refused (err: the claim's -errno). */
@@ -373,7 +373,7 @@ static __always_inline void report_bad_free(__u64 addr, long err)
  */
 static __always_inline int debug_free(__u64 addr)
 {
-	long kind = aa_heap_claim_kind(addr);
+	long kind = aa__heap_claim_kind(addr);
 	__u64 e;
 
 	if (kind < 0) {
@@ -381,20 +381,20 @@ static __always_inline int debug_free(__u64 addr)
 			report_bad_free(addr, kind);
 		return kind;
 	}
-	aa_debug_on_free(addr);
+	aa__debug_on_free(addr);
 	if (kind >= AA_NR_CLASSES)
-		return aa_heap_return(addr);
+		return aa__heap_return(addr);
 	if (!quarantine_cap())
 		return release_poisoned(addr, kind);
-	e = aa_debug_quarantine(addr, kind);
-	return e ? release_poisoned(aa_root.arena_base + (e >> 8), e & 0xff) : 0;
+	e = aa__debug_quarantine(addr, kind);
+	return e ? release_poisoned(aa__root.arena_base + (e >> 8), e & 0xff) : 0;
 }
 
 /* Usable bytes in debug mode: what was asked for (the trailer's n), 0 for
  * anything that is not a live allocation or whose trailer was overwritten. */
 static __always_inline __u64 debug_usable(__u64 addr)
 {
-	__u64 b = aa_heap_usable_size(addr);
+	__u64 b = aa__heap_usable_size(addr);
 	long n;
 
 	if (b < AA_DEBUG_TAIL)

@@ -4,16 +4,16 @@
  * program that could still see it has finished (like bpf_mem_free_rcu()).
  *
  * Role:       aa_free_deferred_u64() puts a live allocation in limbo; the
- *             agent's aa_reclaim program frees it after an RCU grace
+ *             agent's aa__reclaim program frees it after an RCU grace
  *             period. Heaps initialised with AA_F_DEFER only.
  * From below: the front door's malloc/free for the 16-byte limbo nodes
- *             (alloc.bpf.c), aa_heap_judge() and aa_heap_return()
+ *             (alloc.bpf.c), aa__heap_judge() and aa__heap_return()
  *             (heap.bpf.c). No page kfunc, no lock on the deferring path.
  * Locking:    lock-free: limbo in internal.h's model. An object in limbo
  *             is still allocated for every tier, its bit set in its
  *             chunk's pending bitmap (one bit per 16-byte granule, metadata
  *             pages 2..3 of the chunk), its node on the stack
- *             aa_root.defer.limbo[e & 1], e the global epoch read after
+ *             aa__root.defer.limbo[e & 1], e the global epoch read after
  *             the bit was set.
  *
  * Epochs and the guarantee. The agent (aa_heap__reclaim()) runs a round:
@@ -37,7 +37,7 @@
  */
 #include "internal.h"
 
-#define AA_RECLAIM_MAX		(1U << 16)	/* nodes per aa_reclaim run */
+#define AA_RECLAIM_MAX		(1U << 16)	/* nodes per aa__reclaim run */
 _Static_assert(sizeof(struct aa_defer_node) == AA_MIN_SIZE, "a limbo node is one 16-B object");
 
 typedef struct aa_defer_node __arena aa_defer_node_t;
@@ -45,7 +45,7 @@ typedef struct aa_defer_node __arena aa_defer_node_t;
 /* ptr's word in its chunk's pending bitmap, and its bit there. */
 static __always_inline __u64 __arena *pending_word(__u64 ptr, __u64 *bit)
 {
-	__u32 off = ptr - aa_root.arena_base;
+	__u32 off = ptr - aa__root.arena_base;
 	__u64 g;
 	__u64 __arena *bits = __aa_pending_map(off, (__u64)meta_of(off >> AA_CHUNK_SHIFT), &g);
 
@@ -72,18 +72,18 @@ static __always_inline bool pending_update(__u64 __arena *w, __u64 bit, bool set
  * Lock-free, any context. */
 static __always_inline void limbo_push(__u32 e, __u32 first, aa_defer_node_t *last)
 {
-	aa_stack_push(&aa_root.defer.limbo[e & 1], first, &last->next);
+	aa_stack_push(&aa__root.defer.limbo[e & 1], first, &last->next);
 }
 
 /* Limbo over its bound: raise the refill signal (the agent reclaims, and
  * grows if that was not enough). */
 static __always_inline void limbo_check_limit(__u64 pending)
 {
-	if (pending <= aa_root.tun.defer_limit || READ_ONCE_ARENA(aa_root.need_refill))
+	if (pending <= aa__root.tun.defer_limit || READ_ONCE_ARENA(aa__root.need_refill))
 		return;
-	if (__sync_val_compare_and_swap(&aa_root.need_refill, 0, 1) == 0) {
-		__sync_fetch_and_add(&aa_root.refill_signals, 1);
-		__sync_fetch_and_add(&aa_root.defer.limit_signals, 1);
+	if (__sync_val_compare_and_swap(&aa__root.need_refill, 0, 1) == 0) {
+		__sync_fetch_and_add(&aa__root.refill_signals, 1);
+		__sync_fetch_and_add(&aa__root.defer.limit_signals, 1);
 		refill_notify(AA_EV_LIMBO_LIMIT);
 	}
 }
@@ -98,9 +98,9 @@ static __always_inline int free_deferred_inline(__u64 ptr)
 
 	if (!ptr)
 		return 0;
-	if (!(aa_root.flags & AA_F_DEFER) || !aa_heap_ready())
+	if (!(aa__root.flags & AA_F_DEFER) || !aa_heap_ready())
 		return aa_heap_ready() ? -EOPNOTSUPP : aa_fail(AA_ERR_UNINIT);
-	bytes = aa_heap_judge(ptr);	/* a live allocation's start, or counted */
+	bytes = aa__heap_judge(ptr);	/* a live allocation's start, or counted */
 	if (bytes < 0)
 		return bytes;
 	w = pending_word(ptr, &bit);
@@ -114,21 +114,21 @@ static __always_inline int free_deferred_inline(__u64 ptr)
 	node_addr = malloc_inline(sizeof(struct aa_defer_node));
 	if (!node_addr) {
 		pending_update(w, bit, false);
-		__sync_fetch_and_add(&aa_root.defer.node_failures, 1);
+		__sync_fetch_and_add(&aa__root.defer.node_failures, 1);
 		return -ENOMEM;		/* counted in err[NOMEM] by the malloc */
 	}
 	node = (aa_defer_node_t *)node_addr;
-	node->obj = ptr - aa_root.arena_base;
+	node->obj = ptr - aa__root.arena_base;
 	node->ts = bpf_ktime_get_ns() >> AA_DEFER_TS_SHIFT;
-	e = READ_ONCE_ARENA(aa_root.defer.epoch);	/* after the caller's unlink */
+	e = READ_ONCE_ARENA(aa__root.defer.epoch);	/* after the caller's unlink */
 	node->epoch = e;
-	if (__sync_fetch_and_add(&aa_root.defer.pending_objs, 1) == 0)
+	if (__sync_fetch_and_add(&aa__root.defer.pending_objs, 1) == 0)
 		refill_notify(AA_EV_LIMBO_START);	/* wake the agent */
-	pending = __sync_add_and_fetch(&aa_root.defer.pending_bytes, bytes);
-	if (pending > aa_root.defer.peak_pending_bytes)
-		aa_root.defer.peak_pending_bytes = pending;	/* racy max: a statistic */
-	__sync_fetch_and_add(&aa_root.defer.deferred, 1);
-	limbo_push(e, node_addr - aa_root.arena_base, node);
+	pending = __sync_add_and_fetch(&aa__root.defer.pending_bytes, bytes);
+	if (pending > aa__root.defer.peak_pending_bytes)
+		aa__root.defer.peak_pending_bytes = pending;	/* racy max: a statistic */
+	__sync_fetch_and_add(&aa__root.defer.deferred, 1);
+	limbo_push(e, node_addr - aa__root.arena_base, node);
 	limbo_check_limit(pending);
 	return 0;
 }
@@ -143,13 +143,13 @@ int aa_free_deferred_bulk_u64(__u64 arr, __u32 n)
 	return free_each(arr, n, free_deferred_inline);
 }
 
-/* --- Reclaim (the aa_reclaim syscall program) ---------------------------- */
+/* --- Reclaim (the aa__reclaim syscall program) ---------------------------- */
 
 /* Start a round: returns the epoch it will reclaim (then: a grace period,
  * then aa_defer_reclaim() of it). */
-__u32 aa_defer_advance(void)
+__u32 aa__defer_advance(void)
 {
-	return __sync_fetch_and_add(&aa_root.defer.epoch, 1);
+	return __sync_fetch_and_add(&aa__root.defer.epoch, 1);
 }
 
 /* A reclaim run's state: only the reclaimer (it holds defer.reclaiming)
@@ -189,7 +189,7 @@ static __always_inline void batch_flush(void)
 static __always_inline void reclaim_object(__u64 ptr)
 {
 	__u64 v = *(volatile __u64 __arena *)ptr, bit;
-	long bytes = aa_heap_usable_size(ptr);
+	long bytes = aa__heap_usable_size(ptr);
 	__u64 __arena *w;
 
 	w = pending_word(ptr, &bit);
@@ -199,8 +199,8 @@ static __always_inline void reclaim_object(__u64 ptr)
 		return;
 	}
 	pending_update(w, bit, false);
-	if (aa_root.flags & AA_F_DEBUG)
-		aa_debug_on_free(ptr);	/* checked and poisoned as any free */
+	if (aa__root.flags & AA_F_DEBUG)
+		aa__debug_on_free(ptr);	/* checked and poisoned as any free */
 	aa_reclaim_run.batch[aa_reclaim_run.nb & (RECLAIM_BATCH - 1)] = ptr;
 	if (++aa_reclaim_run.nb >= RECLAIM_BATCH)
 		batch_flush();
@@ -211,7 +211,7 @@ static __always_inline void reclaim_object(__u64 ptr)
 /* One node the reclaimer popped from limbo (arena offset off) in the
  * round of epoch e: its object freed and the node with it, or, deferred
  * since the round began, the node kept. REQUIRES: defer.reclaiming. */
-int aa_defer_reclaim_node(__u32 off, __u32 e)
+int aa__defer_reclaim_node(__u32 off, __u32 e)
 {
 	aa_defer_node_t *node = aa_addr(off);
 	__u64 lat;
@@ -228,12 +228,12 @@ int aa_defer_reclaim_node(__u32 off, __u32 e)
 		aa_reclaim_run.kept++;
 		return 0;
 	}
-	reclaim_object(aa_root.arena_base + node->obj);
+	reclaim_object(aa__root.arena_base + node->obj);
 	lat = (__u64)(__u32)((aa_reclaim_run.now >> AA_DEFER_TS_SHIFT) - node->ts) << AA_DEFER_TS_SHIFT;
-	aa_root.defer.latency_last_ns = lat;
-	if (lat > aa_root.defer.latency_max_ns)
-		aa_root.defer.latency_max_ns = lat;
-	aa_root.defer.latency_sum_ns += lat;
+	aa__root.defer.latency_last_ns = lat;
+	if (lat > aa__root.defer.latency_max_ns)
+		aa__root.defer.latency_max_ns = lat;
+	aa__root.defer.latency_sum_ns += lat;
 	free_inline((__u64)node);
 	return 1;
 }
@@ -247,7 +247,7 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a)
 	__u32 e = a->epoch, head, next;
 	bool done = false;
 
-	if (__sync_val_compare_and_swap(&aa_root.defer.reclaiming, 0, 1))
+	if (__sync_val_compare_and_swap(&aa__root.defer.reclaiming, 0, 1))
 		return -EBUSY;
 	aa_reclaim_run.nb = 0;
 	aa_reclaim_run.keep = AA_NIL;
@@ -260,14 +260,14 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a)
 	head = aa_reclaim_run.rest;
 	aa_reclaim_run.rest = AA_NIL;
 	if (head == AA_NIL || head == 0)
-		head = __sync_lock_test_and_set(&aa_root.defer.limbo[e & 1], AA_NIL);
+		head = __sync_lock_test_and_set(&aa__root.defer.limbo[e & 1], AA_NIL);
 	aa_repeat(AA_RECLAIM_MAX) {
 		if (head == AA_NIL) {
 			done = true;
 			break;
 		}
 		next = ((aa_defer_node_t *)aa_addr(head))->next;
-		aa_defer_reclaim_node(head, e);	/* may free the node */
+		aa__defer_reclaim_node(head, e);	/* may free the node */
 		head = next;
 	}
 	if (!done)
@@ -275,21 +275,21 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a)
 	batch_flush();
 	if (aa_reclaim_run.keep != AA_NIL) {
 		limbo_push(e, aa_reclaim_run.keep, aa_addr(aa_reclaim_run.keep_last));
-		aa_root.defer.oldest_epoch = aa_reclaim_run.oldest;
+		aa__root.defer.oldest_epoch = aa_reclaim_run.oldest;
 	} else {
-		aa_root.defer.oldest_epoch = READ_ONCE_ARENA(aa_root.defer.epoch);
+		aa__root.defer.oldest_epoch = READ_ONCE_ARENA(aa__root.defer.epoch);
 	}
 	/* once per run, not per object: these lines are the deferrers' */
-	__sync_fetch_and_sub(&aa_root.defer.pending_objs, aa_reclaim_run.objects);
-	__sync_fetch_and_sub(&aa_root.defer.pending_bytes, aa_reclaim_run.bytes);
-	aa_root.defer.reclaimed += aa_reclaim_run.objects;
+	__sync_fetch_and_sub(&aa__root.defer.pending_objs, aa_reclaim_run.objects);
+	__sync_fetch_and_sub(&aa__root.defer.pending_bytes, aa_reclaim_run.bytes);
+	aa__root.defer.reclaimed += aa_reclaim_run.objects;
 	a->objects = aa_reclaim_run.objects;
 	a->bytes = aa_reclaim_run.bytes;
 	a->kept = aa_reclaim_run.kept;
 	a->more = !done;
-	aa_root.defer.reclaim_epoch = e;
+	aa__root.defer.reclaim_epoch = e;
 	if (done)
-		__sync_fetch_and_add(&aa_root.defer.grace_periods, 1);
-	aa_store_release(&aa_root.defer.reclaiming, 0);
+		__sync_fetch_and_add(&aa__root.defer.grace_periods, 1);
+	aa_store_release(&aa__root.defer.reclaiming, 0);
 	return 0;
 }

@@ -25,14 +25,14 @@ static __always_inline void set_tunables(struct aa_tunables *t)
 	/* unrolled: the verifier takes ctx fields at constant offsets only */
 #pragma clang loop unroll(full)
 	for (c = 0; c < AA_NR_CLASSES; c++) {
-		aa_root.tun.cpu_cache_cap[c] = t->cpu_cache_cap[c];
-		aa_root.tun.batch[c] = t->batch[c];
-		aa_root.tun.transfer_cap[c] = t->transfer_cap[c];
+		aa__root.tun.cpu_cache_cap[c] = t->cpu_cache_cap[c];
+		aa__root.tun.batch[c] = t->batch[c];
+		aa__root.tun.transfer_cap[c] = t->transfer_cap[c];
 	}
-	aa_root.tun.keep_bytes = t->keep_bytes;
-	aa_root.tun.low_watermark = t->low_watermark;
-	aa_root.tun.defer_limit = t->defer_limit;
-	aa_root.tun.quarantine = t->quarantine <= AA_QUARANTINE_MAX ? t->quarantine
+	aa__root.tun.keep_bytes = t->keep_bytes;
+	aa__root.tun.low_watermark = t->low_watermark;
+	aa__root.tun.defer_limit = t->defer_limit;
+	aa__root.tun.quarantine = t->quarantine <= AA_QUARANTINE_MAX ? t->quarantine
 								    : AA_QUARANTINE_MAX;
 }
 
@@ -40,26 +40,26 @@ static __always_inline void set_tunables(struct aa_tunables *t)
  * while it is ready: tear it down first to change flags, tunables or the
  * fault injection it starts with). */
 SEC("syscall")
-int aa_init(struct aa_init_args *args)
+int aa__init(struct aa_init_args *args)
 {
 	int ret;
 
-	args->root_addr = (__u64)&aa_root;
+	args->root_addr = (__u64)&aa__root;
 	if (!aa_heap_ready()) {		/* before publication */
 		set_tunables(&args->tun);
-		WRITE_ONCE_ARENA(aa_root.fault.pages_every, args->fault_pages_every);
-		WRITE_ONCE_ARENA(aa_root.fault.spans_every, args->fault_spans_every);
+		WRITE_ONCE_ARENA(aa__root.fault.pages_every, args->fault_pages_every);
+		WRITE_ONCE_ARENA(aa__root.fault.spans_every, args->fault_spans_every);
 	}
-	ret = aa_arena_init(args->arena_base, args->arena_size, args->nr_cpus, args->flags,
+	ret = aa__arena_init(args->arena_base, args->arena_size, args->nr_cpus, args->flags,
 			    args->grow_bytes);
 	args->err = ret < 0 ? ret : 0;
 	return 0;
 }
 
 SEC("syscall")
-int aa_grow(struct aa_grow_args *args)
+int aa__grow(struct aa_grow_args *args)
 {
-	int ret = aa_arena_grow(args->bytes);
+	int ret = aa__arena_grow(args->bytes);
 
 	args->chunks = ret > 0 ? ret : 0;
 	args->err = ret < 0 ? ret : 0;
@@ -67,9 +67,9 @@ int aa_grow(struct aa_grow_args *args)
 }
 
 SEC("syscall")
-int aa_trim(struct aa_trim_args *args)
+int aa__trim(struct aa_trim_args *args)
 {
-	int ret = aa_arena_trim(args->keep_bytes);
+	int ret = aa__arena_trim(args->keep_bytes);
 
 	args->chunks = ret > 0 ? ret : 0;
 	args->err = ret < 0 ? ret : 0;
@@ -77,9 +77,9 @@ int aa_trim(struct aa_trim_args *args)
 }
 
 SEC("syscall")
-int aa_teardown(struct aa_trim_args *args)
+int aa__teardown(struct aa_trim_args *args)
 {
-	int ret = aa_arena_teardown();
+	int ret = aa__arena_teardown();
 
 	args->chunks = ret > 0 ? ret : 0;
 	args->err = ret < 0 ? ret : 0;
@@ -92,9 +92,9 @@ int aa_teardown(struct aa_trim_args *args)
  * too), the transfer caches, then the parked frees.
  * Caches claimed by someone else are reported in busy[]: try again. */
 SEC("syscall")
-int aa_drain(struct aa_drain_args *args)
+int aa__drain(struct aa_drain_args *args)
 {
-	__u32 nr = aa_root.nr_cpus;
+	__u32 nr = aa__root.nr_cpus;
 	__u64 objects = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0, bit;
 	int cpu, n, err = 0;
 
@@ -102,10 +102,10 @@ int aa_drain(struct aa_drain_args *args)
 		args->err = -ENODEV;
 		return 0;
 	}
-	if (aa_root.flags & AA_F_DEBUG)	/* the quarantine, to the heap */
-		objects += aa_debug_flush();
+	if (aa__root.flags & AA_F_DEBUG)	/* the quarantine, to the heap */
+		objects += aa__debug_flush();
 	aa_for(cpu, 0, nr < AA_MAX_CPUS ? nr : AA_MAX_CPUS) {
-		n = aa_cpu_cache_drain(cpu);
+		n = aa__cpu_cache_drain(cpu);
 		if (n == -EBUSY) {
 			/* constant ctx offsets only (verifier) */
 			bit = 1ULL << ((__u32)cpu % 64);
@@ -122,21 +122,21 @@ int aa_drain(struct aa_drain_args *args)
 			objects += n;
 		}
 	}
-	n = aa_transfer_cache_drain();
+	n = aa__transfer_cache_drain();
 	if (n < 0)
 		err = n;
 	else
 		objects += n;
 	/* complete the parked frees (the transfer caches' objects among them) */
 	aa_repeat(AA_MAX_LOOPS) {
-		n = aa_heap_unpark();
+		n = aa__heap_unpark();
 		if (n < 0)
 			err = err ? err : n;
 		if (n <= 0)
 			break;
 	}
 	/* and the empty spans the central lists kept, to the page heap */
-	n = aa_heap_release_empty();
+	n = aa__heap_release_empty();
 	if (n < 0)
 		err = err ? err : n;
 	args->busy[0] = b0;
@@ -152,14 +152,14 @@ int aa_drain(struct aa_drain_args *args)
  * between them (defer.bpf.c has the protocol): ADVANCE, then FREE of the
  * epoch ADVANCE gave, again while `more`. */
 SEC("syscall")
-int aa_reclaim(struct aa_reclaim_args *a)
+int aa__reclaim(struct aa_reclaim_args *a)
 {
-	if (!aa_heap_ready() || !(aa_root.flags & AA_F_DEFER)) {
+	if (!aa_heap_ready() || !(aa__root.flags & AA_F_DEFER)) {
 		a->err = aa_heap_ready() ? -EOPNOTSUPP : -ENODEV;
 		return 0;
 	}
 	if (a->op == AA_RECLAIM_ADVANCE) {
-		a->epoch = aa_defer_advance();
+		a->epoch = aa__defer_advance();
 		a->err = 0;
 	} else if (a->op == AA_RECLAIM_FREE) {
 		a->objects = 0;
@@ -174,12 +174,12 @@ int aa_reclaim(struct aa_reclaim_args *a)
 
 /* Validity checker: returns 0 or the first failing check's code. */
 SEC("syscall")
-int aa_check(void *ctx)
+int aa__check(void *ctx)
 {
-	return aa_buddy_check();
+	return aa__buddy_check();
 }
 
-/* Why an allocation got NULL, for aa_call's ret: the argument checks of
+/* Why an allocation got NULL, for aa__call's ret: the argument checks of
  * alloc.bpf.c first (deterministic), else an uninitialised or exhausted
  * heap; -ENOMEM also covers a lock that could not be taken (counted in
  * err[BUSY] / err[NESTED]). */
@@ -198,7 +198,7 @@ static int alloc_errno(__u32 op, __u64 size, __u64 arg)
 }
 
 SEC("syscall")
-int aa_call(struct aa_op_args *a)
+int aa__call(struct aa_op_args *a)
 {
 	__u64 p;
 
@@ -220,7 +220,7 @@ int aa_call(struct aa_op_args *a)
 		/* sleepable callers may grow the heap inline, for a valid size */
 		p = aa_malloc_u64(a->size);
 		if (!p && alloc_errno(AA_OP_MALLOC, a->size, 0) == -ENOMEM &&
-		    aa_arena_grow(a->size + AA_CHUNK_SIZE) > 0)	/* size <= 2^30 */
+		    aa__arena_grow(a->size + AA_CHUNK_SIZE) > 0)	/* size <= 2^30 */
 			p = aa_malloc_u64(a->size);
 		a->ptr = p;
 		a->ret = p ? 0 : alloc_errno(AA_OP_MALLOC, a->size, 0);
@@ -254,7 +254,7 @@ int aa_call(struct aa_op_args *a)
  * and the demo workload): ptr != 0 frees it, ptr == 0 allocates size.
  * Through the inline API, as users' programs call it. */
 SEC("syscall")
-int aa_batch(struct aa_batch_args *a)
+int aa__batch(struct aa_batch_args *a)
 {
 	struct aa_batch_op __arena *ops = (struct aa_batch_op __arena *)a->ops;
 	__u32 n = a->n, done = AA_ZERO;

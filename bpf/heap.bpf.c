@@ -6,12 +6,12 @@
  * lock-free parts around them: pointer lookup through the page map, the
  * claim of a block for a free, and parked frees.
  *
- * Role:       aa_heap_alloc/free/usable_size and the bulk forms serve
+ * Role:       aa__heap_alloc/free/usable_size and the bulk forms serve
  *             everything the CPU caches do not (caches off, claimed caches,
  *             allocations above the largest class); aa_heap_alloc_bulk
- *             (cached) and aa_heap_return[_bulk] move batches for the cache
+ *             (cached) and aa__heap_return[_bulk] move batches for the cache
  *             tiers. A return never fails: without the lock the blocks are
- *             parked (aa_root.parked) and the next lock holder completes
+ *             parked (aa__root.parked) and the next lock holder completes
  *             them.
  * From below: central.bpf.c and buddy.bpf.c (static, locked helpers: they
  *             count their own structures; what leaves or enters the heap
@@ -51,11 +51,11 @@ struct {
  * REQUIRES: heap lock. */
 static __always_inline bool check_watermark(bool failed)
 {
-	if ((failed || aa_below_watermark(aa_root.stats.nr_chunks, aa_root.stats.bytes_in_use,
-					  aa_root.tun.low_watermark)) &&
-	    !aa_root.need_refill) {
-		aa_root.need_refill = 1;
-		aa_root.refill_signals++;
+	if ((failed || aa_below_watermark(aa__root.stats.nr_chunks, aa__root.stats.bytes_in_use,
+					  aa__root.tun.low_watermark)) &&
+	    !aa__root.need_refill) {
+		aa__root.need_refill = 1;
+		aa__root.refill_signals++;
 		return true;
 	}
 	return false;
@@ -68,8 +68,8 @@ static __noinline void refill_notify(__u32 reason)
 {
 	struct aa_refill_event ev = {
 		.ts_ns = bpf_ktime_get_ns(),
-		.bytes_in_use = aa_root.stats.bytes_in_use,
-		.bytes_mapped = aa_root.stats.nr_chunks << AA_CHUNK_SHIFT,
+		.bytes_in_use = aa__root.stats.bytes_in_use,
+		.bytes_mapped = aa__root.stats.nr_chunks << AA_CHUNK_SHIFT,
 		.cpu = bpf_get_smp_processor_id(),
 		.reason = reason,
 	};
@@ -80,7 +80,7 @@ static __noinline void refill_notify(__u32 reason)
 
 static __always_inline void account_alloc(__u64 bytes)
 {
-	struct aa_stats __arena *st = &aa_root.stats;
+	struct aa_stats __arena *st = &aa__root.stats;
 
 	st->bytes_in_use += bytes;
 	if (st->bytes_in_use > st->peak_bytes_in_use)
@@ -91,7 +91,7 @@ static __always_inline void account_alloc(__u64 bytes)
 
 static __always_inline void account_free(__u64 bytes)
 {
-	struct aa_stats __arena *st = &aa_root.stats;
+	struct aa_stats __arena *st = &aa__root.stats;
 
 	st->bytes_in_use -= bytes;
 	st->live_allocs--;
@@ -105,16 +105,16 @@ static __always_inline void account_free(__u64 bytes)
  * state is a snapshot. */
 static __always_inline int locate(__u64 ptr, __u32 *off)
 {
-	__u64 rel = ptr - aa_root.arena_base;
+	__u64 rel = ptr - aa__root.arena_base;
 
-	if (ptr < aa_root.arena_base || rel >= aa_root.arena_size)
+	if (ptr < aa__root.arena_base || rel >= aa__root.arena_size)
 		return -AA_ERR_FOREIGN;
 	if (rel & (AA_MIN_SIZE - 1))
 		return -AA_ERR_MISALIGNED;
 	if ((rel >> AA_CHUNK_SHIFT) >= AA_MAX_SLOTS)
 		return -AA_ERR_FOREIGN;
 	*off = rel;
-	return aa_root.slots[rel >> AA_CHUNK_SHIFT].state;
+	return aa__root.slots[rel >> AA_CHUNK_SHIFT].state;
 }
 
 /* The arena offset of the first page of the span whose page-map entry e
@@ -177,7 +177,7 @@ static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
  * still be no mark: a write after free over the FREED mark. */
 static __always_inline bool debug_free_object(__u64 ptr, int kind)
 {
-	return (aa_root.flags & AA_F_DEBUG) && kind < AA_NR_CLASSES &&
+	return (aa__root.flags & AA_F_DEBUG) && kind < AA_NR_CLASSES &&
 	       *(volatile __u64 __arena *)(ptr + aa_class(kind)->size - 8) == AA_DEBUG_POISON;
 }
 
@@ -201,15 +201,15 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
 	if (kind == AA_KIND_LARGE) {
 		if (off & (AA_CHUNK_SIZE - 1))
 			return -AA_ERR_DOUBLE_FREE;
-		check = &aa_root.slots[slot].state;
+		check = &aa__root.slots[slot].state;
 		pmw = state = AA_SLOT_LARGE_HEAD;
 		meta = (__u64)meta_of(slot);
 	} else {
 		check = pm_at(off);	/* the page map is in meta's first page */
 		meta = (__u64)check & ~(__u64)(AA_PAGE_SIZE - 1);
 	}
-	if (!__aa_claim_word(ptr, aa_root.cache_key, &v) ||
-	    __aa_claim(ptr, aa_root.cache_key, v, check, pmw, meta, state))
+	if (!__aa_claim_word(ptr, aa__root.cache_key, &v) ||
+	    __aa_claim(ptr, aa__root.cache_key, v, check, pmw, meta, state))
 		return -AA_ERR_DOUBLE_FREE;
 	if (debug_free_object(ptr, kind)) {
 		__sync_val_compare_and_swap((__u64 __arena *)ptr, aa_custody(ptr, AA_TAG_FREED), v);
@@ -226,7 +226,7 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
  * (unpark_locked(), aa_heap_return_bulk()) reaches its head again with
  * the caller's registers only, and converges in a few passes; inlined, the
  * loop body was walked ten times over. Everything below it is inlined:
- * aa_heap_unpark() > free_claimed_locked() is the deepest chain of every
+ * aa__heap_unpark() > free_claimed_locked() is the deepest chain of every
  * entry point (arena_alloc.bpf.h's frame budget). */
 static int free_claimed_locked(__u64 ptr)
 {
@@ -245,7 +245,7 @@ static int free_claimed_locked(__u64 ptr)
 	/* every kind ends in at most one run of pages for the page heap:
 	 * one run_free_locked() site, verified once here, not per kind */
 	if (kind == AA_KIND_LARGE) {
-		bytes = pages_bytes(aa_root.slots[(off >> AA_CHUNK_SHIFT) &
+		bytes = pages_bytes(aa__root.slots[(off >> AA_CHUNK_SHIFT) &
 						  (AA_MAX_SLOTS - 1)].large_pages);
 		pages = large_free_locked(off >> AA_CHUNK_SHIFT, &run_off);
 	} else if (kind == AA_KIND_RUN) {
@@ -282,14 +282,14 @@ static void park_chain(__u32 first, __u32 last, __u32 n)
 {
 	aa_parked_t *tail = aa_addr(last);
 
-	aa_stack_push(&aa_root.parked, first, &tail->next);
-	__sync_fetch_and_add(&aa_root.stats.frees_parked, n);
+	aa_stack_push(&aa__root.parked, first, &tail->next);
+	__sync_fetch_and_add(&aa__root.stats.frees_parked, n);
 }
 
 /* Complete up to max parked frees. The heap lock holder is the only one who
  * pops, so the head it read cannot be popped and pushed again meanwhile
  * (no ABA); a failed cmpxchg means a push came in: read again.
- * REQUIRES: heap lock held. Inlined into aa_heap_unpark(), its only
+ * REQUIRES: heap lock held. Inlined into aa__heap_unpark(), its only
  * caller (frame budget). */
 static __always_inline __u32 unpark_locked(__u32 max)
 {
@@ -299,30 +299,30 @@ static __always_inline __u32 unpark_locked(__u32 max)
 	aa_repeat(AA_MAX_LOOPS) {
 		if (done >= max)
 			break;
-		head = READ_ONCE_ARENA(aa_root.parked);
+		head = READ_ONCE_ARENA(aa__root.parked);
 		if (head == AA_NIL)
 			break;
 		p = aa_addr(head);
 		next = p->next;
-		if (__sync_val_compare_and_swap(&aa_root.parked, head, next) != head)
+		if (__sync_val_compare_and_swap(&aa__root.parked, head, next) != head)
 			continue;
 		if (free_claimed_locked((__u64)p))
 			aa_fail(AA_ERR_CORRUPT);
 		done++;
 	}
-	aa_root.stats.frees_unparked += done;
+	aa__root.stats.frees_unparked += done;
 	return done;
 }
 
 /* After releasing the heap lock: if frees are parked, complete a batch.
  * Done outside the caller's section (one more lock round trip, only while
  * something is parked) so that unpark_locked() is verified once, in
- * aa_heap_unpark(), not in every locked function. */
+ * aa__heap_unpark(), not in every locked function. */
 static __always_inline void unlock_and_unpark(void)
 {
 	aa_unlock();
-	if (READ_ONCE_ARENA(aa_root.parked) != AA_NIL)
-		aa_heap_unpark();
+	if (READ_ONCE_ARENA(aa__root.parked) != AA_NIL)
+		aa__heap_unpark();
 }
 
 /* --- Global entry points --------------------------------------------------
@@ -337,8 +337,8 @@ static __always_inline void unlock_and_unpark(void)
 static __always_inline void alloc_nomem(void)
 {
 	aa_fail(AA_ERR_NOMEM);
-	if (READ_ONCE_ARENA(aa_root.defer.pending_objs))
-		__sync_fetch_and_add(&aa_root.defer.nomem_in_limbo, 1);
+	if (READ_ONCE_ARENA(aa__root.defer.pending_objs))
+		__sync_fetch_and_add(&aa__root.defer.nomem_in_limbo, 1);
 }
 
 /* Count a lock failure that made an allocation fail. */
@@ -347,7 +347,7 @@ static __always_inline void alloc_lock_failed(int err)
 	aa_fail(err == -AA_ERR_NESTED ? AA_ERR_NESTED : AA_ERR_BUSY);
 }
 
-/* One lock hold of aa_heap_alloc(): the offset of a block of size bytes
+/* One lock hold of aa__heap_alloc(): the offset of a block of size bytes
  * (of class cls, or a page run when cls < 0), AA_NIL when the heap had
  * none, or the lock's error (negative, not counted). */
 static __always_inline long alloc_once(__u64 size, int cls)
@@ -382,7 +382,7 @@ static __always_inline long alloc_once(__u64 size, int cls)
  * (aa_aligned_class(), alloc.bpf.c). Where aa_self_grows(), an empty heap
  * maps the chunks this needs and tries once more. Returns a user address
  * or 0; the failure is counted. */
-__u64 aa_heap_alloc(__u64 size, int cls)
+__u64 aa__heap_alloc(__u64 size, int cls)
 {
 	long off;
 
@@ -399,7 +399,7 @@ __u64 aa_heap_alloc(__u64 size, int cls)
 		cls = -1;
 	off = alloc_once(size, cls);
 	if (off == AA_NIL && aa_self_grows()) {	/* pruned at load elsewhere */
-		aa_arena_self_grow(cls >= 0 || size <= AA_CHUNK_SIZE ? 1 :
+		aa__arena_self_grow(cls >= 0 || size <= AA_CHUNK_SIZE ? 1 :
 				   large_chunks((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT));
 		off = alloc_once(size, cls);
 	}
@@ -412,15 +412,15 @@ __u64 aa_heap_alloc(__u64 size, int cls)
 		return 0;
 	}
 	aa_count(direct_allocs);	/* a caller's call: no cache counted it */
-	return aa_root.arena_base + off;
+	return aa__root.arena_base + off;
 }
 
 /* Give a claimed block (word 0 = a custody mark) back to the heap: freed
  * now, or parked when the lock is not available. Returns 0, or -EUCLEAN
  * (counted) if the block was not what its claimer said. */
-int aa_heap_return(__u64 ptr)
+int aa__heap_return(__u64 ptr)
 {
-	__u32 off = ptr - aa_root.arena_base;
+	__u32 off = ptr - aa__root.arena_base;
 	int err;
 
 	if (aa_lock()) {
@@ -441,7 +441,7 @@ int aa_heap_return(__u64 ptr)
  * end), at most AA_HOLD_OBJS; all parked if the lock is out of reach.
  * Global: verified once, its loop apart from the caller's. Returns how
  * many blocks there were. */
-int aa_heap_return_round(__u64 arr, __u32 from, __u32 end)
+int aa__heap_return_round(__u64 arr, __u32 from, __u32 end)
 {
 	__u64 __arena *in = (__u64 __arena *)arr;
 	__u32 done = AA_ZERO, off;
@@ -457,7 +457,7 @@ int aa_heap_return_round(__u64 arr, __u32 from, __u32 end)
 			e = in[i];
 			if (!e)
 				continue;
-			off = e - aa_root.arena_base;
+			off = e - aa__root.arena_base;
 			park_chain(off, off, 1);
 			done++;
 		}
@@ -475,7 +475,7 @@ int aa_heap_return_round(__u64 arr, __u32 from, __u32 end)
 	return done;
 }
 
-/* aa_heap_return() for the claimed blocks arr[0 .. n) (arena array of
+/* aa__heap_return() for the claimed blocks arr[0 .. n) (arena array of
  * user addresses; zero entries are skipped), AA_HOLD_OBJS per lock hold.
  * Returns how many were returned, or -errno. Inline: the rounds are the
  * global functions (frame budget: see free_claimed_locked()). */
@@ -487,7 +487,7 @@ static __always_inline int aa_heap_return_bulk(__u64 arr, __u32 n)
 	if (n > AA_BULK_MAX)
 		return -E2BIG;
 	aa_for(r, 0, (n + AA_HOLD_OBJS - 1) / AA_HOLD_OBJS)
-		done += aa_heap_return_round(arr, r * AA_HOLD_OBJS, n);
+		done += aa__heap_return_round(arr, r * AA_HOLD_OBJS, n);
 	return done;
 }
 
@@ -495,7 +495,7 @@ static __always_inline int aa_heap_return_bulk(__u64 arr, __u32 n)
 static __always_inline __u64 kind_bytes(int kind, __u32 off, __u32 pmw)
 {
 	if (kind == AA_KIND_LARGE)
-		return pages_bytes(aa_root.slots[(off >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)].large_pages);
+		return pages_bytes(aa__root.slots[(off >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)].large_pages);
 	if (kind == AA_KIND_RUN)
 		return pages_bytes(AA_PM_LOW(pmw));
 	return aa_class(kind)->size;
@@ -532,24 +532,24 @@ static __always_inline int claim_kind(__u64 ptr)
 	return err < 0 ? aa_fail(-err) : kind;
 }
 
-int aa_heap_claim(__u64 ptr)
+int aa__heap_claim(__u64 ptr)
 {
 	int kind = claim_kind(ptr);
 
 	return kind < 0 ? kind : 0;
 }
 
-/* aa_heap_claim() that says what it claimed (debug mode): the kind (>= 0)
+/* aa__heap_claim() that says what it claimed (debug mode): the kind (>= 0)
  * or -errno, counted. */
-long aa_heap_claim_kind(__u64 ptr)
+long aa__heap_claim_kind(__u64 ptr)
 {
 	return claim_kind(ptr);
 }
 
 /* Usable bytes of ptr's allocation if ptr starts a live one (> 0), else
- * -errno, counted as aa_heap_claim() counts it. Claims nothing: the check
+ * -errno, counted as aa__heap_claim() counts it. Claims nothing: the check
  * of a deferred free. Lock-free (but judge()'s second look). */
-long aa_heap_judge(__u64 ptr)
+long aa__heap_judge(__u64 ptr)
 {
 	__u32 off = 0, pmw = 0;
 	int kind;
@@ -567,16 +567,16 @@ long aa_heap_judge(__u64 ptr)
 /* Free ptr, any allocation (the path of everything the CPU caches do not
  * take): claim it, return it. 0 or -errno (counted) with the heap
  * unchanged. */
-int aa_heap_free(__u64 ptr)
+int aa__heap_free(__u64 ptr)
 {
-	int err = aa_heap_claim(ptr);
+	int err = aa__heap_claim(ptr);
 
-	return err ? err : aa_heap_return(ptr);
+	return err ? err : aa__heap_return(ptr);
 }
 
 /* Usable bytes of the live allocation at ptr, 0 for anything else (a freed
  * or cached block included). Lock-free: exact for a live allocation. */
-__u64 aa_heap_usable_size(__u64 ptr)
+__u64 aa__heap_usable_size(__u64 ptr)
 {
 	__u32 off = 0, pmw = 0;
 	int kind;
@@ -593,7 +593,7 @@ __u64 aa_heap_usable_size(__u64 ptr)
  * at most AA_HOLD_OBJS. Global: verified once, its loop apart from the
  * caller's. Returns how many it got, or -AA_ERR_BUSY / -AA_ERR_NESTED
  * (not counted). */
-int aa_heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cached)
+int aa__heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cached)
 {
 	__u64 __arena *out = (__u64 __arena *)arr;
 	__u64 mask = cached ? ~0ULL : 0;
@@ -612,7 +612,7 @@ int aa_heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cache
 		if (off == AA_NIL)
 			break;
 		account_alloc(aa_class(cls)->size);
-		out[i] = aa_root.arena_base + off;
+		out[i] = aa__root.arena_base + off;
 		got++;
 	}
 	raised = check_watermark(from + got < end);
@@ -642,13 +642,13 @@ static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u
 	/* a round per AA_HOLD_OBJS objects, and one more per self-grow */
 	aa_for(r, 0, 2 * ((n + AA_HOLD_OBJS - 1) / AA_HOLD_OBJS)) {
 		end = got + AA_HOLD_OBJS < n ? got + AA_HOLD_OBJS : n;
-		k = aa_heap_alloc_round(arr, got, end, cls, cached);
+		k = aa__heap_alloc_round(arr, got, end, cls, cached);
 		if (k < 0)
 			break;
 		got += k;
 		if (got >= n)
 			break;
-		if (got < end && (!aa_self_grows() || aa_arena_self_grow(1) <= 0))
+		if (got < end && (!aa_self_grows() || aa__arena_self_grow(1) <= 0))
 			break;
 	}
 	if (k < 0) {	/* the lock, in some round: what the others got */
@@ -660,7 +660,7 @@ static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u
 	 * short, a cache refill that got nothing (a part of a batch still
 	 * serves the allocation that asked for it) */
 	if (!cached && got)	/* a caller's bulk call; refills are not */
-		__sync_fetch_and_add(&aa_root.stats.direct_allocs, got);
+		__sync_fetch_and_add(&aa__root.stats.direct_allocs, got);
 	if (k >= 0 && (cached ? !got : got < n))
 		alloc_nomem();
 	return got;
@@ -668,7 +668,7 @@ static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u
 
 /* Complete a batch of parked frees. Returns how many (0: none left), or
  * -errno if the lock could not be taken. */
-int aa_heap_unpark(void)
+int aa__heap_unpark(void)
 {
 	int err = aa_lock();
 	__u32 n;
@@ -683,7 +683,7 @@ int aa_heap_unpark(void)
 /* Give the empty spans the central lists kept back to the page heap (drain
  * and trim: so that entirely free chunks are seen as such). Returns how
  * many, or -errno if the lock could not be taken. */
-int aa_heap_release_empty(void)
+int aa__heap_release_empty(void)
 {
 	__u32 n = AA_ZERO;
 	int cls, err;

@@ -26,11 +26,11 @@
  *   state                          touched by                 guard
  *   CPU cache cls[] (not .nested)  the claim holder           CPU cache claim
  *   transfer cache tc[c]           its lock holder            tc[c].lock
- *   central lists, spans, page     the heap lock holder       aa_root.lock
+ *   central lists, spans, page     the heap lock holder       aa__root.lock
  *     heap, page map, slots, stats   (lock-free readers: below)
  *   a live block                   its user; then the one     custody claim
  *                                    free that claimed it
- *   parked list aa_root.parked     any (push); lock holder    cmpxchg head
+ *   parked list aa__root.parked     any (push); lock holder    cmpxchg head
  *                                    (pop)
  *   limbo stacks, pending bits     any (push, set); the one   cmpxchg; reclaiming
  *                                    reclaimer (take, clear)
@@ -46,7 +46,7 @@
  *    holds it) touches nothing and never waits: it takes or puts one
  *    object in the transfer cache (its own lock), else goes to the heap;
  *    counted in stats.nested.
- *  - Heap lock (aa_root.lock) and transfer-cache locks (tc[c].lock): the
+ *  - Heap lock (aa__root.lock) and transfer-cache locks (tc[c].lock): the
  *    lock word holds the holder's CPU + 1, written by the acquiring
  *    cmpxchg itself (no gap), and the holder runs with preemption disabled
  *    from before the cmpxchg to after the releasing store. So a holder is
@@ -106,15 +106,15 @@
  *    alone can do, so lookups without the lock are exact for live
  *    allocations and a harmless snapshot for anything else. A slot's state
  *    and meta_off are one word, published by one store, read by one load.
- *  - Parked frees (aa_root.parked): a free whose lock is unavailable pushes
+ *  - Parked frees (aa__root.parked): a free whose lock is unavailable pushes
  *    its claimed block on this lock-free stack (cmpxchg push, any context);
  *    only the heap lock holder pops, so there is one consumer and no ABA.
  *    Every heap lock holder completes up to AA_HOLD_OBJS of them (after
- *    its unlock: aa_heap_unpark()); drain completes all.
+ *    its unlock: aa__heap_unpark()); drain completes all.
  *  - Limbo (deferred free, AA_F_DEFER; defer.bpf.c has the epochs): a
  *    deferred object stays allocated for every tier (word 0 the user's),
  *    with its bit set in its chunk's pending bitmap and a node on
- *    aa_root.defer.limbo[epoch & 1]. The bit is set by a cmpxchg (a second
+ *    aa__root.defer.limbo[epoch & 1]. The bit is set by a cmpxchg (a second
  *    deferral finds it) and the plain free's claim reads it after its own
  *    cmpxchg, while the deferral reads word 0 after setting it (both full
  *    barriers): of a plain and a deferred free racing on one object at
@@ -122,12 +122,12 @@
  *    head; the one reclaimer (it holds defer.reclaiming) takes a whole
  *    stack with an exchange and walks it privately: no ABA.
  *  - Quarantine (debug mode): a freed, claimed, poisoned class object is
- *    exchanged into a slot of aa_root.debug.quarantine and the object it
+ *    exchanged into a slot of aa__root.debug.quarantine and the object it
  *    displaces is released: each object is in at most one slot, or out of
  *    all of them, any context, no lock.
  *  - Page kfuncs: from sleepable programs, and from any program where
  *    aa_self_grows() (an allocation that found the heap empty maps a chunk:
- *    aa_arena_self_grow()). Called with no lock held and no claim that
+ *    aa__arena_self_grow()). Called with no lock held and no claim that
  *    another caller could wait for (a self-growing cache refill holds its
  *    CPU cache claim: callers that find it claimed go elsewhere, drain
  *    and teardown return -EBUSY). Two growers that race for a slot are
@@ -230,7 +230,7 @@ extern void bpf_iter_num_destroy___aa(struct bpf_iter_num *it) __ksym __weak;
 	     bpf_iter_num_next___aa(&___it); )
 
 /* The root (arena.bpf.c). */
-extern struct aa_root __arena aa_root;
+extern struct aa_root __arena aa__root;
 
 #define READ_ONCE_ARENA(x)	(*(volatile typeof(x) *)&(x))
 #define WRITE_ONCE_ARENA(x, v)	(*(volatile typeof(x) *)&(x) = (v))
@@ -245,7 +245,7 @@ static __always_inline void aa_store_fence(void)
 #if defined(__TARGET_ARCH_x86)
 	aa_barrier();
 #else
-	__sync_lock_test_and_set(&aa_root.zero, 0);
+	__sync_lock_test_and_set(&aa__root.zero, 0);
 #endif
 }
 
@@ -273,7 +273,7 @@ static __always_inline void aa_store_fence(void)
  * Counters start from AA_ZERO, a 0 read from the arena that the verifier
  * cannot know.
  */
-#define AA_ZERO		READ_ONCE_ARENA(aa_root.zero)
+#define AA_ZERO		READ_ONCE_ARENA(aa__root.zero)
 
 /* --- Address conversion -------------------------------------------------
  * Inside the allocator a place in the arena is a __u32 offset from the
@@ -282,7 +282,7 @@ static __always_inline void aa_store_fence(void)
  */
 static __always_inline void __arena *aa_addr(__u32 off)
 {
-	return (void __arena *)(aa_root.arena_base + off);
+	return (void __arena *)(aa__root.arena_base + off);
 }
 
 /* Words [from, to) of the arena object at addr = pat, four a trip (each
@@ -327,33 +327,33 @@ static __always_inline int aa_errno(enum aa_error e)
 static __always_inline int aa_fail(enum aa_error e)
 {
 	if (e < AA_NR_ERRORS)
-		__sync_fetch_and_add(&aa_root.stats.err[e], 1);
+		__sync_fetch_and_add(&aa__root.stats.err[e], 1);
 	return aa_errno(e);
 }
 
 /* An allocation that finds the page heap empty may map chunks itself
- * (aa_arena_self_grow()): the kernel allows it from every program, and
+ * (aa__arena_self_grow()): the kernel allows it from every program, and
  * init found it so and was not told otherwise (AA_F_SELF_GROW). */
 static __always_inline bool aa_self_grows(void)
 {
 	return bpf_ksym_exists(bpf_arena_alloc_pages_non_sleepable___aa) &&
-	       (aa_root.flags & AA_F_SELF_GROW);
+	       (aa__root.flags & AA_F_SELF_GROW);
 }
 
 /* Metadata pages per chunk: the page map and span table, and with
  * AA_F_DEFER the pending bitmap. Fixed from init to teardown. */
 static __always_inline __u32 aa_meta_pages(void)
 {
-	return aa_root.flags & AA_F_DEFER ? AA_META_PAGES_DEFER : AA_META_PAGES;
+	return aa__root.flags & AA_F_DEFER ? AA_META_PAGES_DEFER : AA_META_PAGES;
 }
 
 /* --- Argument checks: the front door's (alloc.bpf.c, heap.bpf.c), and
- * aa_call's report of why an allocation got NULL (entry.bpf.c) --------- */
+ * aa__call's report of why an allocation got NULL (entry.bpf.c) --------- */
 
 /* A size the heap may serve: 1 .. AA_MAX_ALLOC and no more than the arena. */
 static __always_inline bool aa_size_ok(__u64 size)
 {
-	return size != 0 && size <= AA_MAX_ALLOC && size <= aa_root.arena_size;
+	return size != 0 && size <= AA_MAX_ALLOC && size <= aa__root.arena_size;
 }
 
 /* aa_calloc(n, size): both non-zero and n * size <= AA_MAX_ALLOC, without
@@ -371,7 +371,7 @@ static __always_inline bool aa_align_ok(__u64 align)
 }
 
 /* Count a recovered event (aa_stats contention counters). */
-#define aa_count(field)	__sync_fetch_and_add(&aa_root.stats.field, 1)
+#define aa_count(field)	__sync_fetch_and_add(&aa__root.stats.field, 1)
 
 /* --- Fault injection (struct aa_fault in aa_shared.h) ---------------------
  * Count one call of a kind and say whether it must fail: the call whose
@@ -394,8 +394,8 @@ static __always_inline bool aa_fault_hit(__u32 __arena *every, __u64 __arena *ca
 
 /* A new span or page run from the page heap (central.bpf.c, buddy.bpf.c):
  * true when fault injection makes this one fail as if the heap were empty. */
-#define aa_fault_span()	aa_fault_hit(&aa_root.fault.spans_every, &aa_root.fault.span_calls, \
-				     &aa_root.fault.span_faults)
+#define aa_fault_span()	aa_fault_hit(&aa__root.fault.spans_every, &aa__root.fault.span_calls, \
+				     &aa__root.fault.span_faults)
 
 /* --- Context ----------------------------------------------------------------
  * Are we on the current task's own kernel stack? Task-context programs are
@@ -423,9 +423,9 @@ static __always_inline bool aa_on_task_stack(void)
 
 /* --- Locks -----------------------------------------------------------------
  * Test-and-set locks in arena words: 0 free, else the holder's CPU + 1.
- * The heap lock (aa_root.lock) protects the central lists and spans, the
+ * The heap lock (aa__root.lock) protects the central lists and spans, the
  * page heap's free lists and order maps, the chunk metadata (page map),
- * the slot table and aa_root.stats (but the atomic counters); each transfer
+ * the slot table and aa__root.stats (but the atomic counters); each transfer
  * cache has its own. The rules (preemption, nesting, waiting, bounded
  * holds, order): the model at the top. Callers count a failure in err[]
  * only if their operation fails.
@@ -443,18 +443,18 @@ static __always_inline int __aa_lock_wait(__u32 __arena *lock, __u32 me, __u64 b
 	__u64 start = bpf_ktime_get_ns();
 	__u32 v, spins = AA_ZERO;
 
-	__sync_fetch_and_add(&aa_root.lock_waiters, 1);
+	__sync_fetch_and_add(&aa__root.lock_waiters, 1);
 	aa_repeat(AA_MAX_LOOPS) {
 		v = *(volatile __u32 __arena *)lock;
 		if (v == 0 && __sync_val_compare_and_swap(lock, 0, me) == 0) {
-			__sync_fetch_and_sub(&aa_root.lock_waiters, 1);
+			__sync_fetch_and_sub(&aa__root.lock_waiters, 1);
 			aa_count(lock_waits);
 			return 0;
 		}
 		if (++spins % AA_WAIT_CHECK == 0 && bpf_ktime_get_ns() - start > budget)
 			break;
 	}
-	__sync_fetch_and_sub(&aa_root.lock_waiters, 1);
+	__sync_fetch_and_sub(&aa__root.lock_waiters, 1);
 	bpf_preempt_enable___aa();
 	return -AA_ERR_BUSY;
 }
@@ -472,11 +472,11 @@ static __always_inline void aa_lock_yield(void)
 {
 	__u64 start;
 
-	if (!READ_ONCE_ARENA(aa_root.lock_waiters))
+	if (!READ_ONCE_ARENA(aa__root.lock_waiters))
 		return;
 	start = bpf_ktime_get_ns();
 	aa_repeat(AA_MAX_LOOPS)
-		if (!READ_ONCE_ARENA(aa_root.lock_waiters) ||
+		if (!READ_ONCE_ARENA(aa__root.lock_waiters) ||
 		    bpf_ktime_get_ns() - start > AA_WAIT_IRQ_NS)
 			break;
 }
@@ -515,22 +515,22 @@ static __always_inline void aa_lock_release(__u32 __arena *lock)
 
 static __always_inline int aa_lock(void)
 {
-	return aa_lock_acquire(&aa_root.lock, 0);
+	return aa_lock_acquire(&aa__root.lock, 0);
 }
 
 /* aa_lock() in a function that calls no other: self-growth has no frame
  * to spare (AA_API_FRAMES). */
 static __always_inline int aa_lock_leaf(void)
 {
-	return __aa_lock_acquire(&aa_root.lock, 0, true);
+	return __aa_lock_acquire(&aa__root.lock, 0, true);
 }
 
 /* Release the heap lock; lock_gen counts the holds, so that work done in
- * rounds (aa_buddy_check()) can tell whether anyone held it in between. */
+ * rounds (aa__buddy_check()) can tell whether anyone held it in between. */
 static __always_inline void aa_unlock(void)
 {
-	aa_root.lock_gen++;
-	aa_lock_release(&aa_root.lock);
+	aa__root.lock_gen++;
+	aa_lock_release(&aa__root.lock);
 }
 
 /* --- Custody marks --------------------------------------------------------
@@ -567,12 +567,12 @@ typedef struct aa_span_obj __arena aa_span_obj_t;
 
 static __always_inline __u64 aa_custody(__u64 addr, __u32 tag)
 {
-	return aa_root.cache_key ^ addr ^ tag;
+	return aa__root.cache_key ^ addr ^ tag;
 }
 
 static __always_inline bool aa_is_custody(__u64 addr, __u64 word)
 {
-	return ((word ^ aa_root.cache_key ^ addr) >> AA_TAG_BITS) == 0;
+	return ((word ^ aa__root.cache_key ^ addr) >> AA_TAG_BITS) == 0;
 }
 
 /* Push the chain first .. last (arena offsets, linked through their next
@@ -595,7 +595,7 @@ static __always_inline void aa_stack_push(__u32 __arena *head, __u32 first,
 
 static __always_inline bool aa_heap_ready(void)
 {
-	return READ_ONCE_ARENA(aa_root.magic) == AA_ROOT_MAGIC;
+	return READ_ONCE_ARENA(aa__root.magic) == AA_ROOT_MAGIC;
 }
 
 /* --- Static helpers that later files use -----------------------------------
@@ -657,66 +657,66 @@ static __always_inline __u64 debug_usable(__u64 addr);
 static __always_inline __u64 malloc_inline(__u64 size);
 static __always_inline int free_inline(__u64 ptr);
 
-/* defer.bpf.c: the aa_reclaim program's body */
+/* defer.bpf.c: the aa__reclaim program's body */
 static int aa_defer_reclaim(struct aa_reclaim_args *a);
 
 /* --- Cross-file functions (global BPF functions: verified once each) ---- */
 
 /* cpu_cache.bpf.c: tier 1 (fast paths in arena_alloc_fast.bpf.h and static
  * inline there; the slow halves are declared in arena_alloc_fast.bpf.h) */
-int aa_cpu_cache_drain(__u32 cpu);
+int aa__cpu_cache_drain(__u32 cpu);
 
 /* transfer_cache.bpf.c: tier 2 (REQUIRES: caller holds a CPU cache claim,
  * but for drain) */
-int aa_transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n);
-int aa_transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n);
-__u64 aa_transfer_cache_pop(__u32 cls);
-int aa_transfer_cache_push(__u32 cls, __u64 ptr);
-int aa_transfer_cache_drain(void);
+int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n);
+int aa__transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n);
+__u64 aa__transfer_cache_pop(__u32 cls);
+int aa__transfer_cache_push(__u32 cls, __u64 ptr);
+int aa__transfer_cache_drain(void);
 
 /* heap.bpf.c: the heap below the caches (central lists + page heap) */
-__u64 aa_heap_alloc(__u64 size, int cls);
-int aa_heap_free(__u64 ptr);
-int aa_heap_return(__u64 ptr);
-int aa_heap_return_round(__u64 arr, __u32 from, __u32 end);
-int aa_heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cached);
-int aa_heap_claim(__u64 ptr);
-long aa_heap_claim_kind(__u64 ptr);
-long aa_heap_judge(__u64 ptr);
-int aa_heap_unpark(void);
-int aa_heap_release_empty(void);
-__u64 aa_heap_usable_size(__u64 ptr);
+__u64 aa__heap_alloc(__u64 size, int cls);
+int aa__heap_free(__u64 ptr);
+int aa__heap_return(__u64 ptr);
+int aa__heap_return_round(__u64 arr, __u32 from, __u32 end);
+int aa__heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cached);
+int aa__heap_claim(__u64 ptr);
+long aa__heap_claim_kind(__u64 ptr);
+long aa__heap_judge(__u64 ptr);
+int aa__heap_unpark(void);
+int aa__heap_release_empty(void);
+__u64 aa__heap_usable_size(__u64 ptr);
 
 /* buddy_chunks.bpf.c: chunks in and out of the page heap; the test-only
  * delays of grow and trim */
-int aa_buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished);
-int aa_buddy_take_free_chunk(__u32 keep);
-int aa_buddy_release_slot(__u32 slot);
-extern __u64 aa_fault_trim_delay_ns;
-extern __u64 aa_fault_publish_delay_ns;
+int aa__buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished);
+int aa__buddy_take_free_chunk(__u32 keep);
+int aa__buddy_release_slot(__u32 slot);
+extern __u64 aa__fault_trim_delay_ns;
+extern __u64 aa__fault_publish_delay_ns;
 
 /* check.bpf.c: the validity checker of the central lists and page heap */
-int aa_buddy_check(void);
+int aa__buddy_check(void);
 
 /* debug.bpf.c: debug mode (AA_F_DEBUG) */
-int aa_debug_on_alloc(__u64 addr, int kind, __u64 n);
-int aa_debug_on_free(__u64 addr);
-__u64 aa_debug_quarantine(__u64 addr, __u32 cls);
-int aa_debug_flush(void);
+int aa__debug_on_alloc(__u64 addr, int kind, __u64 n);
+int aa__debug_on_free(__u64 addr);
+__u64 aa__debug_quarantine(__u64 addr, __u32 cls);
+int aa__debug_flush(void);
 
-/* defer.bpf.c: deferred free (AA_F_DEFER); the aa_reclaim program's steps */
-__u32 aa_defer_advance(void);
-int aa_defer_reclaim_node(__u32 off, __u32 e);
+/* defer.bpf.c: deferred free (AA_F_DEFER); the aa__reclaim program's steps */
+__u32 aa__defer_advance(void);
+int aa__defer_reclaim_node(__u32 off, __u32 e);
 
 /* arena.bpf.c: pages from the kernel, sleepable only; but
- * aa_arena_self_grow(), under aa_self_grows() */
-int aa_arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
+ * aa__arena_self_grow(), under aa_self_grows() */
+int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
 		  __u64 grow_bytes);
-int aa_arena_grow_chunks(__u64 bytes, __u32 unpublished);
-int aa_arena_grow(__u64 bytes);
-int aa_arena_grow_one(__u32 cursor, __u32 unpublished);
-int aa_arena_self_grow(__u32 chunks);
-int aa_arena_trim(__u64 keep_bytes);
-int aa_arena_teardown(void);
+int aa__arena_grow_chunks(__u64 bytes, __u32 unpublished);
+int aa__arena_grow(__u64 bytes);
+int aa__arena_grow_one(__u32 cursor, __u32 unpublished);
+int aa__arena_self_grow(__u32 chunks);
+int aa__arena_trim(__u64 keep_bytes);
+int aa__arena_teardown(void);
 
 #endif /* __AA_INTERNAL_H */

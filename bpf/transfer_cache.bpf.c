@@ -7,9 +7,9 @@
  *             other's refills without touching the heap lock.
  * From below: nothing: when empty, the CPU cache refills from the central
  *             free list itself; when full, it spills to the heap.
- * To above:   aa_transfer_cache_remove_batch / _insert_batch: all of a
+ * To above:   aa__transfer_cache_remove_batch / _insert_batch: all of a
  *             batch or nothing (try operations: 0 means "go below");
- *             aa_transfer_cache_pop / _push: one object, for callers whose
+ *             aa__transfer_cache_pop / _push: one object, for callers whose
  *             CPU cache is claimed by someone else.
  * Locking:    tc->lock per class (the lock rules: internal.h's model).
  *             Always tried with the short IRQ budget: a miss costs a trip
@@ -24,14 +24,14 @@
 
 static __always_inline struct aa_transfer_cache __arena *tc_of(__u32 cls)
 {
-	return &aa_root.tc[aa_cls_idx(cls)];
+	return &aa__root.tc[aa_cls_idx(cls)];
 }
 
 /* transfer_cap of class cls, which lives in the arena (anyone who maps it
  * can write it): <= AA_TRANSFER_MAX, the size of objs[]. */
 static __always_inline __u32 tc_cap(__u32 cls)
 {
-	__u32 cap = aa_root.tun.transfer_cap[aa_cls_idx(cls)];
+	__u32 cap = aa__root.tun.transfer_cap[aa_cls_idx(cls)];
 
 	return cap > AA_TRANSFER_MAX ? AA_TRANSFER_MAX : cap;
 }
@@ -72,7 +72,7 @@ static __always_inline void copy_objs(__u64 __arena *dst, __u64 __arena *src, __
 
 /* Take exactly n objects into dst[0 .. n). Returns n, or 0 when the
  * transfer cache has fewer or is locked (counted). */
-int aa_transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n)
+int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
 	__u32 count;
@@ -95,7 +95,7 @@ int aa_transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n)
 }
 
 /* Put src[0 .. n) in. Returns n, or 0 when full or locked. */
-int aa_transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
+int aa__transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
 	__u32 count, cap;
@@ -126,7 +126,7 @@ int aa_transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
 
 /* Take the newest object. Returns it (custody-marked), or 0 when empty,
  * locked or the heap is not published. */
-__u64 aa_transfer_cache_pop(__u32 cls)
+__u64 aa__transfer_cache_pop(__u32 cls)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
 	__u32 count;
@@ -152,7 +152,7 @@ __u64 aa_transfer_cache_pop(__u32 cls)
  * locked, the heap is not published, or ptr does not carry this heap's
  * FREED mark (a free that claimed it in a heap torn down since: the key
  * changes on every init). */
-int aa_transfer_cache_push(__u32 cls, __u64 ptr)
+int aa__transfer_cache_push(__u32 cls, __u64 ptr)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
 	__u32 count, cap;
@@ -175,10 +175,10 @@ int aa_transfer_cache_push(__u32 cls, __u64 ptr)
 }
 
 /* Empty every class onto the parked list (lock-free, no call under the
- * lock); the caller completes them under the heap lock (aa_drain in
+ * lock); the caller completes them under the heap lock (aa__drain in
  * entry.bpf.c). Returns the number of objects, or -EBUSY if a lock could
  * not be taken (those objects stay). */
-int aa_transfer_cache_drain(void)
+int aa__transfer_cache_drain(void)
 {
 	struct aa_transfer_cache __arena *tc;
 	int total = AA_ZERO, err = 0, i, c;
@@ -194,12 +194,12 @@ int aa_transfer_cache_drain(void)
 		if (n && n <= AA_TRANSFER_MAX) {
 			prev = AA_NIL;
 			aa_for(i, 0, n) {
-				off = tc->objs[i & (AA_TRANSFER_MAX - 1)] - aa_root.arena_base;
+				off = tc->objs[i & (AA_TRANSFER_MAX - 1)] - aa__root.arena_base;
 				if (prev != AA_NIL)
 					((aa_parked_t *)aa_addr(prev))->next = off;
 				prev = off;
 			}
-			park_chain(tc->objs[0] - aa_root.arena_base, prev, n);
+			park_chain(tc->objs[0] - aa__root.arena_base, prev, n);
 			tc->count = 0;
 			total += n;
 		}

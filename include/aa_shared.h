@@ -125,9 +125,9 @@ enum aa_slot_state {
 
 /* One 1-MiB slot of the arena's address space. Protected by the heap lock,
  * but a RELEASING slot's state, which its releaser turns into UNMAPPED by
- * cmpxchg (aa_buddy_release_slot()). state and meta_off are one aligned
+ * cmpxchg (aa__buddy_release_slot()). state and meta_off are one aligned
  * 8-byte word, AA_SLOT_WORD(): a chunk is published by one store of both
- * (aa_buddy_add_chunk()) and lock-free readers load both at once, so no
+ * (aa__buddy_add_chunk()) and lock-free readers load both at once, so no
  * reader pairs a new state with an old meta_off. */
 #define AA_SLOT_WORD(state, meta_off)	((__u64)(meta_off) << 32 | (__u32)(state))
 
@@ -166,7 +166,7 @@ struct __attribute__((aligned(8))) aa_slot {
 						 * refill agent do) */
 /* Set by init, never given: an allocation that finds the page heap empty
  * maps chunks itself (Linux >= 7.0 lets every program allocate arena
- * pages; bpf/arena.bpf.c, aa_arena_self_grow()), unless AA_F_NO_SELF_GROW. */
+ * pages; bpf/arena.bpf.c, aa__arena_self_grow()), unless AA_F_NO_SELF_GROW. */
 #define AA_F_SELF_GROW		(1U << 4)
 
 /* Counters of one size class in one CPU cache (64 bytes: one line of its
@@ -389,7 +389,7 @@ struct aa_stats {
 				 * runs, a claimed cache and an empty
 				 * transfer cache); never a refill */
 	__u64 direct_frees;	/* frees given to the heap one by one
-				 * (aa_heap_return()); never a spill */
+				 * (aa__heap_return()); never a spill */
 	__u64 tc_allocs;	/* allocations the transfer cache served
 				 * with this CPU's cache claimed */
 	__u64 tc_frees;		/* frees the transfer cache took so */
@@ -510,7 +510,7 @@ enum aa_event_reason {
  * keeps its contents and stays allocated (its pending bit set) in limbo:
  * a 16-byte node on the stack limbo[epoch & 1], epoch as read after the
  * caller unlinked it. The agent advances epoch, waits for an RCU grace
- * period, then reclaims the nodes of the epoch before (aa_reclaim).
+ * period, then reclaims the nodes of the epoch before (aa__reclaim).
  */
 struct aa_defer_node {
 	__u32 next;		/* arena offset of the next node, AA_NIL */

@@ -79,7 +79,7 @@ struct aa_batch_args {
 	__u32 done;		/* out: ops executed */
 };
 
-/* aa_drain: the quarantine (debug mode), every CPU cache it can claim
+/* aa__drain: the quarantine (debug mode), every CPU cache it can claim
  * (from whatever CPU it runs on), the transfer caches and the parked frees
  * back to the heap; then the empty spans the central lists kept, to the
  * page heap. */
@@ -91,7 +91,7 @@ struct aa_drain_args {
 	__s32 err;		/* out: 0, or -errno of a tier that failed */
 };
 
-/* aa_reclaim: op ADVANCE starts a round (epoch out: the epoch whose frees
+/* aa__reclaim: op ADVANCE starts a round (epoch out: the epoch whose frees
  * the round reclaims); after an RCU grace period, op FREE with that epoch
  * frees them and those of earlier epochs, again while `more`. -EBUSY while
  * another reclaimer runs. */

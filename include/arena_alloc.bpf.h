@@ -57,7 +57,13 @@
  * (libbpf's linker needs every declaration of a map to match exactly). The
  * size can change before load: bpf_map__set_max_entries(). A program may
  * use one arena only: yours and the heap's are the same map.
+ * A program that calls the allocator is tied to the map through it. One
+ * that only reaches arena memory through pointers it got elsewhere (task
+ * storage, another map) says AA_USE_ARENA(map) once in its body, or the
+ * verifier refuses its first arena access ("addr_space_cast insn can only
+ * be used in a program that has an associated arena").
  */
+#define AA_USE_ARENA(map)	asm volatile("" :: "r"(&(map)))
 #define AA_ARENA_PAGES_DEFAULT	(1U << 16)	/* 256 MiB of address space */
 #ifdef AA_ARENA_PAGES
 #error "AA_ARENA_PAGES is gone: say AA_ARENA(pages) in one of your BPF files"

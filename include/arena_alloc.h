@@ -349,7 +349,7 @@ AA_API int aa_heap__set_fault(struct aa_heap *heap, __u32 pages_every, __u32 spa
 AA_API int aa_heap__check(struct aa_heap *heap);
 
 /** @brief **aa_heap__call()** runs one allocator call (struct aa_op_args,
- * enum aa_op_kind in aa_syscall.h) through the aa_call syscall program.
+ * enum aa_op_kind in aa_syscall.h) through the aa__call syscall program.
  * @return 0 when the program ran (the call's own result is in args->ret);
  * negative error, otherwise */
 AA_API int aa_heap__call(struct aa_heap *heap, struct aa_op_args *args);

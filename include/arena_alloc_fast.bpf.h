@@ -112,6 +112,16 @@ extern struct aa_fast aa_fast;
 
 #define __aa_barrier()		asm volatile("" ::: "memory")
 
+/* The target architecture picks the memory-ordering code below; without
+ * one the portable code is used on every CPU, x86's included. */
+#if !defined(__TARGET_ARCH_x86) && !defined(__TARGET_ARCH_arm64) && \
+	!defined(__TARGET_ARCH_s390) && !defined(__TARGET_ARCH_powerpc) && \
+	!defined(__TARGET_ARCH_riscv) && !defined(__TARGET_ARCH_arm) && \
+	!defined(__TARGET_ARCH_mips) && !defined(__TARGET_ARCH_sparc) && \
+	!defined(__TARGET_ARCH_loongarch)
+#warning "arena_alloc.bpf.h: no -D__TARGET_ARCH_<arch> (x86, arm64, ...): the portable, slower fast path"
+#endif
+
 /* Release store of a 32-bit arena word: every access before it is visible
  * to whoever sees the new value. BPF has no store-release before 6.15: on
  * x86 (TSO) a plain store after a compiler barrier is one; elsewhere an

@@ -2,7 +2,7 @@
 /*
  * test_cli_heap.c - the arena-alloc CLI's heap commands, run as the real
  * binary on a heap pinned in a test directory: load -> grow -> a workload
- * (the pinned aa_call program, through aa_heap__open_pinned) -> stats
+ * (the pinned aa__call program, through aa_heap__open_pinned) -> stats
  * --json, parsed with jansson and checked against the workload -> dump
  * --json, checked against stats -> check ->
  * drain -> trim -> unload; and bad input, each with its message and exit
@@ -130,7 +130,7 @@ Test(cli_heap, load_grow_work_stats_check_drain_trim_unload)
 	cr_assert_eq(jint(j, "chunks"), 10);
 	json_decref(j);
 
-	/* the workload: N_OBJS allocations of 64 B by the pinned aa_call */
+	/* the workload: N_OBJS allocations of 64 B by the pinned aa__call */
 	h = aa_heap__open_pinned(pin);
 	cr_assert_not_null(h, "aa_heap__open_pinned: %s", strerror(errno));
 	for (i = 0; i < N_OBJS; i++)
@@ -336,7 +336,7 @@ Test(cli_heap, a_missing_program_is_named)
 
 	skel = test_embed__open();
 	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_program__set_autoload(skel->progs.aa_trim, false), 0);
+	cr_assert_eq(bpf_program__set_autoload(skel->progs.aa__trim, false), 0);
 	cr_assert_eq(test_embed__load(skel), 0);
 	h = aa_heap__attach(skel->obj, &o);
 	cr_assert_not_null(h);
@@ -344,9 +344,9 @@ Test(cli_heap, a_missing_program_is_named)
 	snprintf(path, sizeof(path), "%s/flows_arena", pin);
 	cr_assert_eq(bpf_map__pin(skel->maps.flows_arena, path), 0);
 	snprintf(args, sizeof(args), "--map %s trim", path);
-	bad(1, "program aa_trim is missing from the BPF object", args);
+	bad(1, "program aa__trim is missing from the BPF object", args);
 	snprintf(args, sizeof(args), "--map %s check", path);
-	cr_assert_eq(run(NULL, 0, false, "%s", args), 0, "check needs no aa_trim");
+	cr_assert_eq(run(NULL, 0, false, "%s", args), 0, "check needs no aa__trim");
 	unlink(path);
 	aa_heap__destroy(h);
 	test_embed__destroy(skel);

@@ -216,7 +216,7 @@ Test(concurrency, trim_racing_grow_keeps_every_chunk_usable)
 
 	need_cpus(2);
 	open_with(AA_F_NO_CACHES);
-	skel->bss->aa_fault_trim_delay_ns = 200000;
+	skel->bss->aa__fault_trim_delay_ns = 200000;
 	quiet = aa_set_print(NULL);	/* a full arena: hundreds of "grow failed" */
 	cr_assert_eq(pthread_barrier_init(&start, NULL, 2), 0);
 	for (k = 0; k < 2; k++) {
@@ -226,7 +226,7 @@ Test(concurrency, trim_racing_grow_keeps_every_chunk_usable)
 	for (k = 0; k < 2; k++)
 		pthread_join(tid[k], NULL);
 	pthread_barrier_destroy(&start);
-	skel->bss->aa_fault_trim_delay_ns = 0;
+	skel->bss->aa__fault_trim_delay_ns = 0;
 	aa_set_print(quiet);
 	cr_log_info("trim vs grow: %llu grows added %llu chunks, %llu trims returned %llu",
 		    (unsigned long long)t[0].calls, (unsigned long long)t[0].chunks,
@@ -261,7 +261,7 @@ Test(concurrency, trim_racing_grow_keeps_every_chunk_usable)
  * meta_off: the old metadata pages are anything by then. The test makes
  * them look like the chunk's: it plants the stale pointer's span entry at
  * the old address (a write through the mmap maps a page there), holds a
- * grow inside its publication of the slot (aa_fault_publish_delay_ns) and
+ * grow inside its publication of the slot (aa__fault_publish_delay_ns) and
  * frees the stale pointer from the other CPU meanwhile. Then trim/grow
  * cycles race the stale frees with no delay. Every free must be refused,
  * and the heap must pass its checker.
@@ -333,11 +333,11 @@ Test(concurrency, stale_frees_racing_trim_and_grow_are_refused)
 
 	/* the old metadata pages are gone: plant the stale entry there */
 	pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)] = e;
-	skel->bss->aa_fault_publish_delay_ns = SF_DELAY_NS;
+	skel->bss->aa__fault_publish_delay_ns = SF_DELAY_NS;
 	cr_assert_eq(pthread_create(&tid, NULL, sf_grow, &t), 0);
 	accepted = sf_free_until(&t, p, &tries);
 	pthread_join(tid, NULL);
-	skel->bss->aa_fault_publish_delay_ns = 0;
+	skel->bss->aa__fault_publish_delay_ns = 0;
 	cr_assert_eq(t.err, 0, "grow: %s", strerror(-t.err));
 	cr_assert_eq(r->slots[slot].state, AA_SLOT_CHUNK, "the grow did not map slot %u", slot);
 	cr_assert_neq(r->slots[slot].meta_off, meta_off, "the grow reused the old metadata");

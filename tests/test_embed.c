@@ -8,6 +8,7 @@
  */
 #include "common.h"
 #include "test_embed.skel.h"
+#include "test_struct_ops.skel.h"
 
 struct embed_args {
 	__u64 sum;
@@ -50,6 +51,26 @@ Test(embed, gpl_object_with_its_own_kfuncs_and_arena_links_and_runs)
 	cr_assert_eq(a.page_word, 0x5eed);
 	cr_assert_eq(t_user_live(heap), 0, "objects left behind");
 	t_check(heap);
+	/* its own aa_call, aa_init and aa_root, next to the library's aa__ ones */
+	cr_assert_eq(t_run(skel->progs.aa_call, NULL, 0), 42);
+	cr_assert_eq(skel->data->aa_root, 40);
+}
+
+/* A tc program that only dereferences a pointer it read from a global
+ * loads (AA_USE_ARENA) and writes through it. */
+Test(embed, a_program_that_only_dereferences_names_its_arena_in_one_line)
+{
+	__u64 p = aa_heap__malloc(heap, 8);
+	volatile __u64 *q;
+
+	cr_assert_neq(p, 0);
+	q = aa_heap__ptr(heap, p);
+	cr_assert_not_null(q);
+	*q = 41;
+	skel->bss->deref_ptr = p;
+	cr_assert_eq(t_run_pkt(skel->progs.embed_deref), 0);
+	cr_assert_eq(*q, 42, "the program did not write through the pointer");
+	cr_assert_eq(aa_heap__free(heap, p), 0);
 }
 
 struct struct_args {
@@ -81,4 +102,20 @@ Test(embed, structs_copy_in_and_out_of_the_arena)
 	cr_assert_eq(r4->b, 2);
 	cr_assert_eq(r1[3], 4);
 	cr_assert_eq(r1[6], 7);
+}
+
+/* An object with a struct_ops map (tests/bpf/test_struct_ops.bpf.c): its
+ * skeleton compiles with the toolchain the README installs (this file
+ * would not build otherwise), and it loads: struct_ops callbacks that
+ * allocate, and one that only dereferences its context (AA_USE_ARENA). */
+Test(embed_struct_ops, an_object_with_a_struct_ops_map_builds_and_loads)
+{
+	struct test_struct_ops *s;
+
+	t_need_arena();
+	s = test_struct_ops__open();
+	cr_assert_not_null(s, "open: %s", strerror(errno));
+	cr_assert_eq(bpf_map__type(s->maps.aa_test_cc), BPF_MAP_TYPE_STRUCT_OPS);
+	cr_assert_eq(test_struct_ops__load(s), 0, "load: %s", strerror(errno));
+	test_struct_ops__destroy(s);
 }

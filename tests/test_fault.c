@@ -207,7 +207,7 @@ static void keep(struct span_run *t, __u64 p)
 	t->n++;
 }
 
-/* n allocations of size from a syscall program (the library's aa_call). */
+/* n allocations of size from a syscall program (the library's aa__call). */
 static void alloc_syscall(struct span_run *t, __u64 size, __u32 n)
 {
 	__u32 i;

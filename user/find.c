@@ -12,7 +12,7 @@
  * they are; aa__heap_set_root() then checks magic and layout version. The
  * ring buffer map named aa_refill_rb among them is the refill event ring
  * (none: the refill waiter reads the flag on a timer instead). The
- * library's syscall programs among them (aa_grow, aa_trim, ...) give the
+ * library's syscall programs among them (aa__grow, aa__trim, ...) give the
  * operations; a missing one is named when an operation needs it.
  * Needs CAP_SYS_ADMIN (walking program ids).
  */

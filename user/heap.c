@@ -52,11 +52,11 @@ void aa_pr(enum aa_print_level level, const char *fmt, ...)
 /* --- Running syscall programs -------------------------------------------- */
 
 const char *const aa__prog_names[AA_NR_PROGS] = {
-	[AA_PROG_INIT] = "aa_init",		[AA_PROG_GROW] = "aa_grow",
-	[AA_PROG_TRIM] = "aa_trim",		[AA_PROG_TEARDOWN] = "aa_teardown",
-	[AA_PROG_CHECK] = "aa_check",		[AA_PROG_CALL] = "aa_call",
-	[AA_PROG_BATCH] = "aa_batch",		[AA_PROG_DRAIN] = "aa_drain",
-	[AA_PROG_RECLAIM] = "aa_reclaim",
+	[AA_PROG_INIT] = "aa__init",		[AA_PROG_GROW] = "aa__grow",
+	[AA_PROG_TRIM] = "aa__trim",		[AA_PROG_TEARDOWN] = "aa__teardown",
+	[AA_PROG_CHECK] = "aa__check",		[AA_PROG_CALL] = "aa__call",
+	[AA_PROG_BATCH] = "aa__batch",		[AA_PROG_DRAIN] = "aa__drain",
+	[AA_PROG_RECLAIM] = "aa__reclaim",
 };
 
 int aa__run_prog(struct aa_heap *h, enum aa_prog p, void *ctx, size_t ctx_sz)
@@ -136,7 +136,7 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 	for (i = 0; i < AA_NR_PROGS; i++)
 		h->prog[i] = prog_fd(obj, aa__prog_names[i]);
 	if (h->prog[AA_PROG_INIT] < 0) {
-		pr_warn("BPF object does not link libarena_alloc.bpf.o (no aa_init)\n");
+		pr_warn("BPF object does not link libarena_alloc.bpf.o (no aa__init)\n");
 		return -ENOENT;
 	}
 	return 0;

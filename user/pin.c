@@ -10,7 +10,7 @@
  *             never cleared): how a heap is found in any arena
  *   aa_refill_rb  the refill event ring (optional: pins made before it
  *             existed have none; the refill waiter then reads the flag)
- *   aa_init, aa_grow, ... the library's SEC("syscall") programs present
+ *   aa__init, aa__grow, ... the library's SEC("syscall") programs present
  */
 #define _GNU_SOURCE
 #include <fcntl.h>

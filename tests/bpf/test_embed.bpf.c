@@ -5,10 +5,13 @@
  *  - its license is "GPL", not the library's "Dual BSD/GPL";
  *  - it loops with bpf_for() (the plain bpf_iter_num_* kfuncs) and calls
  *    the arena page kfuncs itself, under their plain names;
- *  - it brings its own arena map, named flows_arena, of 16 MiB.
- * All three used to break the link (bpftool 7.5: "non-identical contents
+ *  - it brings its own arena map, named flows_arena, of 16 MiB;
+ *  - it names its own things aa_init, aa_call and aa_root, which the
+ *    library's object once exported.
+ * All four used to break the link (bpftool 7.5: "non-identical contents
  * of section 'license'", "failed to resolve size of underlying type: -22",
- * "map max_entries mismatch" or "only single ARENA map is supported"):
+ * "map max_entries mismatch" or "only single ARENA map is supported",
+ * "conflicting non-weak symbol (aa_init)"):
  * that this file links at all is half the test, embed_ops running is the
  * rest.
  */
@@ -42,6 +45,15 @@ struct embed_args {
 	__s32 pad;
 };
 
+/* The embedder's own aa_ names: a global variable, a global function and
+ * a program (aa_call below). */
+__u64 aa_root = 40;
+
+__noinline int aa_init(int x)
+{
+	return x + (int)aa_root;
+}
+
 /* EMBED_N objects through the allocator, then a page of the embedder's own.
  * Returns 0 or a step code. */
 SEC("syscall")
@@ -68,6 +80,29 @@ int embed_ops(struct embed_args *a)
 	*page = 0x5eed;
 	a->page_word = *page;
 	bpf_arena_free_pages(&flows_arena, page, 1);
+	return 0;
+}
+
+SEC("syscall")
+int aa_call(void *ctx)
+{
+	return aa_init(2);
+}
+
+/* A program that only dereferences an arena pointer it got from elsewhere
+ * (here a global) and calls no allocator function: AA_USE_ARENA names its
+ * arena for the verifier. */
+__u64 deref_ptr;
+
+SEC("tc")
+int embed_deref(struct __sk_buff *skb)
+{
+	__u64 __arena *p = (__u64 __arena *)deref_ptr;
+
+	AA_USE_ARENA(flows_arena);
+	if (!p)
+		return 1;
+	*p += 1;
 	return 0;
 }
 
