@@ -553,7 +553,7 @@ Test(concurrency, whoever_sees_the_magic_sees_the_whole_heap)
 	cr_assert_not_null(skel);
 	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 15), 0);
 	cr_assert_eq(test_concurrency__load(skel), 0, "load: %s", strerror(errno));
-	root = &skel->arena->aa_root;
+	root = &skel->arena->aa__root;
 	pin(0);
 	for (round = 0; round < PUB_ROUNDS; round++) {
 		t = (struct pub_thread){ .root = root, .cpu = 1 };

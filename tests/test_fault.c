@@ -72,7 +72,7 @@ static struct test_fault *load_skel(void)
 Test(fault, init_fails_cleanly_or_succeeds)
 {
 	struct test_fault *s = load_skel();
-	const struct aa_root *r = &s->arena->aa_root;
+	const struct aa_root *r = &s->arena->aa__root;
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 * MiB);
 	struct aa_heap *h;
 	__u64 calls;
@@ -90,7 +90,7 @@ Test(fault, init_fails_cleanly_or_succeeds)
 
 	for (every = 1; every <= calls + 1; every++) {
 		s = load_skel();
-		r = &s->arena->aa_root;
+		r = &s->arena->aa__root;
 		o.fault_pages_every = every;
 		for (tries = 0; tries < calls + 2; tries++) {
 			__u64 faults = r->fault.page_faults;

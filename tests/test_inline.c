@@ -143,7 +143,7 @@ Test(inline_raw, never_initialised_object_gets_null)
 	a.size = 100000;
 	cr_assert_eq(run(skel->progs.inline_one, &a), 0, "memory before init");
 	/* both refused by the global path, counted in the (zeroed) root */
-	cr_assert_eq(skel->arena->aa_root.stats.err[AA_ERR_UNINIT], 2);
+	cr_assert_eq(skel->arena->aa__root.stats.err[AA_ERR_UNINIT], 2);
 }
 
 Test(inline, caches_off_serves_from_the_heap)
