@@ -7,7 +7,9 @@
 # between examples-build and examples-uninstall. The last step runs the
 # installed CLI against flowtab while it runs (examples/inspect.sh).
 .PHONY: examples examples-build examples-uninstall
-EXAMPLES := flowtab tracelist
+EXAMPLES := flowtab tracelist scx_tasks
+# scx_tasks needs a vmlinux.h with sched_ext: the 7.3 guest kernel's
+EX_SCX_KERNEL ?= 7.3
 EX_STAGE := $(abspath $(OUTPUT))/stage
 EX_OUT := $(abspath $(OUTPUT))/examples
 EX_LIBDIR := /usr/lib$(if $(MULTIARCH),/$(MULTIARCH))
@@ -16,10 +18,12 @@ EX_ENV := PKG_CONFIG_SYSROOT_DIR=$(EX_STAGE) PKG_CONFIG_PATH=$(EX_STAGE)$(EX_LIB
 examples-build: lib $(CLI)
 	$(Q)rm -rf $(EX_STAGE) $(EX_OUT)
 	$(Q)$(MAKE) install DESTDIR=$(EX_STAGE) PREFIX=/usr
-	$(Q)for e in $(EXAMPLES); do \
-		$(EX_ENV) $(MAKE) -s -C examples/$$e OUT=$(EX_OUT)/$$e || exit 1; done
+	$(Q)for e in $(EXAMPLES); do btf=; \
+		[ $$e != scx_tasks ] || btf="VMLINUX_BTF=$$(bash scripts/kernel-btf.sh $(EX_SCX_KERNEL))" || exit 1; \
+		$(EX_ENV) $(MAKE) -s -C examples/$$e OUT=$(EX_OUT)/$$e $$btf || exit 1; done
 	$(Q){ echo 'set -e'; echo 'export LD_LIBRARY_PATH=$(EX_STAGE)$(EX_LIBDIR)'; \
-	      for e in $(EXAMPLES); do echo "echo '== $$e'; $(EX_OUT)/$$e/$$e"; done; \
+	      for e in $(EXAMPLES); do a=; [ $$e != scx_tasks ] || a="--cli $(EX_STAGE)/usr/bin/arena-alloc"; \
+		echo "echo '== $$e'; $(EX_OUT)/$$e/$$e $$a"; done; \
 	      echo "echo '== arena-alloc --pid (flowtab --hold)'"; \
 	      echo "sh $(abspath examples/inspect.sh) $(EX_OUT) $(EX_STAGE)/usr/bin/arena-alloc"; \
 	      echo 'echo "examples: all passed"'; } > $(EX_OUT)/run.sh
