@@ -398,7 +398,7 @@ __u64 aa__heap_alloc(__u64 size, int cls)
 	if (cls < 0)
 		cls = -1;
 	off = alloc_once(size, cls);
-	if (off == AA_NIL && aa_self_grows()) {	/* pruned at load elsewhere */
+	if (off == AA_NIL && aa_self_grows()) {	/* pruned at load before Linux 7.0 */
 		aa__arena_self_grow(cls >= 0 || size <= AA_CHUNK_SIZE ? 1 :
 				   large_chunks((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT));
 		off = alloc_once(size, cls);
