@@ -308,8 +308,7 @@ int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flag
 	}
 	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG | AA_F_NO_SELF_GROW))
 		return -EINVAL;
-	if (bpf_ksym_exists(bpf_arena_alloc_pages_non_sleepable___aa) &&
-	    !(flags & AA_F_NO_SELF_GROW))
+	if (aa_kernel_self_grows() && !(flags & AA_F_NO_SELF_GROW))
 		flags |= AA_F_SELF_GROW;
 	if (flags & AA_F_NO_CACHES)
 		nr_cpus = 0;

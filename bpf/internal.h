@@ -331,13 +331,15 @@ static __always_inline int aa_fail(enum aa_error e)
 	return aa_errno(e);
 }
 
+/* The kernel lets every program map arena pages (a load-time constant). */
+#define aa_kernel_self_grows()	bpf_ksym_exists(bpf_arena_alloc_pages_non_sleepable___aa)
+
 /* An allocation that finds the page heap empty may map chunks itself
- * (aa__arena_self_grow()): the kernel allows it from every program, and
- * init found it so and was not told otherwise (AA_F_SELF_GROW). */
+ * (aa__arena_self_grow()): the kernel allows it, and init found it so and
+ * was not told otherwise (AA_F_SELF_GROW). */
 static __always_inline bool aa_self_grows(void)
 {
-	return bpf_ksym_exists(bpf_arena_alloc_pages_non_sleepable___aa) &&
-	       (aa__root.flags & AA_F_SELF_GROW);
+	return aa_kernel_self_grows() && (aa__root.flags & AA_F_SELF_GROW);
 }
 
 /* Metadata pages per chunk: the page map and span table, and with
