@@ -21,12 +21,8 @@ static __always_inline bool caches_on(void)
 	return !(aa__root.flags & AA_F_NO_CACHES);
 }
 
-/*
- * Call frames: the verifier allows 8 in all, the user's program and its
- * callbacks included. Every public function here takes at most
- * AA_API_FRAMES (arena_alloc.bpf.h) counting itself, so the public ones
- * call the inline bodies below, never each other.
- */
+/* Call frames: frame 1 of internal.h's model (the public functions call
+ * the inline bodies below, never each other). */
 
 /* --- Routing: the one place that picks the tier of an allocation --------- */
 
@@ -51,24 +47,48 @@ static __always_inline int aa_aligned_class(__u64 size, __u64 align)
 
 #define AA_CLS_LAZY	(-2)	/* route_alloc(): class not known yet */
 
+/* The heap had no block for bytes bytes of class cls (< 0: a page run),
+ * and it may grow itself (AA_DRY): map the chunks that need, then try once
+ * more, from the heap (the next refill takes a batch of the new chunk).
+ * Here, in a public function's own frame (internal.h, call frames).
+ * REQUIRES: aa_self_grows(). Returns an address, or 0 (counted). */
+static __always_inline __u64 grow_and_retry(__u64 bytes, int cls)
+{
+	__u64 p = AA_DRY;
+
+	if (aa__arena_self_grow(cls >= 0 || bytes <= AA_CHUNK_SIZE ? 1 :
+				large_chunks((bytes + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT)) > 0)
+		p = heap_alloc(bytes, cls);
+	if (p != AA_DRY)
+		return p;	/* an address, or 0 counted */
+	alloc_nomem();
+	return 0;
+}
+
 /* An object of bytes bytes aligned to align (0: none) for a request of req
  * bytes: from this CPU's cache when the caches are on and a class serves
- * it, else from the heap (the same class, or a page run). cls: that class
+ * it, else from the heap (the same class, or a page run); where the heap
+ * is empty and may grow itself, grow_and_retry(). cls: that class
  * (aa_aligned_class(bytes, align)) when the caller has it, else
  * AA_CLS_LAZY: computed here, after the cheap tests (the hit path loads
  * nothing before them). bytes - 1: 0 wraps and goes to the heap, which
  * refuses it. */
 static __always_inline __u64 route_alloc(__u64 bytes, __u64 req, __u64 align, int cls)
 {
+	__u64 p;
+
 	if (bytes - 1 < AA_MAX_CLASS_SIZE && caches_on() && aa_heap_ready()) {
 		if (cls == AA_CLS_LAZY)
 			cls = aa_aligned_class(bytes, align);
-		if (cls >= 0)
-			return aa_cpu_cache_alloc(cls, req);
+		if (cls >= 0) {
+			p = aa_cpu_cache_alloc(cls, req);
+			return aa_self_grows() && p == AA_DRY ? grow_and_retry(bytes, cls) : p;
+		}
 	}
 	if (cls == AA_CLS_LAZY)
 		cls = aa_aligned_class(bytes, align);
-	return aa__heap_alloc(bytes, cls);
+	p = heap_alloc(bytes, cls);
+	return aa_self_grows() && p == AA_DRY ? grow_and_retry(bytes, cls) : p;
 }
 
 /* Debug mode: size bytes aligned to align (0: none) with the debug tail
@@ -201,6 +221,8 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 		aa_for(i, 0, n) {
 			__u64 p = aa_cpu_cache_alloc(cls, size);
 
+			if (aa_self_grows() && p == AA_DRY)
+				p = grow_and_retry(size, cls);
 			if (!p)
 				break;
 			out[i] = p;

@@ -393,8 +393,7 @@ int aa__arena_grow_one(__u32 cursor, __u32 unpublished)
  * grow's rules (slots, page ledger, fault injection) and no lock held
  * across a kfunc. Returns the chunks added (> 0), or -errno: the arena has
  * no free slot, or the kernel no page (counted in stats.self_grow_fails).
- * Callers are at most three frames deep in AA_API_FRAMES: this one and
- * the page functions below it make five.
+ * Called by public functions only (frame 2 of internal.h's call frames).
  * REQUIRES: aa_self_grows(); heap published. */
 int aa__arena_self_grow(__u32 chunks)
 {

@@ -361,10 +361,8 @@ static __always_inline void run_account(__u32 pages, __u32 in_chunk_pages)
 }
 
 /* REQUIRES: heap lock held; 1 <= pages <= 256. Returns offset or AA_NIL
- * (no room, or an injected fault: nothing changed). A frame of its own,
- * as large_alloc_locked(): aa__heap_alloc()'s stays small, for the
- * self-grow below it. */
-static __noinline __u32 page_run_alloc_locked(__u32 pages)
+ * (no room, or an injected fault: nothing changed). */
+static __always_inline __u32 page_run_alloc_locked(__u32 pages)
 {
 	__u32 off = aa_fault_span() ? AA_NIL : run_alloc_locked(pages);
 
@@ -386,7 +384,7 @@ static __always_inline void page_run_free_locked(__u32 off, __u32 pages)
 	aa__root.large_bytes_in_use -= pages_bytes(pages);
 }
 
-static bool chunk_is_free(__u32 slot)
+static __always_inline bool chunk_is_free(__u32 slot)
 {
 	return aa__root.slots[slot].state == AA_SLOT_CHUNK &&
 	       is_free_block(slot << AA_CHUNK_SHIFT, AA_MAX_ORDER);
@@ -395,7 +393,7 @@ static bool chunk_is_free(__u32 slot)
 /* The first slot of need entirely free chunks in a row, or -1. A scan of
  * up to every slot: done before the heap lock (a snapshot, which
  * large_alloc_locked() checks again under it) so that no hold lasts it. */
-static int large_find(__u32 need)
+static __always_inline int large_find(__u32 need)
 {
 	__u32 nr_slots = aa__root.nr_slots, run = AA_ZERO;
 	int s;
@@ -420,7 +418,7 @@ static __always_inline __u32 large_chunks(__u64 pages)
  * before the lock. Holds for need chunk checks when the run is still free;
  * else (the heap changed meanwhile) scans again. Returns offset or AA_NIL
  * (no room, or an injected fault: nothing changed). */
-static __noinline __u32 large_alloc_locked(__u64 pages, int first)
+static __always_inline __u32 large_alloc_locked(__u64 pages, int first)
 {
 	__u32 full = pages >> AA_MAX_ORDER, rem = pages & (AA_CHUNK_PAGES - 1);
 	__u32 need = large_chunks(pages), tail, run = AA_ZERO;

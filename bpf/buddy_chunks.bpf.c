@@ -41,8 +41,8 @@ static __always_inline void fault_delay(__u64 ns)
 
 /* Register a freshly mapped, zeroed chunk at slot with its metadata.
  * Called by grow after the pages exist; unpublished: by init's first
- * grow, before it publishes the heap. Calls no other function (its lock
- * wait inline): self-growth has one frame below it (AA_API_FRAMES).
+ * grow, before it publishes the heap. Frame 3 of internal.h's call
+ * frames: it calls only aa_lock_wait().
  * Returns 0, or -errno with nothing changed (-EEXIST: the slot is taken). */
 int aa__buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
 {
@@ -51,7 +51,7 @@ int aa__buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
 
 	if (slot >= AA_MAX_SLOTS || slot >= aa__root.nr_slots)
 		return -EINVAL;
-	err = aa_lock_leaf();
+	err = aa_lock();
 	if (err)
 		return aa_errno(-err);
 	if (!unpublished && !aa_heap_ready()) {		/* torn down meanwhile */

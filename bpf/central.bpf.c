@@ -69,7 +69,7 @@ static __always_inline void central_unlink(struct aa_central __arena *c, aa_span
  * its first page, or AA_NIL when the page heap has no room (or fault
  * injection said so: nothing changed but the fault counters).
  * REQUIRES: heap lock held; cls < AA_NR_CLASSES. */
-static __u32 span_new_locked(__u32 cls)
+static __always_inline __u32 span_new_locked(__u32 cls)
 {
 	const struct aa_class_info *ci = aa_class(cls);
 	__u32 size = ci->size, objs = ci->objs, pages = ci->pages, off, o;

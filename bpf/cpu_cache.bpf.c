@@ -86,7 +86,8 @@ static __always_inline __u32 cache_count(struct aa_cpu_cache __arena *cc, __u32 
 
 /* Fill the class from below: a batch from the transfer cache, else from the
  * central free list (marked cached under the heap lock). Returns how many objects
- * arrived (0: heap empty or locked).
+ * arrived (0: heap empty or locked), or -ENOMEM: none, and the heap is
+ * empty where aa_self_grows() (the front door grows it: AA_DRY).
  * REQUIRES: cc claimed and cc->cls[cls].count == 0. */
 static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 cls)
 {
@@ -100,7 +101,7 @@ static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 c
 		got = aa_heap_alloc_bulk(dst, batch, c, 1);
 	if (got > 0)
 		cc->cls[c].stats.refills++;
-	return got > 0 ? got : 0;
+	return got > 0 || got == -ENOMEM ? got : 0;
 }
 
 /* Make room: move the newest batch (top of the LIFO) out, to the
@@ -148,12 +149,14 @@ static __always_inline __u64 transfer_pop_one(__u32 cls)
 }
 
 /* Allocate one object of class cls for a request of size bytes. Returns
- * its address or 0. */
-__u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
+ * its address, 0, or AA_DRY (the heap is empty, where aa_self_grows()). */
+__u64 aa__cpu_cache_alloc_slow(__u32 cls, __u64 size)
 {
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
 	__u32 c = aa_cls_idx(cls);
+	bool dry = false;
 	__u64 p = 0;
+	int got;
 
 	if (cls >= AA_NR_CLASSES)
 		return 0;
@@ -163,11 +166,13 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 		else
 			__sync_fetch_and_add(&cc->cls[c].stats.nested, 1);
 		p = transfer_pop_one(cls);
-		return p ? p : aa__heap_alloc(aa_class(c)->size, c);
+		return p ? p : heap_alloc(aa_class(c)->size, c);
 	}
 	if (cc->cls[c].count == 0) {
 		cc->cls[c].stats.misses++;
-		cc->cls[c].count = cache_refill(cc, c);
+		got = cache_refill(cc, c);
+		dry = got == -ENOMEM;
+		cc->cls[c].count = got > 0 ? got : 0;
 	}
 	p = __aa_cache_pop(cc, c, size);
 	if (p) {
@@ -177,7 +182,9 @@ __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 		 * out of reach (nested, or busy past the budget) or the heap
 		 * is empty: what the transfer cache has still serves one */
 		p = transfer_pop_one(cls);
-		if (!p)
+		if (!p && dry)
+			p = AA_DRY;
+		else if (!p)
 			cc->cls[c].stats.failures++;
 	}
 	cache_release(cc);
@@ -200,7 +207,7 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 			__sync_fetch_and_add(&cc->cls[c].stats.nested, 1);
 		if (aa__transfer_cache_push(c, ptr))
 			return 0;
-		return aa__heap_return(ptr);
+		return heap_return(ptr);
 	}
 	n = cache_count(cc, c);
 	if (n >= cache_cap(cc, c)) {
@@ -210,7 +217,7 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 	}
 	ok = __aa_cache_push(cc, c, ptr);
 	cache_release(cc);
-	return ok ? 0 : aa__heap_return(ptr);	/* could not spill: the heap takes it */
+	return ok ? 0 : heap_return(ptr);	/* could not spill: the heap takes it */
 }
 
 /* --- Alloc / free: fast paths (inlined into aa_malloc_u64/aa_free_u64) ----
@@ -220,10 +227,13 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
  */
 
 /* Allocate one object of class cls (< AA_NR_CLASSES) for a request of
- * size bytes. */
+ * size bytes: an address, 0, or AA_DRY (the front door grows). */
 static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls, __u64 size)
 {
-	return __aa_cache_alloc(this_cpu_cache(), cls, size);
+	struct aa_cpu_cache __arena *cc = this_cpu_cache();
+	__u64 p = cc ? __aa_hit_alloc(cc, cls, size) : 0;
+
+	return p ? p : aa__cpu_cache_alloc_slow(cls, size);
 }
 
 /*

@@ -282,7 +282,7 @@ static __always_inline __u32 quarantine_cap(void)
 static __always_inline int release_poisoned(__u64 addr, __u32 cls)
 {
 	if (aa__root.flags & AA_F_NO_CACHES)
-		return aa__heap_return(addr);
+		return heap_return(addr);
 	return aa_cpu_cache_free_slow(addr, cls);
 }
 
@@ -339,7 +339,7 @@ int aa__debug_flush(void)
 		e = __sync_lock_test_and_set(&aa__root.debug.quarantine[i & (AA_QUARANTINE_MAX - 1)], 0);
 		if (!e)
 			continue;
-		aa__heap_return(quarantine_out(e));
+		heap_return(quarantine_out(e));
 		n++;
 	}
 	return n;
@@ -383,7 +383,7 @@ static __always_inline int debug_free(__u64 addr)
 	}
 	aa__debug_on_free(addr);
 	if (kind >= AA_NR_CLASSES)
-		return aa__heap_return(addr);
+		return heap_return(addr);
 	if (!quarantine_cap())
 		return release_poisoned(addr, kind);
 	e = aa__debug_quarantine(addr, kind);

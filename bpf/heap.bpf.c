@@ -62,20 +62,23 @@ static __always_inline bool check_watermark(bool failed)
 }
 
 /* Tell a sleeping loader that need_refill was raised (or that limbo
- * needs a reclaim: reason). Any context, heap lock NOT held (a helper
- * call; rare: once per raise). */
+ * needs a reclaim: reason). Any context, heap lock NOT held (helper calls;
+ * rare: once per raise). Written in the ring itself: no stack in the
+ * leaves that inline it. */
 static __noinline void refill_notify(__u32 reason)
 {
-	struct aa_refill_event ev = {
-		.ts_ns = bpf_ktime_get_ns(),
-		.bytes_in_use = aa__root.stats.bytes_in_use,
-		.bytes_mapped = aa__root.stats.nr_chunks << AA_CHUNK_SHIFT,
-		.cpu = bpf_get_smp_processor_id(),
-		.reason = reason,
-	};
+	struct aa_refill_event *ev = bpf_ringbuf_reserve(&aa_refill_rb, sizeof(*ev), 0);
 
-	if (bpf_ringbuf_output(&aa_refill_rb, &ev, sizeof(ev), 0))
+	if (!ev) {
 		aa_count(refill_events_lost);
+		return;
+	}
+	ev->ts_ns = bpf_ktime_get_ns();
+	ev->bytes_in_use = aa__root.stats.bytes_in_use;
+	ev->bytes_mapped = aa__root.stats.nr_chunks << AA_CHUNK_SHIFT;
+	ev->cpu = bpf_get_smp_processor_id();
+	ev->reason = reason;
+	bpf_ringbuf_submit(ev, 0);
 }
 
 static __always_inline void account_alloc(__u64 bytes)
@@ -127,7 +130,7 @@ static __always_inline __u32 span_start(__u32 off, __u32 e)
 /* What is ptr? Sets *off and *pmw (its page-map entry); returns its class
  * (a span object), AA_KIND_RUN, AA_KIND_LARGE, or -AA_ERR_*. Under the
  * heap lock, or a snapshot (exact for a live allocation). Inlined into
- * free_claimed_locked() (frame budget), called as lookup() elsewhere. */
+ * free_claimed_locked() (a leaf), called as lookup() elsewhere. */
 static __always_inline int lookup_inline(__u64 ptr, __u32 *off, __u32 *pmw)
 {
 	int state = locate(ptr, off);
@@ -223,11 +226,9 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
 /* Free a block that a free claimed (or a cache tier holds): word 0 must be a
  * custody mark. Returns 0 or -AA_ERR_*. REQUIRES: heap lock held.
  * Verifier: a static function, not inlined: a loop that calls it
- * (unpark_locked(), aa_heap_return_bulk()) reaches its head again with
+ * (unpark_locked(), aa__heap_return_round()) reaches its head again with
  * the caller's registers only, and converges in a few passes; inlined, the
- * loop body was walked ten times over. Everything below it is inlined:
- * aa__heap_unpark() > free_claimed_locked() is the deepest chain of every
- * entry point (arena_alloc.bpf.h's frame budget). */
+ * loop body was walked ten times over (internal.h, call frames). */
 static int free_claimed_locked(__u64 ptr)
 {
 	__u32 off = 0, pmw = 0, run_off, pages;
@@ -278,7 +279,7 @@ typedef struct aa_parked __arena aa_parked_t;
 /* Push the chain first .. last (arena offsets, linked through
  * aa_parked.next; n blocks, counted in frees_parked) on the parked list.
  * Lock-free, any context. */
-static void park_chain(__u32 first, __u32 last, __u32 n)
+static __always_inline void park_chain(__u32 first, __u32 last, __u32 n)
 {
 	aa_parked_t *tail = aa_addr(last);
 
@@ -290,7 +291,7 @@ static void park_chain(__u32 first, __u32 last, __u32 n)
  * pops, so the head it read cannot be popped and pushed again meanwhile
  * (no ABA); a failed cmpxchg means a push came in: read again.
  * REQUIRES: heap lock held. Inlined into aa__heap_unpark(), its only
- * caller (frame budget). */
+ * caller. */
 static __always_inline __u32 unpark_locked(__u32 max)
 {
 	__u32 head, next, done = AA_ZERO;
@@ -314,13 +315,13 @@ static __always_inline __u32 unpark_locked(__u32 max)
 	return done;
 }
 
-/* After releasing the heap lock: if frees are parked, complete a batch.
- * Done outside the caller's section (one more lock round trip, only while
- * something is parked) so that unpark_locked() is verified once, in
- * aa__heap_unpark(), not in every locked function. */
-static __always_inline void unlock_and_unpark(void)
+/* After a lock hold of the leaf entry points below: if frees are parked,
+ * complete a batch (aa__heap_unpark(): one more lock round trip, only
+ * while something is parked). Called by their inline wrappers, in their
+ * callers' frames (internal.h, call frames), so that unpark_locked() is
+ * verified once, in aa__heap_unpark(). */
+static __always_inline void heap_settle(void)
 {
-	aa_unlock();
 	if (READ_ONCE_ARENA(aa__root.parked) != AA_NIL)
 		aa__heap_unpark();
 }
@@ -330,6 +331,10 @@ static __always_inline void unlock_and_unpark(void)
  * (alloc.bpf.c) but re-checked here where a bad value could corrupt state.
  * Lock failures: an allocation fails (counted: BUSY or NESTED), a free is
  * parked (counted in lock_misses and frees_parked).
+ * aa__heap_alloc(), aa__heap_return(), their rounds and aa__heap_unpark()
+ * are frame 3 of internal.h's call frames: everything below them inline
+ * but the leaves; callers use their inline wrappers, which settle the
+ * parked frees.
  */
 
 /* Count an allocation that failed for want of memory (err[NOMEM]; and
@@ -371,7 +376,7 @@ static __always_inline long alloc_once(__u64 size, int cls)
 	if (off != AA_NIL)
 		account_alloc(cls >= 0 ? aa_class(cls)->size : pages_bytes(pages));
 	raised = check_watermark(off == AA_NIL);
-	unlock_and_unpark();
+	aa_unlock();
 	if (raised)
 		refill_notify(off == AA_NIL ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
 	return off;
@@ -379,9 +384,9 @@ static __always_inline long alloc_once(__u64 size, int cls)
 
 /* Allocate size bytes: an object of class cls (size at most its size), or
  * a page run (cls < 0: page-aligned), as the front door decided
- * (aa_aligned_class(), alloc.bpf.c). Where aa_self_grows(), an empty heap
- * maps the chunks this needs and tries once more. Returns a user address
- * or 0; the failure is counted. */
+ * (aa_aligned_class(), alloc.bpf.c). Returns a user address, or 0 (the
+ * failure counted), or AA_DRY where aa_self_grows() and the heap had no
+ * block (not counted: the front door grows the heap and tries again). */
 __u64 aa__heap_alloc(__u64 size, int cls)
 {
 	long off;
@@ -398,21 +403,27 @@ __u64 aa__heap_alloc(__u64 size, int cls)
 	if (cls < 0)
 		cls = -1;
 	off = alloc_once(size, cls);
-	if (off == AA_NIL && aa_self_grows()) {	/* pruned at load before Linux 7.0 */
-		aa__arena_self_grow(cls >= 0 || size <= AA_CHUNK_SIZE ? 1 :
-				   large_chunks((size + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT));
-		off = alloc_once(size, cls);
-	}
 	if (off < 0) {
 		alloc_lock_failed(off);
 		return 0;
 	}
 	if (off == AA_NIL) {
+		if (aa_self_grows())	/* pruned at load before Linux 7.0 */
+			return AA_DRY;
 		alloc_nomem();
 		return 0;
 	}
 	aa_count(direct_allocs);	/* a caller's call: no cache counted it */
 	return aa__root.arena_base + off;
+}
+
+/* aa__heap_alloc(), then the parked frees. */
+static __always_inline __u64 heap_alloc(__u64 size, int cls)
+{
+	__u64 p = aa__heap_alloc(size, cls);
+
+	heap_settle();
+	return p;
 }
 
 /* Give a claimed block (word 0 = a custody mark) back to the heap: freed
@@ -430,11 +441,20 @@ int aa__heap_return(__u64 ptr)
 		return 0;
 	}
 	err = free_claimed_locked(ptr);
-	unlock_and_unpark();
+	aa_unlock();
 	if (err)
 		return aa_fail(-err);
 	aa_count(direct_frees);
 	return 0;
+}
+
+/* aa__heap_return(), then the parked frees. */
+static __always_inline int heap_return(__u64 ptr)
+{
+	int err = aa__heap_return(ptr);
+
+	heap_settle();
+	return err;
 }
 
 /* One lock hold of aa_heap_return_bulk(): the claimed blocks arr[from ..
@@ -471,14 +491,14 @@ int aa__heap_return_round(__u64 arr, __u32 from, __u32 end)
 			aa_fail(AA_ERR_CORRUPT);
 		done++;
 	}
-	unlock_and_unpark();
+	aa_unlock();
 	return done;
 }
 
 /* aa__heap_return() for the claimed blocks arr[0 .. n) (arena array of
  * user addresses; zero entries are skipped), AA_HOLD_OBJS per lock hold.
  * Returns how many were returned, or -errno. Inline: the rounds are the
- * global functions (frame budget: see free_claimed_locked()). */
+ * global functions, verified once. */
 static __always_inline int aa_heap_return_bulk(__u64 arr, __u32 n)
 {
 	__u32 done = AA_ZERO;
@@ -488,6 +508,7 @@ static __always_inline int aa_heap_return_bulk(__u64 arr, __u32 n)
 		return -E2BIG;
 	aa_for(r, 0, (n + AA_HOLD_OBJS - 1) / AA_HOLD_OBJS)
 		done += aa__heap_return_round(arr, r * AA_HOLD_OBJS, n);
+	heap_settle();
 	return done;
 }
 
@@ -569,9 +590,9 @@ long aa__heap_judge(__u64 ptr)
  * unchanged. */
 int aa__heap_free(__u64 ptr)
 {
-	int err = aa__heap_claim(ptr);
+	int kind = claim_kind(ptr);
 
-	return err ? err : aa__heap_return(ptr);
+	return kind < 0 ? kind : heap_return(ptr);
 }
 
 /* Usable bytes of the live allocation at ptr, 0 for anything else (a freed
@@ -616,7 +637,7 @@ int aa__heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cach
 		got++;
 	}
 	raised = check_watermark(from + got < end);
-	unlock_and_unpark();
+	aa_unlock();
 	if (raised)
 		refill_notify(from + got < end ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
 	return got;
@@ -625,8 +646,10 @@ int aa__heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cach
 /* Allocate n objects of class cls into arr[0 .. n) (arena array of user
  * addresses), AA_HOLD_OBJS per lock hold. cached: mark them for a CPU
  * cache (AA_TAG_CACHED) instead of zeroing word 0. Where aa_self_grows(),
- * a round that comes back short maps a chunk and the rounds go on, until a
- * self-grow maps none. Returns how many it got; err[NOMEM] counts a short user call, or a
+ * a user's call (not cached) whose round comes back short maps a chunk
+ * and the rounds go on, until a self-grow maps none; a refill that gets
+ * none returns -ENOMEM, not counted (the front door grows: AA_DRY).
+ * Returns how many it got; err[NOMEM] counts a short user call, or a
  * refill that got none. Inline, as aa_heap_return_bulk(). */
 static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
 {
@@ -648,9 +671,10 @@ static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u
 		got += k;
 		if (got >= n)
 			break;
-		if (got < end && (!aa_self_grows() || aa__arena_self_grow(1) <= 0))
+		if (got < end && (cached || !aa_self_grows() || aa__arena_self_grow(1) <= 0))
 			break;
 	}
+	heap_settle();
 	if (k < 0) {	/* the lock, in some round: what the others got */
 		alloc_lock_failed(k);
 		if (!got)
@@ -661,8 +685,11 @@ static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u
 	 * serves the allocation that asked for it) */
 	if (!cached && got)	/* a caller's bulk call; refills are not */
 		__sync_fetch_and_add(&aa__root.stats.direct_allocs, got);
-	if (k >= 0 && (cached ? !got : got < n))
+	if (k >= 0 && (cached ? !got : got < n)) {
+		if (cached && aa_self_grows())
+			return -ENOMEM;
 		alloc_nomem();
+	}
 	return got;
 }
 

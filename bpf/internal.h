@@ -342,6 +342,13 @@ static __always_inline bool aa_self_grows(void)
 	return aa_kernel_self_grows() && (aa__root.flags & AA_F_SELF_GROW);
 }
 
+/* What an allocation below the public function returns where
+ * aa_self_grows() and the heap had no block for it: never an address
+ * (blocks are 16-byte aligned). The public function (alloc.bpf.c) maps
+ * chunks and tries again, from the frame that has room for the page
+ * functions (call frames, below); a user never sees it. */
+#define AA_DRY	1ULL
+
 /* Metadata pages per chunk: the page map and span table, and with
  * AA_F_DEFER the pending bitmap. Fixed from init to teardown. */
 static __always_inline __u32 aa_meta_pages(void)
@@ -438,9 +445,9 @@ static __always_inline bool aa_on_task_stack(void)
 #define AA_WAIT_CHECK		16		/* spins between clock reads */
 
 /* The slow half of aa_lock_acquire(): preemption is disabled; re-enabled
- * on failure. Inline in a caller that must stay a leaf (aa_lock_leaf()),
- * else the static aa_lock_wait(), callable with preemption off. */
-static __always_inline int __aa_lock_wait(__u32 __arena *lock, __u32 me, __u64 budget)
+ * on failure. A static function (a leaf frame: call frames, below),
+ * callable with preemption off. */
+static int aa_lock_wait(__u32 __arena *lock, __u32 me, __u64 budget)
 {
 	__u64 start = bpf_ktime_get_ns();
 	__u32 v, spins = AA_ZERO;
@@ -459,11 +466,6 @@ static __always_inline int __aa_lock_wait(__u32 __arena *lock, __u32 me, __u64 b
 	__sync_fetch_and_sub(&aa__root.lock_waiters, 1);
 	bpf_preempt_enable___aa();
 	return -AA_ERR_BUSY;
-}
-
-static int aa_lock_wait(__u32 __arena *lock, __u32 me, __u64 budget)
-{
-	return __aa_lock_wait(lock, me, budget);
 }
 
 /* Between two holds of one operation (the rounds of a bulk call): while
@@ -485,9 +487,8 @@ static __always_inline void aa_lock_yield(void)
 
 /* Take lock, waiting at most `budget` ns for another CPU (0: the context's
  * budget). Returns 0 holding it with preemption disabled, or
- * -AA_ERR_NESTED / -AA_ERR_BUSY (not counted) with preemption as before.
- * leaf: the wait inlined, no call (a constant). */
-static __always_inline int __aa_lock_acquire(__u32 __arena *lock, __u64 budget, bool leaf)
+ * -AA_ERR_NESTED / -AA_ERR_BUSY (not counted) with preemption as before. */
+static __always_inline int aa_lock_acquire(__u32 __arena *lock, __u64 budget)
 {
 	__u32 me = bpf_get_smp_processor_id() + 1, v;
 
@@ -501,12 +502,7 @@ static __always_inline int __aa_lock_acquire(__u32 __arena *lock, __u64 budget, 
 	}
 	if (!budget)
 		budget = aa_on_task_stack() ? AA_WAIT_TASK_NS : AA_WAIT_IRQ_NS;
-	return leaf ? __aa_lock_wait(lock, me, budget) : aa_lock_wait(lock, me, budget);
-}
-
-static __always_inline int aa_lock_acquire(__u32 __arena *lock, __u64 budget)
-{
-	return __aa_lock_acquire(lock, budget, false);
+	return aa_lock_wait(lock, me, budget);
 }
 
 static __always_inline void aa_lock_release(__u32 __arena *lock)
@@ -518,13 +514,6 @@ static __always_inline void aa_lock_release(__u32 __arena *lock)
 static __always_inline int aa_lock(void)
 {
 	return aa_lock_acquire(&aa__root.lock, 0);
-}
-
-/* aa_lock() in a function that calls no other: self-growth has no frame
- * to spare (AA_API_FRAMES). */
-static __always_inline int aa_lock_leaf(void)
-{
-	return __aa_lock_acquire(&aa__root.lock, 0, true);
 }
 
 /* Release the heap lock; lock_gen counts the holds, so that work done in
@@ -600,12 +589,39 @@ static __always_inline bool aa_heap_ready(void)
 	return READ_ONCE_ARENA(aa__root.magic) == AA_ROOT_MAGIC;
 }
 
+/* --- Call frames -------------------------------------------------------------
+ * A program has 8 frames, the user's and ours. Below a user's call the
+ * library takes at most AA_API_FRAMES (arena_alloc.bpf.h) = 4, counting
+ * the public function:
+ *   1. a public function (alloc.bpf.c, defer.bpf.c, and the inline free's
+ *      aa_cpu_cache_free_slow()): arguments, routing, the CPU-cache hit
+ *      path inline, and self-growth (aa__arena_self_grow());
+ *   2. a tier's entry point: the CPU-cache slow paths,
+ *      aa__heap_free/claim/judge/usable_size, aa__debug_*(),
+ *      aa__arena_self_grow();
+ *   3. a tier's operation: the transfer cache, aa__heap_alloc(),
+ *      aa__heap_return(), their rounds, aa__heap_unpark(),
+ *      aa__buddy_add_chunk(), lookup(), debug_report(), the embedder's
+ *      page functions;
+ *   4. leaves, which call nothing: aa_lock_wait(), free_claimed_locked(),
+ *      run_alloc_locked(), refill_notify().
+ * So: a frame-3 function inlines everything but the leaves; the wrappers
+ * of the heap's operations complete parked frees after them
+ * (heap_settle()), one frame up; an allocation below the public function
+ * that finds the heap empty returns AA_DRY, and the public function grows
+ * the heap. Public functions never call each other. The leaves stay
+ * frames for the verifier: a loop that calls free_claimed_locked()
+ * converges in a few passes, and inlined into the rounds and unpark it was
+ * walked ten times over (three frames: docs/EMBEDDING.md, "Call frames").
+ * The library's own programs (entry.bpf.c) are not bound by this.
+ */
+
 /* --- Static helpers that later files use -----------------------------------
  * The tier files are one translation unit (bpf/arena_alloc.bpf.c includes
  * them in tier order), so a file may call the static helpers of the files
  * before it. Those are declared here, under the file that defines them;
  * "_locked": REQUIRES the heap lock. Inline but for the few marked static
- * (a frame of their own) or __noinline.
+ * or __noinline (frames of their own: call frames, above).
  */
 typedef struct aa_chunk_meta __arena aa_meta_t;
 typedef struct aa_span __arena aa_span_t;
@@ -621,11 +637,11 @@ static __always_inline void free_push(__u32 order, __u32 off);
 static __always_inline void free_unlink(__u32 order, __u32 off);
 static __u32 run_alloc_locked(__u32 pages);
 static __always_inline void run_free_locked(__u32 off, __u32 pages);
-static __noinline __u32 page_run_alloc_locked(__u32 pages);
+static __always_inline __u32 page_run_alloc_locked(__u32 pages);
 static __always_inline void page_run_free_locked(__u32 off, __u32 pages);
-static int large_find(__u32 need);
+static __always_inline int large_find(__u32 need);
 static __always_inline __u32 large_chunks(__u64 pages);
-static __noinline __u32 large_alloc_locked(__u64 pages, int first);
+static __always_inline __u32 large_alloc_locked(__u64 pages, int first);
 static __always_inline __u32 large_free_locked(__u32 slot, __u32 *tail);
 
 /* central.bpf.c: the central free lists */
@@ -633,12 +649,15 @@ static __always_inline __u32 central_pop_locked(__u32 cls, __u64 mark_mask);
 static __always_inline __u32 central_push_locked(__u32 o, __u32 cls, __u32 span_off);
 static __u32 central_release_empty_locked(__u32 cls);
 
-/* heap.bpf.c: lookup, the refill ring, parking, the bulk loops (of the
- * global rounds below, so that no caller adds a frame) */
+/* heap.bpf.c: lookup, the refill ring, parking, the leaves' inline
+ * wrappers and the bulk loops (of the global rounds below) */
 static int lookup(__u64 ptr, __u32 *off, __u32 *pmw);
 static __always_inline __u64 kind_bytes(int kind, __u32 off, __u32 pmw);
 static __noinline void refill_notify(__u32 reason);
-static void park_chain(__u32 first, __u32 last, __u32 n);
+static __always_inline void park_chain(__u32 first, __u32 last, __u32 n);
+static __always_inline void alloc_nomem(void);
+static __always_inline __u64 heap_alloc(__u64 size, int cls);
+static __always_inline int heap_return(__u64 ptr);
 static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached);
 static __always_inline int aa_heap_return_bulk(__u64 arr, __u32 n);
 
@@ -666,6 +685,7 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a);
 
 /* cpu_cache.bpf.c: tier 1 (fast paths in arena_alloc_fast.bpf.h and static
  * inline there; the slow halves are declared in arena_alloc_fast.bpf.h) */
+__u64 aa__cpu_cache_alloc_slow(__u32 cls, __u64 size);
 int aa__cpu_cache_drain(__u32 cpu);
 
 /* transfer_cache.bpf.c: tier 2 (REQUIRES: caller holds a CPU cache claim,

@@ -16,8 +16,10 @@
  * function cannot return a pointer); the macros make them `void __arena *`.
  *
  * Call frames: a program has 8 (itself, its subprograms and callbacks, and
- * ours); every call here needs at most AA_API_FRAMES, so a call from a
- * program's third frame always verifies.
+ * ours); every call here needs at most AA_API_FRAMES counting itself, so a
+ * call from a program's fourth frame (the program, a callback, two
+ * subprograms) verifies, and one from the fifth does not. Their stack
+ * counts against the same 512 bytes as the program's: docs/EMBEDDING.md.
  *
  * The internals the macros inline are in arena_alloc_fast.bpf.h, included
  * below (not for direct use). In userspace (no __BPF__) only the shared
@@ -29,7 +31,7 @@
 #include "aa_shared.h"
 #include "aa_size_classes.h"
 
-#define AA_API_FRAMES	5
+#define AA_API_FRAMES	4
 
 #ifdef __BPF__
 

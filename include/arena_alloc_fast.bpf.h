@@ -14,12 +14,10 @@
 #error "include arena_alloc.bpf.h, not arena_alloc_fast.bpf.h"
 #endif
 
-/* The slow halves of the inline hit path (not for direct use): allocate an
- * object of class cls (< AA_NR_CLASSES) for a request of size bytes when
- * this CPU's cache is empty or claimed; take ptr, an object of class cls
- * that the caller CLAIMED (word 0 = the FREED custody mark, see
- * __aa_claim()), when the cache is full or claimed. */
-__u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size);
+/* The slow half of the inline free (not for direct use): take ptr, an
+ * object of class cls that the caller CLAIMED (word 0 = the FREED custody
+ * mark, see __aa_claim()), when this CPU's cache is full or claimed. The
+ * inline allocation's slow half is aa_malloc_u64() itself. */
 int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls);
 
 /* --- Size classes (include/aa_size_classes.h) ----------------------------
@@ -381,16 +379,6 @@ static __always_inline int __aa_claim(__u64 ptr, __u64 key, __u64 v, __u32 __are
 
 /* --- The hit path: one definition, for the inline API and the library ---- */
 
-/* Allocate an object of class c (< AA_NR_CLASSES) for a request of size
- * bytes: a hit in cc (this CPU's cache, or NULL), else the slow path. */
-static __always_inline __u64 __aa_cache_alloc(struct aa_cpu_cache __arena *cc, __u32 c,
-					      __u64 size)
-{
-	__u64 p = cc ? __aa_hit_alloc(cc, c, size) : 0;
-
-	return p ? p : aa_cpu_cache_alloc_slow(c, size);
-}
-
 /* Claim ptr, a span object whose page-map entry is e at pm, for a free:
  * 0 (the caller owns it), or -1 (not live: the caller judges it). */
 static __always_inline int __aa_claim_object(__u64 ptr, __u32 __arena *pm, __u32 e)
@@ -418,14 +406,16 @@ static __always_inline int __aa_cache_free(struct aa_cpu_cache __arena *cc, __u6
 static __always_inline __u64 aa_malloc_inline(__u64 size)
 {
 	struct aa_cpu_cache __arena *cc;
+	__u64 p;
 
 	/* size - 1: size 0 wraps and takes the global path, which refuses it */
 	if (size - 1 >= AA_MAX_CLASS_SIZE)
 		return aa_malloc_u64(size);
 	cc = __aa_this_cache();
-	if (!cc)	/* not initialised, caches off, CPU >= 256 */
-		return aa_malloc_u64(size);
-	return __aa_cache_alloc(cc, aa_size_class(size), size);
+	p = cc ? __aa_hit_alloc(cc, aa_size_class(size), size) : 0;
+	/* a miss, no cache (not initialised, caches off, CPU >= 256): the
+	 * global function, whose frame budget covers refills and self-growth */
+	return p ? p : aa_malloc_u64(size);
 }
 
 /*

@@ -37,7 +37,7 @@ $(BENCH_BIN): $(BENCH_OBJS) $(LIB_A)
 # instruction counts, removes the pins. The cache's hit path is inlined
 # into aa_malloc_u64/aa_free_u64 and bench_inline_*; its slow paths are
 # functions of their own.
-BENCH_JIT_FUNCS ?= bench_inline_alloc bench_inline_free aa_malloc_u64 aa_cpu_cache_alloc_slow \
+BENCH_JIT_FUNCS ?= bench_inline_alloc bench_inline_free aa_malloc_u64 aa__cpu_cache_alloc_slow \
 	aa_free_u64 aa_cpu_cache_free_slow bench_floor_
 $(OUTPUT)/bench/jit_dump: bench/jit_dump.c | $(OUTPUT)/bench $(DEPS_STAMP)
 	$(call msg,BINARY,$@)

@@ -23,7 +23,7 @@ static void setup(void)
 		skel = NULL;
 	}
 	cr_assert_not_null(skel, "test_alloc load failed: %s (verifier rejected a "
-			   "non-sleepable program, or a call deeper than AA_API_FRAMES?)",
+			   "non-sleepable program?)",
 			   strerror(errno));
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20);
 	heap = aa_heap__attach(skel->obj, &o);

@@ -122,44 +122,6 @@ static int st_bad_input(void)
 			return (n) * 100 + __e;		\
 	} while (0)
 
-/* The frame budget (AA_API_FRAMES in arena_alloc.bpf.h): every public
- * function called from a program's third frame (program > bpf_loop
- * callback > subprogram). The verifier refuses the whole object if any of
- * them needs more frames than the budget leaves. */
-__u64 __arena deep_arr[4];
-
-static __noinline int deep_api(__u64 arr)
-{
-	__u64 p = aa_malloc_u64(64), q = aa_calloc_u64(2, 24), r = aa_aligned_alloc_u64(256, 100);
-	int err = 0;
-
-	if (!p || !q || !r)
-		err = 1;
-	else if (aa_usable_size_u64(p) < 64 || (r & 255))
-		err = 2;
-	else if (aa_malloc_bulk_u64(arr, 4, 32) != 4)
-		err = 3;
-	else if (aa_free_bulk_u64(arr, 4) != 4)
-		err = 4;
-	if (aa_free_u64(p) | aa_free_u64(q) | aa_free_u64(r))
-		err = 5;
-	return err;
-}
-
-static long deep_cb(__u64 i, void *ctx)
-{
-	*(int *)ctx = deep_api((__u64)deep_arr);
-	return 1;
-}
-
-static int st_deep_calls(void)
-{
-	int err = 9;
-
-	bpf_loop(1, deep_cb, &err, 0);
-	return err;
-}
-
 SEC("syscall")
 int test_bpf_api(void *ctx)
 {
@@ -168,7 +130,6 @@ int test_bpf_api(void *ctx)
 	RUN(3, st_aligned);
 	RUN(4, st_bulk);
 	RUN(5, st_bad_input);
-	RUN(6, st_deep_calls);
 	return 0;
 }
 
