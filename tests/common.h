@@ -13,6 +13,7 @@
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,15 @@ static inline void t_need_arena(void)
 
 	if (aa_probe_arena(why, sizeof(why)))
 		cr_skip_test("%s", why);
+}
+
+/* The running kernel's major version (uname). */
+static inline int t_kernel_major(void)
+{
+	struct utsname u;
+
+	cr_assert_eq(uname(&u), 0);
+	return atoi(u.release);
 }
 
 /* Open the library's own heap; skip the test when this process cannot

@@ -21,10 +21,7 @@ static const struct aa_root *r;
 /* Linux >= 7.0: page kfuncs callable from non-sleepable programs. */
 static bool kernel_grows(void)
 {
-	struct utsname u;
-
-	cr_assert_eq(uname(&u), 0);
-	return atoi(u.release) >= 7;
+	return t_kernel_major() >= 7;
 }
 
 /* An arena of arena_mib MiB, a heap of init_mib MiB, flags. */

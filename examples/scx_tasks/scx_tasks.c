@@ -6,7 +6,9 @@
  * the busiest live tasks straight from the arena mmap, disables the
  * scheduler and checks: it stopped because we asked, every context and
  * record it allocated was freed, the heap is as it was before, the checker
- * is clean and no error was counted. Exit 0 only then.
+ * is clean and no error was counted. Exit 0 only then. It also prints what
+ * the verifier spent on each program (processed instructions) and the
+ * object's load time.
  *   scx_tasks [--cli PATH] [CHILDREN]
  *     CHILDREN    the workload's size (default 1000)
  *     --cli PATH  also run `PATH --pid <this process> stats` while the
@@ -19,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "arena_alloc.h"	/* before the skeleton: its arena types */
 #include "scx_tasks.h"
@@ -104,6 +108,39 @@ static int run_cli(const char *cli)
 	return WEXITSTATUS(st);
 }
 
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* What the verifier processed for each loaded program (bpf_prog_info's
+ * verified_insns), in all, and how long the load took. */
+static void print_verifier(struct bpf_object *obj, __u64 load_ns)
+{
+	struct bpf_prog_info info;
+	struct bpf_program *prog;
+	__u32 len;
+	__u64 total = 0;
+
+	printf("scx_tasks: verifier: %-24s %10s\n", "program", "insns");
+	bpf_object__for_each_program(prog, obj) {
+		if (bpf_program__fd(prog) < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_prog_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			continue;
+		printf("scx_tasks: verifier: %-24s %10u\n", bpf_program__name(prog),
+		       info.verified_insns);
+		total += info.verified_insns;
+	}
+	printf("scx_tasks: verifier: %-24s %10llu, load %.1f ms\n", "all",
+	       (unsigned long long)total, load_ns / 1e6);
+}
+
 static int fail(const char *what)
 {
 	fprintf(stderr, "scx_tasks: FAILED: %s\n", what);
@@ -116,6 +153,7 @@ int main(int argc, char **argv)
 	int children = 1000, answered, k, err = 1, cli_rc = 0;
 	const char *cli = NULL;
 	struct aa_stats before, after;
+	__u64 t0;
 	struct bpf_link *link = NULL;
 	struct scx_tasks *skel;
 	struct aa_heap *heap;
@@ -138,11 +176,18 @@ int main(int argc, char **argv)
 		printf("scx_tasks: skipped: this kernel (Linux %s) has no sched_ext\n", u.release);
 		return 0;
 	}
-	skel = scx_tasks__open_and_load();
+	skel = scx_tasks__open();
 	if (!skel) {
-		fprintf(stderr, "scx_tasks: load: %s\n", strerror(errno));
+		fprintf(stderr, "scx_tasks: open: %s\n", strerror(errno));
 		return 1;
 	}
+	t0 = now_ns();
+	if (scx_tasks__load(skel)) {
+		fprintf(stderr, "scx_tasks: load: %s\n", strerror(errno));
+		scx_tasks__destroy(skel);
+		return 1;
+	}
+	print_verifier(skel->obj, now_ns() - t0);
 	/* the heap first: init_task runs for every task when the scheduler
 	 * is enabled */
 	heap = aa_heap__attach(skel->obj, &opts);

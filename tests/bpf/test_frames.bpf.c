@@ -5,9 +5,10 @@
  * library's. `deepest` calls every public function, and the inline
  * macros, from frame 8 - AA_API_FRAMES: program > bpf_loop() callback >
  * a subprogram > every_api(). `one_frame_deeper` makes the same calls one frame
- * further down; the verifier must refuse it ("the call stack of 8 frames
- * is too deep !"), which shows the budget is the library's real depth,
- * not a margin. Not loaded by default (test_frames.c loads it on its own).
+ * further down; Linux 6.12 must refuse it ("the call stack of 8 frames is
+ * too deep !"), which shows the budget is the library's real depth, not a
+ * margin (Linux 7.3 counts a global function's frames apart and takes
+ * it). Not loaded by default (test_frames.c loads it on its own).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
