@@ -9,29 +9,34 @@
  * contexts, their addresses in task storage), hash (arena-alloc's
  * contexts in an arena hash by pid, no task storage).
  *
- * A cell is one (batch, mode): a fresh object and heap (1 MiB), the
- * programs attached after aa_heap__attach(), one untimed warm-up run, then
- * --runs timed runs of --tasks tasks each. A run clones `batch` children
- * (CLONE_VM: processes that share this one's memory, as the kernel bench's
- * threads do, so that no page table is copied), which exit at once, reaps
- * them all with waitpid(), and repeats; its rate is tasks over the time of
- * the loop. The tasks' frees come later (an RCU callback after the reap):
- * each run waits for every one of them outside its time, so that no run
- * starts with another's tasks alive.
+ * A cell is one (batch, mode): an object and heap (1 MiB) of its own,
+ * attached (the heap first, then the programs) for the whole batch size,
+ * every mode's at once, only the running one counting (the others see the
+ * same tasks and return at their first test). One untimed warm-up run per
+ * mode, then --runs timed runs of --tasks tasks each, interleaved (run r
+ * of every mode, then r + 1), so that a drift of the machine reaches every
+ * mode alike. A run clones `batch` children (CLONE_VM: processes that
+ * share this one's memory, as the kernel bench's threads do, so that no
+ * page table is copied), which exit at once, reaps them all with
+ * waitpid(), and repeats; its rate is tasks over the time of the loop.
+ * The tasks' frees come later (an RCU callback after the reap, partly
+ * inside the loop's time): each run waits for every one of them after its
+ * time, so that no run starts with another's tasks alive.
  *
  * Per cell: tasks created per second, mean and sample stdev over the runs;
  * allocations per task as the programs counted them (task storage
  * elements created + contexts from arena-alloc, over tasks seen); peak
  * live tasks (created, not yet freed); memory at that peak: for task
  * storage, the slab objects of its elements and of the per-task
- * bpf_local_storage (sizes from the kernel's BTF, rounded up to kmalloc's
- * sizes: what the kernel charges, which the maps' fdinfo memlock does not
- * count), for the heap its peak bytes in use and peak pages mapped; and
- * every failure (storage_get NULL, aa_calloc NULL, table full, lookup
- * misses, failed deletes and frees, program runs the kernel skipped for
- * recursion, tasks not seen, frees that never came).
+ * bpf_local_storage (the kernel's elem_size and struct size, from its BTF,
+ * rounded up to kmalloc's sizes; the maps' fdinfo memlock counts no
+ * element), for the heap its peak bytes in use (the heap's view: what the
+ * CPU caches hold counts as in use) and peak pages mapped; and every
+ * failure (storage_get NULL, aa_calloc NULL, table full, lookup misses,
+ * failed deletes and frees, contexts left in the heap, program runs the
+ * kernel skipped for recursion, tasks not seen, frees that never came).
  *
- * Usage: aa_bench_storage [--batch 16,32,64] [--tasks N] [--runs N]
+ * Usage: aa_bench_storage [--batch 16,32,64] [--tasks 8192] [--runs 10]
  *                         [--modes none,task,ptr,hash] [--out FILE]
  *          measure on this kernel, print its tables, append its rows to FILE
  *        aa_bench_storage --table FILE
@@ -564,9 +569,9 @@ int main(int argc, char **argv)
 		{ "table", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned int batches[MAX_BATCHES] = { 16, 32, 64 }, runs = 5;
+	unsigned int batches[MAX_BATCHES] = { 16, 32, 64 }, runs = 10;
 	struct row rows[MAX_BATCHES * STORAGE_NMODES];
-	unsigned long long tasks = 1024;
+	unsigned long long tasks = 8192;
 	int nb = 3, modes = (1 << STORAGE_NMODES) - 1, c, b, m, n = 0, err = 0;
 	const char *out_path = NULL;
 	char probe[AA_PROBE_LINE_SZ];
