@@ -89,6 +89,7 @@ struct row {
 	unsigned long long created, allocs, peak_live;
 	unsigned long long kernel_b, heap_b, mapped_b;	/* at the peak */
 	unsigned long long fails[NR_FAILS];
+	char where[256];		/* where_str() of the run */
 };
 
 /* --- The workload ------------------------------------------------------- */
@@ -358,6 +359,7 @@ static int measure_batch(int modes, unsigned int batch, unsigned long long tasks
 	for (i = 0; i < n && !err; i++) {
 		memset(&rows[i], 0, sizeof(rows[i]));
 		snprintf(rows[i].kernel, sizeof(rows[i].kernel), "%s", kernel);
+		snprintf(rows[i].where, sizeof(rows[i].where), "%.255s", where_str());
 		rows[i].batch = batch;
 		rows[i].tasks = tasks;
 		err = cell_row(&cells[i], runs, &rows[i]);
@@ -437,7 +439,7 @@ static int write_row(FILE *f, const struct row *w)
 		w->allocs, w->peak_live, w->kernel_b, w->heap_b, w->mapped_b);
 	for (i = 0; i < NR_FAILS; i++)
 		fprintf(f, "\t%llu", w->fails[i]);
-	return fprintf(f, "\n") < 0 ? -EIO : 0;
+	return fprintf(f, "\t%s\n", w->where) < 0 ? -EIO : 0;
 }
 
 static int read_row(const char *line, struct row *w)
@@ -455,20 +457,28 @@ static int read_row(const char *line, struct row *w)
 			return -EINVAL;
 		at += n;
 	}
+	if (sscanf(line + at, "\t%255[^\n]", w->where) != 1)
+		return -EINVAL;
 	return 0;
 }
 
-/* The rows, one block per kernel and batch, each next to its none row. */
+/* The rows, one block per kernel and batch, each next to its none row;
+ * where each kernel's ran above its first block. */
 static void print_rows(const struct row *rows, int n)
 {
 	const struct row *none;
 	int i, j;
 
-	print_header();
 	for (i = 0; i < n; i++) {
-		if (i && (strcmp(rows[i].kernel, rows[i - 1].kernel) ||
-			  rows[i].batch != rows[i - 1].batch))
+		if (!i || strcmp(rows[i].where, rows[i - 1].where)) {
+			printf("%swhere: %s\n", i ? "\n" : "", rows[i].where);
+			if (strstr(rows[i].where, "TCG"))
+				printf("caution (TCG): only ratios between BPF code paths carry over "
+				       "to hardware, not those to the kernel's own code\n");
+			print_header();
+		} else if (rows[i].batch != rows[i - 1].batch) {
 			printf("\n");
+		}
 		none = NULL;
 		for (j = 0; j < n; j++)
 			if (!strcmp(rows[j].mode, "none") && rows[j].batch == rows[i].batch &&
@@ -484,7 +494,7 @@ static void print_rows(const struct row *rows, int n)
 static int print_table(const char *path)
 {
 	struct row *rows = NULL, *more;
-	char line[1024];
+	char line[2048];
 	FILE *f = fopen(path, "r");
 	int n = 0;
 
