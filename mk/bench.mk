@@ -8,7 +8,8 @@
 # (installed if missing).
 #   make bench BENCH_ARGS='--size 256'     any aa_bench option
 .PHONY: bench bench-mem bench-sizes bench-baseline bench-plot bench-jit bench-burst \
-	bench-run bench-mem-run bench-sizes-run bench-jit-run bench-burst-run
+	bench-storage bench-run bench-mem-run bench-sizes-run bench-jit-run bench-burst-run \
+	bench-storage-run
 BENCH_BIN := $(OUTPUT)/aa_bench
 BENCH_JSON ?= $(OUTPUT)/bench/results.json
 BENCH_ARGS ?=
@@ -20,7 +21,8 @@ $(OUTPUT)/bench:
 $(eval $(call bpf_prog,$(OUTPUT)/bench/bench,bench/bpf/bench.bpf.c,bench/bench.h))
 
 # The harness, split by role (bench/main.c lists the files).
-BENCH_SRCS := $(filter-out bench/jit_dump.c bench/memory.c bench/burst.c,$(wildcard bench/*.c))
+BENCH_SRCS := $(filter-out bench/jit_dump.c bench/memory.c bench/burst.c bench/storage.c,\
+	$(wildcard bench/*.c))
 BENCH_OBJS := $(patsubst bench/%.c,$(OUTPUT)/bench/%.o,$(BENCH_SRCS))
 
 $(BENCH_OBJS): $(OUTPUT)/bench/%.o: bench/%.c bench/harness.h bench/bench.h bench/where.h $(wildcard include/*.h) $(OUTPUT)/bench/bench.skel.h | $(DEPS_STAMP)
@@ -122,6 +124,23 @@ bench-mem-run:
 		$(BENCH_BASE)/aa_bench_mem --out $(BENCH_BASE)/mem.txt $(BENCH_MEM_ARGS); fi; \
 	$(BENCH_MEM) --before $(BENCH_BASE)/mem.txt $(BENCH_MEM_ARGS)
 
+# $(call bench_kernels,NAME,BIN,KERNELS,OUT,TITLE,ARGS): the rules of a
+# benchmark run on several kernels: bench-NAME runs bench-NAME-run on each
+# of KERNELS in turn (one guest each where this host refuses arena maps),
+# whose BIN appends its rows to OUT, then prints every kernel's rows as one
+# table (BIN --table OUT) under TITLE.
+define bench_kernels
+bench-$(1): $(2) | $$(CLI)
+	$$(Q)rm -f $(strip $(4)); for k in $(3); do \
+		$$(MAKE) -s bench-$(1)-run VMTEST_KERNEL=$$$$k || exit; done; \
+	echo; echo "$(strip $(5)) on every kernel ($(strip $(4))):"; \
+	$(2) --table $(strip $(4))
+
+bench-$(1)-run:
+	$$(Q)$$(RUN_BPF) -t '$$(BENCH_TIMEOUT)' --name 'the $(1) benchmark' -- \
+		$(2) --out $(strip $(4)) $(6)
+endef
+
 # A burst that empties the reserve (bench/burst.c), on each kernel of
 # BENCH_BURST_KERNELS in turn (one guest each where this host refuses arena
 # maps), then every kernel's rows as one table.
@@ -135,15 +154,28 @@ $(BENCH_BURST): bench/burst.c bench/where.h tests/test_self_grow.h $(OUTPUT)/tes
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Itests -I$(OUTPUT)/tests $< $(LIB_A) $(LIBBPF_LIBS) \
 		-lelf -lz -lpthread -o $@
 
-bench-burst: $(BENCH_BURST) | $(CLI)
-	$(Q)rm -f $(BENCH_BURST_OUT); for k in $(BENCH_BURST_KERNELS); do \
-		$(MAKE) -s bench-burst-run VMTEST_KERNEL=$$k || exit; done; \
-	echo; echo "Burst on every kernel ($(BENCH_BURST_OUT)):"; \
-	$(BENCH_BURST) --table $(BENCH_BURST_OUT)
+$(eval $(call bench_kernels,burst,$(BENCH_BURST),$(BENCH_BURST_KERNELS),$(BENCH_BURST_OUT),\
+	Burst,$(BENCH_BURST_ARGS)))
 
-bench-burst-run:
-	$(Q)$(RUN_BPF) -t '$(BENCH_TIMEOUT)' --name 'the burst benchmark' -- \
-		$(BENCH_BURST) --out $(BENCH_BURST_OUT) $(BENCH_BURST_ARGS)
+# Task-local storage (bench/storage.c): tasks created and reaped in batches
+# while tp_btf programs on task creation and free give each a 64-B and a
+# 256-B context from task storage, from arena-alloc with task storage
+# holding their addresses, or from arena-alloc with an arena hash; on each
+# kernel of BENCH_STORAGE_KERNELS in turn, then every kernel's rows as one
+# table.
+BENCH_STORAGE := $(OUTPUT)/aa_bench_storage
+BENCH_STORAGE_KERNELS ?= 6.12 7.3
+BENCH_STORAGE_ARGS ?=
+BENCH_STORAGE_OUT := $(OUTPUT)/bench/storage.tsv
+
+$(eval $(call bpf_prog,$(OUTPUT)/bench/storage,bench/bpf/storage.bpf.c,bench/storage.h,storage_bpf))
+
+$(BENCH_STORAGE): bench/storage.c bench/storage.h bench/where.h $(OUTPUT)/bench/storage.skel.h $(LIB_A) | $(OUTPUT)/bench $(DEPS_STAMP)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -I$(OUTPUT)/bench $< $(LIB_A) $(LIBBPF_LIBS) -lelf -lz -lm -o $@
+
+$(eval $(call bench_kernels,storage,$(BENCH_STORAGE),$(BENCH_STORAGE_KERNELS),\
+	$(BENCH_STORAGE_OUT),Task-local storage,$(BENCH_STORAGE_ARGS)))
 
 bench-plot:
 	$(Q)bash bench/plot.sh $(BENCH_JSON) $(BENCH_SVG)
