@@ -63,8 +63,8 @@ static __always_inline bool check_watermark(bool failed)
 
 /* Tell a sleeping loader that need_refill was raised (or that limbo
  * needs a reclaim: reason). Any context, heap lock NOT held (helper calls;
- * rare: once per raise). Written in the ring itself: no stack in the
- * leaves that inline it. */
+ * rare: once per raise). A leaf (internal.h, call frames); the event is
+ * written in the ring itself, not copied from the stack. */
 static __noinline void refill_notify(__u32 reason)
 {
 	struct aa_refill_event *ev = bpf_ringbuf_reserve(&aa_refill_rb, sizeof(*ev), 0);
@@ -315,7 +315,7 @@ static __always_inline __u32 unpark_locked(__u32 max)
 	return done;
 }
 
-/* After a lock hold of the leaf entry points below: if frees are parked,
+/* After a lock hold of the heap's operations below: if frees are parked,
  * complete a batch (aa__heap_unpark(): one more lock round trip, only
  * while something is parked). Called by their inline wrappers, in their
  * callers' frames (internal.h, call frames), so that unpark_locked() is

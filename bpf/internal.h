@@ -601,10 +601,10 @@ static __always_inline bool aa_heap_ready(void)
  *      aa__arena_self_grow();
  *   3. a tier's operation: the transfer cache, aa__heap_alloc(),
  *      aa__heap_return(), their rounds, aa__heap_unpark(),
- *      aa__buddy_add_chunk(), lookup(), debug_report(), the embedder's
- *      page functions;
+ *      aa__buddy_add_chunk();
  *   4. leaves, which call nothing: aa_lock_wait(), free_claimed_locked(),
- *      run_alloc_locked(), refill_notify().
+ *      run_alloc_locked(), refill_notify(); and, one frame higher at
+ *      most, lookup(), debug_report() and the embedder's page functions.
  * So: a frame-3 function inlines everything but the leaves; the wrappers
  * of the heap's operations complete parked frees after them
  * (heap_settle()), one frame up; an allocation below the public function
@@ -612,7 +612,7 @@ static __always_inline bool aa_heap_ready(void)
  * the heap. Public functions never call each other. The leaves stay
  * frames for the verifier: a loop that calls free_claimed_locked()
  * converges in a few passes, and inlined into the rounds and unpark it was
- * walked ten times over (three frames: docs/EMBEDDING.md, "Call frames").
+ * walked ten times over (docs/EMBEDDING.md, "Call frames: why four").
  * The library's own programs (entry.bpf.c) are not bound by this.
  */
 
@@ -649,7 +649,7 @@ static __always_inline __u32 central_pop_locked(__u32 cls, __u64 mark_mask);
 static __always_inline __u32 central_push_locked(__u32 o, __u32 cls, __u32 span_off);
 static __u32 central_release_empty_locked(__u32 cls);
 
-/* heap.bpf.c: lookup, the refill ring, parking, the leaves' inline
+/* heap.bpf.c: lookup, the refill ring, parking, the operations' inline
  * wrappers and the bulk loops (of the global rounds below) */
 static int lookup(__u64 ptr, __u32 *off, __u32 *pmw);
 static __always_inline __u64 kind_bytes(int kind, __u32 off, __u32 pmw);
