@@ -4,7 +4,8 @@
  *
  * Role:       own the allocator's root (an arena global), publish it at
  *             init, and move whole chunks between the kernel and the page
- *             heap (buddy.bpf.c); give each CPU its cache pages.
+ *             heap (buddy.bpf.c); give each CPU, and each user cache
+ *             (user_cache.bpf.c), its cache pages.
  * From below: pages from the embedder's AA_ARENA_FUNCS() (aa_pages_alloc()),
  *             at addresses we choose for chunks (slot s = arena_base + s MiB) and wherever the kernel
  *             puts them for chunk metadata and CPU caches.
@@ -32,7 +33,8 @@
  * would) and the page ledger. Invariants, at rest (no init, grow, trim or
  * teardown running):
  *   fault.pages_got - fault.pages_put
- *     == stats.pages_mapped + (CPUs with a cache) * AA_CPU_CACHE_PAGES
+ *     == stats.pages_mapped + (CPUs with a cache + user caches)
+ *        * AA_CPU_CACHE_PAGES
  *   stats.pages_mapped == nr_chunks * (AA_CHUNK_PAGES + aa_meta_pages())
  * so every failure path gives back what it got:
  *   - init: a cache page allocation that fails frees every cache (none is
@@ -156,12 +158,12 @@ static bool close_readers(void)
 	return false;
 }
 
-/* Every CPU's cache back to the kernel: a failed init. Caches that a
- * reader of the mmap holds on to are kept (init reuses them). */
+/* Every CPU's and user cache back to the kernel: a failed init. Caches
+ * that a reader of the mmap holds on to are kept (init reuses them). */
 static void free_caches(void)
 {
 	__u32 off;
-	int cpu;
+	int cpu, i;
 
 	if (!close_readers())
 		return;
@@ -172,23 +174,96 @@ static void free_caches(void)
 		aa__root.cpu_cache_off[cpu] = 0;
 		pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
 	}
+	aa_for(i, 0, AA_MAX_USER_CACHES) {
+		off = aa__root.user.off[i];
+		if (!off)
+			continue;
+		aa__root.user.off[i] = 0;
+		pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
+	}
 	open_readers();
 	aa__root.nr_cpus = 0;
+}
+
+/* Empty cc (a cache kept from before a teardown, or fresh) and set its
+ * caps from the tunables. REQUIRES: heap not published, or cc claimed. */
+static __always_inline void reset_cache(struct aa_cpu_cache __arena *cc)
+{
+	__u32 cap;
+	int c;
+
+	aa_for(c, 0, AA_NR_CLASSES) {
+		cap = aa__root.tun.cpu_cache_cap[c];
+		cc->cls[c].count = 0;
+		cc->cls[c].cap = cap < AA_CPU_CACHE_MAX ? cap : AA_CPU_CACHE_MAX;
+	}
+}
+
+/* The user caches a teardown kept (it left them claimed): emptied,
+ * disowned and released; gen tells their former owners to open again.
+ * REQUIRES: heap not published (init). */
+static void init_user_caches(void)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 off;
+	int i;
+
+	__sync_fetch_and_add(&aa__root.user.gen, 1);
+	aa_for(i, 0, AA_MAX_USER_CACHES) {
+		off = aa__root.user.off[i];
+		if (!off)
+			continue;
+		cc = aa_addr(off);
+		reset_cache(cc);
+		cc->owner_tid = 0;
+		cc->owner_start = 0;
+		cc->owner_pidns = 0;
+		cc->owner_pid = 0;
+		__aa_cache_release(cc);
+	}
+}
+
+/* A new user cache for process pid (its owner from the start: no OPEN can
+ * take it before its owner fields are set), registered at the first free
+ * index. Returns the index, -ENOMEM (no pages) or -ENOSPC (all
+ * AA_MAX_USER_CACHES registered). Sleepable only (user_cache.bpf.c). */
+int aa__arena_user_cache_new(__u32 pid)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 off;
+	int i;
+
+	if (!pid)
+		return -EINVAL;
+	cc = pages_get(NULL, AA_CPU_CACHE_PAGES);
+	if (!cc)
+		return -ENOMEM;
+	reset_cache(cc);	/* fresh pages: busy == AA_CC_FREE */
+	cc->owner_pid = pid;
+	off = (__u64)cc - aa__root.arena_base;
+	aa_for(i, 0, AA_MAX_USER_CACHES) {
+		cc->cpu = AA_USER_CACHE | i;
+		if (__sync_val_compare_and_swap(&aa__root.user.off[i], 0, off) == 0)
+			return i;
+	}
+	pages_put(cc, AA_CPU_CACHE_PAGES);
+	return -ENOSPC;
 }
 
 /*
  * Give CPUs 0 .. n-1 a cache (n = 0: none) and take them from the others.
  * On -ENOMEM every cache is freed (free_caches()).
  * A cache kept from before a teardown is emptied and released (teardown
- * left it claimed); its event counters are kept.
+ * left it claimed); its event counters are kept. So are the user caches
+ * (init_user_caches()).
  * REQUIRES: heap not published (init).
  */
 static int init_caches(__u32 n)
 {
 	struct aa_cpu_cache __arena *cc;
-	__u32 off, cap;
+	__u32 off;
 	bool drop;
-	int cpu, c;
+	int cpu;
 
 	drop = close_readers();	/* else the caches of CPUs >= n are kept */
 	aa_for(cpu, 0, AA_MAX_CPUS) {
@@ -213,17 +288,14 @@ static int init_caches(__u32 n)
 		} else {
 			cc = aa_addr(off);
 		}
-		aa_for(c, 0, AA_NR_CLASSES) {
-			cap = aa__root.tun.cpu_cache_cap[c];
-			cc->cls[c].count = 0;
-			cc->cls[c].cap = cap < AA_CPU_CACHE_MAX ? cap : AA_CPU_CACHE_MAX;
-		}
+		reset_cache(cc);
 		if (off)	/* kept from before a teardown, which left it claimed */
 			__aa_cache_release(cc);
 	}
 	if (drop)
 		open_readers();
 	aa__root.nr_cpus = n;
+	init_user_caches();
 	return 0;
 }
 
@@ -500,38 +572,56 @@ int aa__arena_trim(__u64 keep_bytes)
 	return n;
 }
 
-/* Release the caches of CPUs [0, upto) that claim_all_caches() claimed.
+/* Release the caches of CPUs [0, upto) and the user caches [0, uupto)
+ * that claim_all_caches() claimed.
  * Verifier: tests the offset, not the address (a second branch per CPU). */
-static __always_inline void release_caches(__u32 upto)
+static __always_inline void release_caches(__u32 upto, __u32 uupto)
 {
 	__u32 off;
-	int cpu;
+	int cpu, i;
 
 	aa_for(cpu, 0, upto) {
 		off = aa__root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)];
 		if (off)
 			__aa_cache_release(aa_addr(off));
 	}
+	aa_for(i, 0, uupto) {
+		off = aa__root.user.off[i & (AA_MAX_USER_CACHES - 1)];
+		if (off)
+			__aa_cache_release(aa_addr(off));
+	}
 }
 
-/* Claim every CPU cache for teardown, from this CPU (the CPU cache claim:
- * internal.h's model). Returns 0 with all claimed, or -EBUSY with none
- * claimed (a program is inside one). */
+/* Claim every CPU and user cache for teardown, from this CPU (the CPU
+ * cache claim: internal.h's model). Returns 0 with all claimed, or
+ * -EBUSY with none claimed (a program or a user thread is inside one). */
 static int claim_all_caches(void)
 {
 	__u32 n = aa__root.nr_cpus, off;
-	int cpu, busy = -1;
+	int cpu, i, busy = -1;
 
-	aa_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
+	n = n < AA_MAX_CPUS ? n : AA_MAX_CPUS;
+	aa_for(cpu, 0, n) {
 		off = aa__root.cpu_cache_off[cpu];
 		if (off && !__aa_cache_claim(aa_addr(off), AA_CC_TEARDOWN)) {
 			busy = cpu;
 			break;
 		}
 	}
+	if (busy >= 0) {
+		release_caches(busy, 0);
+		return -EBUSY;
+	}
+	aa_for(i, 0, AA_MAX_USER_CACHES) {
+		off = aa__root.user.off[i];
+		if (off && !__aa_cache_claim(aa_addr(off), AA_CC_TEARDOWN)) {
+			busy = i;
+			break;
+		}
+	}
 	if (busy < 0)
 		return 0;
-	release_caches(busy);
+	release_caches(n, busy);
 	return -EBUSY;
 }
 
@@ -588,8 +678,8 @@ static int teardown_locked(void)
 
 /*
  * Return every page, live allocations included, and forget the heap.
- * Quiesces first: claims every CPU cache (they stay claimed until the next
- * init) and refuses with -EBUSY, changing nothing, while a program is
+ * Quiesces first: claims every CPU and user cache (they stay claimed until
+ * the next init) and refuses with -EBUSY, changing nothing, while a program is
  * inside one or holds a transfer-cache lock, a trim is returning pages, or
  * a reader of the mmap stays inside its read (close_readers()).
  * Programs must not use the heap across a teardown: one that already got
@@ -620,7 +710,8 @@ int aa__arena_teardown(void)
 		aa_unlock();
 	}
 	if (n < 0) {
-		release_caches(aa__root.nr_cpus < AA_MAX_CPUS ? aa__root.nr_cpus : AA_MAX_CPUS);
+		release_caches(aa__root.nr_cpus < AA_MAX_CPUS ? aa__root.nr_cpus : AA_MAX_CPUS,
+			       AA_MAX_USER_CACHES);
 		open_readers();
 		return n;
 	}
@@ -631,6 +722,14 @@ int aa__arena_teardown(void)
 	}
 	aa_for(cpu, 0, AA_MAX_CPUS) {
 		off = aa__root.cpu_cache_off[cpu];
+		if (!off)
+			continue;
+		cc = aa_addr(off);
+		aa_for(c, 0, AA_NR_CLASSES)
+			cc->cls[c].count = 0;
+	}
+	aa_for(cpu, 0, AA_MAX_USER_CACHES) {
+		off = aa__root.user.off[cpu];
 		if (!off)
 			continue;
 		cc = aa_addr(off);

@@ -19,4 +19,5 @@
 #include "alloc.bpf.c"
 #include "defer.bpf.c"
 #include "arena.bpf.c"
+#include "user_cache.bpf.c"
 #include "entry.bpf.c"

@@ -28,7 +28,7 @@
 
 /* --- Helpers --------------------------------------------------------------- */
 
-/* The hit path's helpers are arena_alloc_fast.bpf.h's: the inline API and the
+/* The hit path's helpers are aa_hit.h's: the inline API and the
  * library run the same code under the same claim protocol. */
 #define cache_claim(cc, who)	__aa_cache_claim((cc), (who))
 #define cache_release(cc)	__aa_cache_release(cc)
@@ -148,11 +148,12 @@ static __always_inline __u64 transfer_pop_one(__u32 cls)
 	return p;
 }
 
-/* Allocate one object of class cls for a request of size bytes. Returns
- * its address, 0, or AA_DRY (the heap is empty, where aa_self_grows()). */
-__u64 aa__cpu_cache_alloc_slow(__u32 cls, __u64 size)
+/* Allocate one object of class cls for a request of size bytes through
+ * cache cc (this CPU's, a user cache, or NULL: none). Returns its address,
+ * 0, or AA_DRY (the heap is empty, where aa_self_grows()). */
+static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, __u32 cls,
+					      __u64 size)
 {
-	struct aa_cpu_cache __arena *cc = this_cpu_cache();
 	__u32 c = aa_cls_idx(cls);
 	bool dry = false;
 	__u64 p = 0;
@@ -191,12 +192,18 @@ __u64 aa__cpu_cache_alloc_slow(__u32 cls, __u64 size)
 	return p;
 }
 
-/* Put ptr, an object of class cls that the caller claimed (word 0 = FREED
- * mark), into this CPU's cache, or give it to the heap. Returns 0 (the
- * object is always taken), or -EUCLEAN if the heap found it inconsistent. */
-int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
+__u64 aa__cpu_cache_alloc_slow(__u32 cls, __u64 size)
 {
-	struct aa_cpu_cache __arena *cc = this_cpu_cache();
+	return cache_alloc_slow(this_cpu_cache(), cls, size);
+}
+
+/* Put ptr, an object of class cls that the caller claimed (word 0 = FREED
+ * mark), into cache cc (this CPU's, a user cache, or NULL: none), or give
+ * it to the heap. Returns 0 (the object is always taken), or -EUCLEAN if
+ * the heap found it inconsistent. */
+static __always_inline int cache_free_slow(struct aa_cpu_cache __arena *cc, __u64 ptr,
+					   __u32 cls)
+{
 	__u32 c = aa_cls_idx(cls), n, left;
 	bool ok;
 
@@ -220,9 +227,14 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 	return ok ? 0 : heap_return(ptr);	/* could not spill: the heap takes it */
 }
 
+int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
+{
+	return cache_free_slow(this_cpu_cache(), ptr, cls);
+}
+
 /* --- Alloc / free: fast paths (inlined into aa_malloc_u64/aa_free_u64) ----
- * The inline API's hit path (__aa_cache_alloc(), __aa_cache_free() of
- * arena_alloc_fast.bpf.h) with the library's own fallbacks: a hit costs no
+ * The inline API's hit path (__aa_hit_alloc() of aa_hit.h, __aa_cache_free()
+ * of arena_alloc_fast.bpf.h) with the library's own fallbacks: a hit costs no
  * call beyond the public function itself, and one cmpxchg for the claim.
  */
 
@@ -245,35 +257,24 @@ static __always_inline int aa_cpu_cache_free(__u64 ptr)
 {
 	__u32 __arena *pm = NULL;
 	__u32 e = 0;
-	int c = __aa_class_of(ptr, &pm, &e);
+	int c = __aa_class_of(&aa_fast, ptr, &pm, &e);
 
 	if (c < 0)
 		return aa__heap_free(ptr);
-	if (__aa_claim_object(ptr, pm, e))
+	if (__aa_claim_object(&aa_fast, ptr, pm, e))
 		return aa_fail(AA_ERR_DOUBLE_FREE);
 	return __aa_cache_free(this_cpu_cache(), ptr, c);
 }
 
 /* --- Drain ------------------------------------------------------------------ */
 
-/* Return every object of CPU cpu's cache to the heap, from any CPU.
- * Returns the number of objects, 0 for a CPU without a cache, or -EBUSY
- * when the cache is claimed by someone else (its owner is inside an
- * allocator call: try again). */
-int aa__cpu_cache_drain(__u32 cpu)
+/* Return every object of cc, which the caller claimed, to the heap.
+ * Returns the number of objects. */
+static __always_inline int cache_empty(struct aa_cpu_cache __arena *cc)
 {
-	struct aa_cpu_cache __arena *cc;
-	__u32 n, off;
+	__u32 n;
 	int c, total = AA_ZERO, moved;
 
-	if (cpu >= AA_MAX_CPUS || cpu >= aa__root.nr_cpus)
-		return 0;
-	off = aa__root.cpu_cache_off[cpu];
-	if (!off)
-		return 0;
-	cc = aa_addr(off);
-	if (!cache_claim(cc, AA_CC_DRAIN))
-		return -EBUSY;
 	aa_for(c, 0, AA_NR_CLASSES) {
 		n = cc->cls[c].count;
 		if (!n || n > AA_CPU_CACHE_MAX)
@@ -284,6 +285,28 @@ int aa__cpu_cache_drain(__u32 cpu)
 		cc->cls[c].count = 0;
 		total += moved;
 	}
-	cache_release(cc);
 	return total;
+}
+
+/* Return every object of CPU cpu's cache to the heap, from any CPU.
+ * Returns the number of objects, 0 for a CPU without a cache, or -EBUSY
+ * when the cache is claimed by someone else (its owner is inside an
+ * allocator call: try again). */
+int aa__cpu_cache_drain(__u32 cpu)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 off;
+	int n;
+
+	if (cpu >= AA_MAX_CPUS || cpu >= aa__root.nr_cpus)
+		return 0;
+	off = aa__root.cpu_cache_off[cpu];
+	if (!off)
+		return 0;
+	cc = aa_addr(off);
+	if (!cache_claim(cc, AA_CC_DRAIN))
+		return -EBUSY;
+	n = cache_empty(cc);
+	cache_release(cc);
+	return n;
 }

@@ -2,7 +2,9 @@
 /*
  * entry.bpf.c - SEC("syscall") programs userspace runs with
  * bpf_prog_test_run_opts(): init, grow, trim, teardown, check, and single
- * or batched allocator calls (used by the loader, the CLI and the tests).
+ * or batched allocator calls (used by the loader, the CLI and the tests),
+ *
+ * and aa__user, the slow paths of userspace threads' caches.
  *
  * These are sleepable: only they may reach the page kfuncs (arena.bpf.c).
  * Each returns 0 and reports results in its ctx (copied back to the
@@ -87,16 +89,17 @@ int aa__teardown(struct aa_trim_args *args)
 }
 
 /* Return every cached, quarantined and parked object to the heap: debug
- * mode's quarantine, each CPU cache it can claim (from whatever CPU it
- * runs on, so CPUs outside the caller's cpuset or offline are reached
- * too), the transfer caches, then the parked frees.
- * Caches claimed by someone else are reported in busy[]: try again. */
+ * mode's quarantine, each user cache and CPU cache it can claim (from
+ * whatever CPU it runs on, so CPUs outside the caller's cpuset or offline
+ * are reached too), the transfer caches, then the parked frees.
+ * Caches claimed by someone else are reported in busy[] and user_busy:
+ * try again. */
 SEC("syscall")
 int aa__drain(struct aa_drain_args *args)
 {
 	__u32 nr = aa__root.nr_cpus;
 	__u64 objects = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0, bit;
-	int cpu, n, err = 0;
+	int cpu, i, n, err = 0;
 
 	if (!aa_heap_ready()) {
 		args->err = -ENODEV;
@@ -104,6 +107,13 @@ int aa__drain(struct aa_drain_args *args)
 	}
 	if (aa__root.flags & AA_F_DEBUG)	/* the quarantine, to the heap */
 		objects += aa__debug_flush();
+	aa_for(i, 0, AA_MAX_USER_CACHES) {
+		n = aa__user_cache_drain(i);
+		if (n == -EBUSY)
+			args->user_busy++;
+		else if (n > 0)
+			objects += n;
+	}
 	aa_for(cpu, 0, nr < AA_MAX_CPUS ? nr : AA_MAX_CPUS) {
 		n = aa__cpu_cache_drain(cpu);
 		if (n == -EBUSY) {
@@ -275,5 +285,37 @@ int aa__batch(struct aa_batch_args *a)
 		done++;
 	}
 	a->done = done;
+	return 0;
+}
+
+/* A userspace thread's cache (user_cache.bpf.c): open, the slow halves of
+ * its hits, close and reap. A miss that the cache's refill cannot serve
+ * (heap locked, or empty) takes the front door, as aa__call would. */
+SEC("syscall")
+int aa__user(struct aa_user_args *a)
+{
+	__u64 p;
+
+	switch (a->op) {
+	case AA_USER_OPEN:
+		a->ret = user_open(a);
+		break;
+	case AA_USER_ALLOC:
+		p = aa__user_cache_alloc(a->idx, a->cls, a->size);
+		if (!p || p == AA_DRY)
+			p = aa_malloc_u64(a->size);
+		a->ptr = p;
+		a->ret = p ? 0 : alloc_errno(AA_OP_MALLOC, a->size, 0);
+		break;
+	case AA_USER_FREE:
+		a->ret = aa__user_cache_free(a->idx, a->ptr, a->cls);
+		break;
+	case AA_USER_CLOSE:
+	case AA_USER_REAP:
+		a->ret = user_close(a, a->op == AA_USER_REAP);
+		break;
+	default:
+		a->ret = -EINVAL;
+	}
 	return 0;
 }

@@ -168,7 +168,7 @@ static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
 
 /* --- Claims ----------------------------------------------------------------
  * aa_claim() makes a free the sole owner of a live block, lock-free: the
- * claim in internal.h's model, and __aa_claim() (arena_alloc_fast.bpf.h). What
+ * claim in internal.h's model, and __aa_claim() (aa_hit.h). What
  * says "still allocated": the page-map entry for
  * a span object or a run, the slot state for whole chunks.
  */
@@ -212,7 +212,7 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
 		meta = (__u64)check & ~(__u64)(AA_PAGE_SIZE - 1);
 	}
 	if (!__aa_claim_word(ptr, aa__root.cache_key, &v) ||
-	    __aa_claim(ptr, aa__root.cache_key, v, check, pmw, meta, state))
+	    __aa_claim(&aa_fast, ptr, aa__root.cache_key, v, check, pmw, meta, state))
 		return -AA_ERR_DOUBLE_FREE;
 	if (debug_free_object(ptr, kind)) {
 		__sync_val_compare_and_swap((__u64 __arena *)ptr, aa_custody(ptr, AA_TAG_FREED), v);

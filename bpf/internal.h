@@ -71,7 +71,7 @@
  *    aa_custody(addr, tag) = key ^ address ^ tag (tags: "Custody marks"
  *    below); a live block's word 0 is the user's. A block changes hands
  *    only by changing its mark.
- *  - The claim (__aa_claim(), arena_alloc_fast.bpf.h; aa_claim() in
+ *  - The claim (__aa_claim(), aa_hit.h; aa_claim() in
  *    heap.bpf.c adds the debug-mode check): a free makes its caller the
  *    block's sole owner, lock-free, any context. check is the word that
  *    says the block is allocated (its page-map entry, or its slot's state),
@@ -155,12 +155,14 @@
 #include "aa_syscall.h"
 
 #define ENOENT		2
+#define ESRCH		3
 #define EFAULT		14
 #define EBUSY		16
 #define EEXIST		17
 #define ENODEV		19
 #define EINVAL		22
 #define ENOMEM		12
+#define ENOSPC		28
 #define E2BIG		7
 #define EDEADLK		35
 #define EALREADY	114
@@ -236,7 +238,7 @@ extern struct aa_root __arena aa__root;
 #define WRITE_ONCE_ARENA(x, v)	(*(volatile typeof(x) *)&(x) = (v))
 #define aa_barrier()		asm volatile("" ::: "memory")
 
-/* Release store of a 32-bit word (arena_alloc_fast.bpf.h: x86 store, else xchg). */
+/* Release store of a 32-bit word (aa_hit.h: x86 store, else xchg). */
 #define aa_store_release(p, v)	__aa_store_release((p), (v))
 
 /* Order this thread's earlier stores before its later ones (x86: free). */
@@ -534,7 +536,7 @@ static __always_inline void aa_unlock(void)
  *   AA_TAG_BUDDY+k  first page of a free page block of order k
  * A free claims word 0 only from a value that is not a mark (aa_claim()).
  */
-/* AA_TAG_FREED (1) and AA_TAG_BITS (5): arena_alloc_fast.bpf.h */
+/* AA_TAG_FREED (1) and AA_TAG_BITS (5): aa_hit.h */
 #define AA_TAG_CACHED		2
 #define AA_TAG_SPAN		3
 #define AA_TAG_BUDDY		4	/* + order, up to 4 + 8 */
@@ -664,9 +666,15 @@ static __always_inline int aa_heap_return_bulk(__u64 arr, __u32 n);
 /* buddy_chunks.bpf.c: the test-only delay */
 static __always_inline void fault_delay(__u64 ns);
 
-/* cpu_cache.bpf.c: tier 1's entry points (the hit path inline) */
+/* cpu_cache.bpf.c: tier 1's entry points (the hit path inline); the slow
+ * paths on any cache (a CPU's, a user cache) */
 static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls, __u64 size);
 static __always_inline int aa_cpu_cache_free(__u64 ptr);
+static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, __u32 cls,
+					      __u64 size);
+static __always_inline int cache_free_slow(struct aa_cpu_cache __arena *cc, __u64 ptr,
+					   __u32 cls);
+static __always_inline int cache_empty(struct aa_cpu_cache __arena *cc);
 
 /* debug.bpf.c: debug mode's entry points */
 static __always_inline bool debug_on(void);
@@ -681,10 +689,14 @@ static __always_inline int free_inline(__u64 ptr);
 /* defer.bpf.c: the aa__reclaim program's body */
 static int aa_defer_reclaim(struct aa_reclaim_args *a);
 
+/* user_cache.bpf.c: the aa__user program's bodies */
+static int user_open(struct aa_user_args *a);
+static int user_close(struct aa_user_args *a, bool reap);
+
 /* --- Cross-file functions (global BPF functions: verified once each) ---- */
 
-/* cpu_cache.bpf.c: tier 1 (fast paths in arena_alloc_fast.bpf.h and static
- * inline there; the slow halves are declared in arena_alloc_fast.bpf.h) */
+/* cpu_cache.bpf.c: tier 1 (fast paths in aa_hit.h and arena_alloc_fast.bpf.h,
+ * static inline; the slow halves are declared in arena_alloc_fast.bpf.h) */
 __u64 aa__cpu_cache_alloc_slow(__u32 cls, __u64 size);
 int aa__cpu_cache_drain(__u32 cpu);
 
@@ -740,5 +752,11 @@ int aa__arena_grow_one(__u32 cursor, __u32 unpublished);
 int aa__arena_self_grow(__u32 chunks);
 int aa__arena_trim(__u64 keep_bytes);
 int aa__arena_teardown(void);
+int aa__arena_user_cache_new(__u32 pid);
+
+/* user_cache.bpf.c: tier 1 for userspace threads, the slow paths */
+__u64 aa__user_cache_alloc(__u32 idx, __u32 cls, __u64 size);
+int aa__user_cache_free(__u32 idx, __u64 ptr, __u32 cls);
+int aa__user_cache_drain(__u32 idx);
 
 #endif /* __AA_INTERNAL_H */

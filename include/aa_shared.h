@@ -21,7 +21,7 @@
 #include "aa_size_classes.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	11
+#define AA_LAYOUT_VERSION	12
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -190,7 +190,8 @@ struct aa_cpu_class_stats {
 
 /* Values of aa_cpu_cache.busy: who holds the cache's claim. */
 #define AA_CC_FREE		0
-#define AA_CC_OWNER		1	/* a program on the cache's own CPU */
+#define AA_CC_OWNER		1	/* a program on the cache's own CPU; a
+					 * user cache's thread */
 #define AA_CC_DRAIN		2	/* a drain, from any CPU */
 #define AA_CC_TEARDOWN		3	/* teardown: held until re-init */
 
@@ -212,11 +213,20 @@ struct aa_cpu_class {
  * A CPU's object cache: one LIFO array per size class. Lives in its own
  * arena pages (no line shared with another CPU). Who may touch it: the
  * concurrency model at the head of bpf/internal.h (busy is the claim).
+ * The same struct is a userspace thread's cache (a user cache: struct
+ * aa_user_caches below); the owner_* fields are only set there.
  */
 struct aa_cpu_cache {
 	__u32 busy;		/* AA_CC_*: who holds the claim */
-	__u32 cpu;
-	__u32 pad[14];		/* busy alone on its line */
+	__u32 cpu;		/* its CPU, or AA_USER_CACHE | its index */
+	__u32 owner_pid;	/* user cache: the owning process (in the pid
+				 * namespace owner_pidns), 0 = no owner */
+	__u32 owner_tid;	/* and thread */
+	__u64 owner_start;	/* the process's start time (clock ticks
+				 * after boot, /proc/<pid>/stat): a reused
+				 * pid is not the owner */
+	__u64 owner_pidns;	/* inode of the owner's pid namespace */
+	__u32 pad[8];		/* busy alone on its line */
 	struct aa_cpu_class cls[AA_NR_CLASSES];
 };
 #define AA_CPU_CACHE_PAGES	((sizeof(struct aa_cpu_cache) + AA_PAGE_SIZE - 1) / AA_PAGE_SIZE)
@@ -601,6 +611,32 @@ struct aa_fault {
 #define AA_READERS_WAIT_NS	(20 * 1000 * 1000ULL)
 
 /*
+ * User caches: each userspace thread that allocates through the library
+ * (aa_heap__malloc(), user/user_cache.c) owns a struct aa_cpu_cache in the
+ * arena, which it claims and uses over its mmap with the CPU caches' code
+ * and protocol (include/aa_hit.h); its misses and overflows run the
+ * aa__user syscall program (bpf/user_cache.bpf.c), which moves batches
+ * from and to the tiers below as a CPU cache's slow paths do.
+ * Ownership: a cache is taken by a cmpxchg of owner_pid from 0
+ * (AA_USER_OPEN) and given back, emptied, by AA_USER_CLOSE (the thread's
+ * exit, aa_heap__destroy(), or aa_heap__drain() for a process that died).
+ * Caches keep their pages (a later owner reuses them) until a failed init;
+ * a teardown claims them with the CPU caches, init empties them, disowns
+ * them and bumps gen (an owner that sees another gen opens again).
+ */
+#define AA_MAX_USER_CACHES	256
+#define AA_USER_CACHE		0x80000000U	/* aa_cpu_cache.cpu: a user cache */
+
+struct aa_user_caches {
+	__u32 off[AA_MAX_USER_CACHES];	/* arena offset of cache i, 0 = none */
+	__u32 gen;		/* bumped by every init */
+	__u32 pad;
+	__u64 opens;		/* caches taken by a thread */
+	__u64 closes;		/* given back (reaped ones included) */
+	__u64 reaped;		/* of a process that died with them */
+};
+
+/*
  * The allocator's root. Lives at a fixed place in the arena (an arena global),
  * starts with magic + layout version so tools can find it in any arena.
  *
@@ -650,6 +686,7 @@ struct aa_root {
 
 	struct aa_defer defer;		/* deferred free */
 	struct aa_fault fault;		/* fault injection, page ledger */
+	struct aa_user_caches user;	/* userspace threads' caches */
 };
 
 /* --- The pinned layout ------------------------------------------------------
@@ -670,7 +707,7 @@ struct aa_root {
 #define AA_PIN_FIELD(s, f, off, n)	\
 	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 11,
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 12,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
@@ -685,7 +722,8 @@ AA_PIN_SIZE(aa_central, 40);		AA_PIN_SIZE(aa_tunables, 576);
 AA_PIN_SIZE(aa_stats, 472);		AA_PIN_SIZE(aa_debug_error, 56);
 AA_PIN_SIZE(aa_debug, 10064);		AA_PIN_SIZE(aa_refill_event, 32);
 AA_PIN_SIZE(aa_defer_node, 16);		AA_PIN_SIZE(aa_defer, 192);
-AA_PIN_SIZE(aa_fault, 64);		AA_PIN_SIZE(aa_root, 179200);
+AA_PIN_SIZE(aa_fault, 64);		AA_PIN_SIZE(aa_root, 180288);
+AA_PIN_SIZE(aa_user_caches, 1056);
 
 AA_PIN_FIELD(aa_root, arena_base, 16, 8);	AA_PIN_FIELD(aa_root, arena_size, 24, 8);
 AA_PIN_FIELD(aa_root, nr_slots, 32, 4);		AA_PIN_FIELD(aa_root, lock, 36, 4);
@@ -702,11 +740,15 @@ AA_PIN_FIELD(aa_root, cpu_cache_off, 81424, 1024);
 AA_PIN_FIELD(aa_root, tc, 82448, 94320);	AA_PIN_FIELD(aa_root, central, 176768, 1800);
 AA_PIN_FIELD(aa_root, class_size, 178568, 180);	AA_PIN_FIELD(aa_root, class_pages, 178748, 180);
 AA_PIN_FIELD(aa_root, defer, 178944, 192);	AA_PIN_FIELD(aa_root, fault, 179136, 64);
+AA_PIN_FIELD(aa_root, user, 179200, 1056);
 AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);
 AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);
 AA_PIN_FIELD(aa_fast, defer, 40, 8);		AA_PIN_FIELD(aa_fast, cc, 48, 2048);
 AA_PIN_FIELD(aa_cpu_cache, busy, 0, 4);		AA_PIN_FIELD(aa_cpu_cache, cpu, 4, 4);
+AA_PIN_FIELD(aa_cpu_cache, owner_pid, 8, 4);	AA_PIN_FIELD(aa_cpu_cache, owner_tid, 12, 4);
+AA_PIN_FIELD(aa_cpu_cache, owner_start, 16, 8);	AA_PIN_FIELD(aa_cpu_cache, owner_pidns, 24, 8);
 AA_PIN_FIELD(aa_cpu_cache, cls, 64, 51840);
+AA_PIN_FIELD(aa_user_caches, off, 0, 1024);	AA_PIN_FIELD(aa_user_caches, gen, 1024, 4);
 AA_PIN_FIELD(aa_cpu_class, count, 0, 4);	AA_PIN_FIELD(aa_cpu_class, cap, 4, 4);
 AA_PIN_FIELD(aa_cpu_class, stats, 64, 64);	AA_PIN_FIELD(aa_cpu_class, objs, 128, 1024);
 AA_PIN_FIELD(aa_chunk_meta, pm, 0, 1024);	AA_PIN_FIELD(aa_chunk_meta, span, 1024, 4096);

@@ -79,8 +79,39 @@ struct aa_batch_args {
 	__u32 done;		/* out: ops executed */
 };
 
-/* aa__drain: the quarantine (debug mode), every CPU cache it can claim
- * (from whatever CPU it runs on), the transfer caches and the parked frees
+/* aa__user: a userspace thread's cache (aa_shared.h, "User caches"). */
+enum aa_user_op {
+	AA_USER_OPEN = 0,	/* take a cache without owner, else map a new
+				 * one: idx, cache and gen out */
+	AA_USER_ALLOC = 1,	/* a miss: refill class cls, one object of size
+				 * bytes out in ptr (0: ret = -errno) */
+	AA_USER_FREE = 2,	/* an overflow: take ptr, an object of class
+				 * cls the caller claimed (word 0 = the FREED
+				 * mark), spilling a batch if full */
+	AA_USER_CLOSE = 3,	/* give the cache back: its objects to the
+				 * heap (ret = how many), owner cleared; only
+				 * if the owner_* fields match */
+	AA_USER_REAP = 4,	/* CLOSE for an owner that died, even inside
+				 * a hit (its claim is taken over) */
+};
+
+struct aa_user_args {
+	__u32 op;		/* in: enum aa_user_op */
+	__u32 idx;		/* OPEN out, else in: the cache's index */
+	__u32 cls;		/* ALLOC, FREE in: the size class */
+	__u32 gen;		/* OPEN out: aa_root.user.gen */
+	__u64 cache;		/* OPEN out: the cache's user address */
+	__u64 size;		/* ALLOC in: bytes asked for */
+	__u64 ptr;		/* ALLOC out, FREE in */
+	__u64 owner_start;	/* OPEN, CLOSE, REAP in: aa_cpu_cache.owner_* */
+	__u64 owner_pidns;
+	__u32 owner_pid;
+	__u32 owner_tid;
+	__s64 ret;		/* out: 0, a count, or -errno */
+};
+
+/* aa__drain: the quarantine (debug mode), every CPU and user cache it can
+ * claim (from whatever CPU it runs on), the transfer caches and the parked frees
  * back to the heap; then the empty spans the central lists kept, to the
  * page heap. */
 struct aa_drain_args {
@@ -89,6 +120,9 @@ struct aa_drain_args {
 					 * by someone else: not drained */
 	__u32 nr_busy;		/* out: number of such CPUs */
 	__s32 err;		/* out: 0, or -errno of a tier that failed */
+	__u32 user_busy;	/* out: user caches claimed by someone else
+				 * (their thread is inside a call): not drained */
+	__u32 pad;
 };
 
 /* aa__reclaim: op ADVANCE starts a round (epoch out: the epoch whose frees

@@ -224,8 +224,10 @@ AA_API int aa_heap__trim(struct aa_heap *heap, __u64 keep_bytes);
  * negative error, otherwise */
 AA_API int aa_heap__teardown(struct aa_heap *heap);
 
-/** @brief **aa_heap__drain()** flushes every CPU cache, the transfer
- * caches and the parked frees back to the heap. Runs from the calling
+/** @brief **aa_heap__drain()** flushes every CPU cache, every user cache,
+ * the transfer caches and the parked frees back to the heap, and first
+ * reaps the user caches of processes that died (their objects back, the
+ * caches free for other threads). Runs from the calling
  * thread's CPU: caches of CPUs outside its cpuset, or offline, are drained
  * too. A cache that a program holds (it is inside an allocator call) is
  * retried for about 100 ms.
@@ -308,6 +310,12 @@ AA_API const char *aa_debug_kind_str(__u32 kind);
  * -EBUSY: the caches were being returned for 100 ms) */
 AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *heap, int cpu);
 
+/** @brief **aa_heap__user_cache()** copies user cache idx (0 ..
+ * AA_MAX_USER_CACHES - 1: a userspace thread's, aa_shared.h) as
+ * aa_heap__cpu_cache() copies a CPU's, into the same buffer.
+ * @return the copy, or NULL (no such cache, or as aa_heap__cpu_cache()) */
+AA_API const struct aa_cpu_cache *aa_heap__user_cache(const struct aa_heap *heap, int idx);
+
 /** @brief **aa_heap__cached_bytes()** sums the bytes held in CPU and
  * transfer caches (a racy snapshot while programs run); the heap counts
  * them as in use. objects, if not NULL, gets their number. */
@@ -354,11 +362,29 @@ AA_API int aa_heap__check(struct aa_heap *heap);
  * negative error, otherwise */
 AA_API int aa_heap__call(struct aa_heap *heap, struct aa_op_args *args);
 
-/** @brief **aa_heap__malloc()** allocates from userspace (via BPF).
+/** @brief **aa_heap__malloc()** allocates size bytes from userspace, in
+ * the heap BPF programs use: an object they may free, and the same
+ * accounting. Up to AA_MAX_CLASS_SIZE it comes from the calling thread's
+ * own cache in the arena (opened on the thread's first call, closed when
+ * it exits or the handle is destroyed): no syscall on a hit, a batch
+ * through the aa__user program on a miss. Larger sizes, heaps without CPU
+ * caches, debug mode and objects without aa__user run one aa__call per
+ * call. The address is a pointer into this process's mapping too
+ * (aa_heap__ptr() of it is the same value).
  * @return the arena address, or 0 with errno set */
 AA_API __u64 aa_heap__malloc(struct aa_heap *heap, __u64 size);
 
-/** @brief **aa_heap__free()** frees an arena address from userspace.
+/** @brief **aa_heap__calloc()** is aa_heap__malloc() of n * size bytes,
+ * zeroed.
+ * @return the arena address, or 0 with errno set (EINVAL: n or size 0, or
+ * the product over AA_MAX_ALLOC, counted as a BPF call's would be) */
+AA_API __u64 aa_heap__calloc(struct aa_heap *heap, __u64 n, __u64 size);
+
+/** @brief **aa_heap__free()** frees an arena address from userspace,
+ * whichever side allocated it: the object is claimed as a BPF free claims
+ * it (a double, foreign, interior or misaligned free is refused and
+ * counted, the heap unchanged) and goes to the thread's cache.
+ * aa_heap__free(heap, 0) is 0.
  * @return 0, on success; negative error (see arena_alloc.bpf.h) */
 AA_API int aa_heap__free(struct aa_heap *heap, __u64 addr);
 

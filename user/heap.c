@@ -56,7 +56,7 @@ const char *const aa__prog_names[AA_NR_PROGS] = {
 	[AA_PROG_TRIM] = "aa__trim",		[AA_PROG_TEARDOWN] = "aa__teardown",
 	[AA_PROG_CHECK] = "aa__check",		[AA_PROG_CALL] = "aa__call",
 	[AA_PROG_BATCH] = "aa__batch",		[AA_PROG_DRAIN] = "aa__drain",
-	[AA_PROG_RECLAIM] = "aa__reclaim",
+	[AA_PROG_RECLAIM] = "aa__reclaim",	[AA_PROG_USER] = "aa__user",
 };
 
 int aa__run_prog(struct aa_heap *h, enum aa_prog p, void *ctx, size_t ctx_sz)
@@ -395,6 +395,7 @@ AA_API void aa_heap__destroy(struct aa_heap *h)
 {
 	if (!h)
 		return;
+	aa__heap_close_user(h);
 	aa__heap_close_refill(h);
 	aa__heap_close_defer(h);
 	aa__heap_close_debug(h);
@@ -472,29 +473,6 @@ AA_API int aa_heap__call(struct aa_heap *h, struct aa_op_args *args)
 		return aa_err(-EINVAL);
 	err = aa__run_prog(h, AA_PROG_CALL, args, sizeof(*args));
 	return aa_err(err > 0 ? -EINVAL : err);
-}
-
-AA_API __u64 aa_heap__malloc(struct aa_heap *h, __u64 size)
-{
-	struct aa_op_args a = { .op = AA_OP_MALLOC, .size = size };
-
-	AA_CHECK_HEAP(h, 0);
-	if (aa_heap__call(h, &a))
-		return 0;
-	if (!a.ptr)
-		errno = a.ret < 0 ? -a.ret : ENOMEM;
-	return a.ptr;
-}
-
-AA_API int aa_heap__free(struct aa_heap *h, __u64 addr)
-{
-	struct aa_op_args a = { .op = AA_OP_FREE, .ptr = addr };
-	int err;
-
-	AA_CHECK_HEAP(h, -EINVAL);
-	err = aa_heap__call(h, &a);
-
-	return err ? err : aa_err((int)a.ret);
 }
 
 AA_API int aa_heap__batch(struct aa_heap *h, __u64 ops, __u32 n)
@@ -705,6 +683,7 @@ AA_API long aa_heap__drain(struct aa_heap *h)
 	AA_CHECK_HEAP(h, -EINVAL);
 	if (!h->root)
 		return aa_err(-EINVAL);
+	aa__user_cache_reap(h);	/* dead processes' caches, before they count as busy */
 	for (tries = 0; tries < DRAIN_TRIES; tries++) {
 		memset(&a, 0, sizeof(a));
 		err = aa__run_prog(h, AA_PROG_DRAIN, &a, sizeof(a));
@@ -715,9 +694,15 @@ AA_API long aa_heap__drain(struct aa_heap *h)
 			pr_warn("drain failed: %s\n", strerror(-a.err));
 			return aa_err(a.err);
 		}
-		if (!a.nr_busy)
+		if (!a.nr_busy && !a.user_busy)
 			return total;
 		usleep(DRAIN_WAIT_US);
+	}
+	if (!a.nr_busy) {
+		pr_warn("drain: %u user cache(s) stayed in use for %d ms (a thread inside a call, "
+			"or stopped there): not drained\n", a.user_busy,
+			DRAIN_TRIES * DRAIN_WAIT_US / 1000);
+		return aa_err(-EBUSY);
 	}
 	for (cpu = 0, len = 0; cpu < AA_MAX_CPUS && len < (int)sizeof(cpus) - 8; cpu++)
 		if (a.busy[cpu / 64] & (1ULL << (cpu % 64)))

@@ -4,6 +4,7 @@
 #define __AA_USER_INTERNAL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 #include "arena_alloc.h"
@@ -13,6 +14,15 @@ struct bpf_object;
 struct bpf_map;
 struct arena_alloc;
 struct ring_buffer;
+struct aa_uc;
+
+/* Who owns a user cache (aa_cpu_cache.owner_*): a thread of a process,
+ * told from a later process with the same pid by its start time. */
+struct aa__owner {
+	__u32 pid, tid;
+	__u64 start;		/* clock ticks after boot (/proc/<pid>/stat) */
+	__u64 pidns;		/* inode of its pid namespace */
+};
 
 /* The library's refill event ring map (bpf/buddy.bpf.c). */
 #define AA_REFILL_RING	"aa_refill_rb"
@@ -25,7 +35,7 @@ struct ring_buffer;
  * info all use. */
 enum aa_prog {
 	AA_PROG_INIT, AA_PROG_GROW, AA_PROG_TRIM, AA_PROG_TEARDOWN, AA_PROG_CHECK,
-	AA_PROG_CALL, AA_PROG_BATCH, AA_PROG_DRAIN, AA_PROG_RECLAIM,
+	AA_PROG_CALL, AA_PROG_BATCH, AA_PROG_DRAIN, AA_PROG_RECLAIM, AA_PROG_USER,
 	AA_NR_PROGS
 };
 extern const char *const aa__prog_names[AA_NR_PROGS];
@@ -62,6 +72,12 @@ struct aa_heap {
 	__u32 flags;
 	struct aa_tunables tun;
 	__u32 fault_pages_every, fault_spans_every;	/* for the next init */
+	/* user_cache.c: this process's threads' caches (uc_lock there) */
+	int uc_state;			/* 0 not set up, 1 on, -1 off */
+	__u32 uc_off_gen;		/* gen + 1 of a heap without them */
+	pthread_key_t uc_key;		/* the thread's struct aa_uc */
+	struct aa_uc *uc_list;		/* every thread's, for destroy */
+	struct aa_fast fast;		/* what the hit path reads */
 };
 
 /* Library-internal functions across files: aa__ names (never exported
@@ -85,6 +101,17 @@ int aa__heap_keep_fd(struct aa_heap *h, int fd);
 int aa__heap_set_prog(struct aa_heap *h, const char *name, int fd);
 /* refill.c */
 void aa__heap_close_refill(struct aa_heap *h);
+/* user_cache.c: user caches; the owner of this thread, and whether one
+ * died (1: its process is gone, or its pid is another process's now; 0:
+ * alive, or in another pid namespace, where it cannot be told) */
+void aa__heap_close_user(struct aa_heap *h);
+void aa__heap_fast_refresh(struct aa_heap *h);
+int aa__user_cache_reap(struct aa_heap *h);
+int aa__owner_self(struct aa__owner *o);
+int aa__owner_dead(const struct aa__owner *o);
+/* stats.c: the owner of the user cache at arena offset off, read under
+ * the reader pin; 0 or -EBUSY */
+int aa__heap_read_owner(const struct aa_heap *h, __u32 off, struct aa__owner *o);
 /* defer.c */
 void aa__heap_close_defer(struct aa_heap *h);
 /* debug.c */

@@ -45,7 +45,9 @@ static __u64 class_bytes(const struct aa_root *r, __u64 bytes)
 	return 0;
 }
 
-/* What the caches served and hold: one copy of each CPU's cache
+static const struct aa_cpu_cache *cache_at(const struct aa_heap *h, int *i);
+
+/* What the caches served and hold: one copy of each CPU's and user cache
  * (aa_heap__cpu_cache()), and the transfer caches' counts. */
 struct cache_sums {
 	__u64 allocs, frees;	/* calls the CPU caches served */
@@ -56,7 +58,7 @@ static void cache_sums(const struct aa_heap *h, struct cache_sums *s)
 {
 	const struct aa_cpu_cache *cc;
 	__u32 n;
-	int cpu, c;
+	int i, c;
 
 	memset(s, 0, sizeof(*s));
 	for (c = 0; c < AA_NR_CLASSES; c++) {
@@ -64,7 +66,7 @@ static void cache_sums(const struct aa_heap *h, struct cache_sums *s)
 		s->objs += n;
 		s->bytes += (__u64)n * aa_class_size(c);
 	}
-	for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++)
+	for (i = 0; (cc = cache_at(h, &i)); i++)
 		for (c = 0; c < AA_NR_CLASSES; c++) {
 			n = cc->cls[c].count;
 			s->objs += n;
@@ -186,7 +188,7 @@ static int print_classes(const struct aa_heap *h, FILE *out)
 	const struct aa_root *r = aa_heap__root(h);
 	const struct aa_cpu_cache *cc;
 	__u64 cached, allocs, req;
-	int c, cpu;
+	int c, i;
 
 	fprintf(out, "class %6s %6s %8s %10s %10s %10s %12s\n", "size", "pages", "spans",
 		"out", "cached", "in_use", "round_waste");
@@ -195,7 +197,7 @@ static int print_classes(const struct aa_heap *h, FILE *out)
 
 		cached = r->tc[c].count;
 		allocs = req = 0;
-		for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++) {
+		for (i = 0; (cc = cache_at(h, &i)); i++) {
 			cached += cc->cls[c].count;
 			allocs += cc->cls[c].stats.allocs;
 			req += cc->cls[c].stats.req_bytes;
@@ -215,7 +217,7 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 {
 	const struct aa_root *r;
 	const struct aa_cpu_cache *cc;
-	int cpu, c;
+	int i, c;
 
 	AA_CHECK_HEAP(h, -EINVAL);
 	r = aa_heap__root(h);
@@ -228,14 +230,17 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 	fprintf(out, "%-4s %6s %10s %10s %10s %8s %8s %8s %8s %8s %6s\n", "cpu", "class",
 		"allocs", "frees", "hits", "misses", "refills", "spills", "nested",
 		"failures", "cached");
-	for (cpu = 0; (cc = aa_heap__cpu_cache(h, cpu)); cpu++)
+	for (i = 0; (cc = cache_at(h, &i)); i++)
 		for (c = 0; c < AA_NR_CLASSES; c++) {
 			const struct aa_cpu_class_stats *s = &cc->cls[c].stats;
+			char who[16];
 
 			if (!s->allocs && !s->frees && !s->nested && !s->failures)
 				continue;
-			fprintf(out, "%-4d %6u %10llu %10llu %10llu %8llu %8llu %8llu %8llu %8llu %6u\n",
-				cpu, r->class_size[c], (unsigned long long)s->allocs,
+			snprintf(who, sizeof(who), i < AA_MAX_CPUS ? "%d" : "u%d",
+				 i < AA_MAX_CPUS ? i : i - AA_MAX_CPUS);
+			fprintf(out, "%-4s %6u %10llu %10llu %10llu %8llu %8llu %8llu %8llu %8llu %6u\n",
+				who, r->class_size[c], (unsigned long long)s->allocs,
 				(unsigned long long)s->frees,
 				(unsigned long long)(s->allocs + s->failures - s->misses),
 				(unsigned long long)s->misses, (unsigned long long)s->refills,
@@ -292,31 +297,79 @@ static void reader_unpin(const struct aa_heap *h)
 	__atomic_fetch_sub((__u32 *)&h->root->mmap_readers, 1, __ATOMIC_SEQ_CST);
 }
 
-/* A copy of CPU cpu's cache, in h's buffer (one per handle: the previous
- * copy is overwritten), taken under the pin. */
-AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *h, int cpu)
+/* A copy of the cache at arena offset off (0: none), in h's buffer (one
+ * per handle: the previous copy is overwritten), taken under the pin. */
+static const struct aa_cpu_cache *copy_cache(const struct aa_heap *h, const __u32 *offp)
 {
 	struct aa_heap *scratch = (struct aa_heap *)h;	/* the copy buffer only */
-	const struct aa_root *r;
 	__u32 off;
 
-	AA_CHECK_HEAP(h, NULL);
-	r = h->root;
-	if (!r || cpu < 0 || cpu >= AA_MAX_CPUS)
-		return NULL;
 	if (!h->cc_copy && !(scratch->cc_copy = malloc(sizeof(*h->cc_copy))))
 		return NULL;
 	if (reader_pin(h)) {
 		errno = EBUSY;
 		return NULL;
 	}
-	off = __atomic_load_n(&r->cpu_cache_off[cpu], __ATOMIC_RELAXED);
-	if (cpu < (int)r->nr_cpus && off && off <= h->arena_size - sizeof(*h->cc_copy))
+	off = __atomic_load_n(offp, __ATOMIC_RELAXED);
+	if (off && off <= h->arena_size - sizeof(*h->cc_copy))
 		memcpy(h->cc_copy, h->arena + off, sizeof(*h->cc_copy));
 	else
 		off = 0;
 	reader_unpin(h);
 	return off ? h->cc_copy : NULL;
+}
+
+AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *h, int cpu)
+{
+	const struct aa_root *r;
+
+	AA_CHECK_HEAP(h, NULL);
+	r = h->root;
+	if (!r || cpu < 0 || cpu >= AA_MAX_CPUS || cpu >= (int)r->nr_cpus)
+		return NULL;
+	return copy_cache(h, &r->cpu_cache_off[cpu]);
+}
+
+AA_API const struct aa_cpu_cache *aa_heap__user_cache(const struct aa_heap *h, int idx)
+{
+	AA_CHECK_HEAP(h, NULL);
+	if (!h->root || idx < 0 || idx >= AA_MAX_USER_CACHES)
+		return NULL;
+	return copy_cache(h, &h->root->user.off[idx]);
+}
+
+/* Cache *i of the heap: CPU caches, then user caches (AA_MAX_CPUS + their
+ * index), a copy as above; NULL past the last. *i moves past gaps. */
+static const struct aa_cpu_cache *cache_at(const struct aa_heap *h, int *i)
+{
+	const struct aa_cpu_cache *cc;
+
+	for (; *i < AA_MAX_CPUS + AA_MAX_USER_CACHES; ++*i) {
+		cc = *i < AA_MAX_CPUS ? aa_heap__cpu_cache(h, *i)
+				      : aa_heap__user_cache(h, *i - AA_MAX_CPUS);
+		if (cc)
+			return cc;
+		if (errno == EBUSY)
+			return NULL;
+	}
+	return NULL;
+}
+
+int aa__heap_read_owner(const struct aa_heap *h, __u32 off, struct aa__owner *o)
+{
+	const struct aa_cpu_cache *cc;
+
+	if (off > h->arena_size - sizeof(*cc))
+		return -EINVAL;
+	if (reader_pin(h))
+		return -EBUSY;
+	cc = (const struct aa_cpu_cache *)(h->arena + off);
+	o->pid = __atomic_load_n(&cc->owner_pid, __ATOMIC_ACQUIRE);
+	o->tid = cc->owner_tid;
+	o->start = cc->owner_start;
+	o->pidns = cc->owner_pidns;
+	reader_unpin(h);
+	return 0;
 }
 
 /* --- Chunks, for dump-like tools (read from the mmap, no program runs) --- */
