@@ -7,6 +7,11 @@
  *    page runs, calloc, aligned_alloc, usable size, bulk calls, plain and
  *    deferred frees, objects exchanged through shared slots so that most
  *    frees happen on another CPU), every object stamped and checked;
+ *  - a userspace thread pinned to each CPU doing the same through the
+ *    library's userspace calls (aa_heap__malloc(), aa_heap__calloc(),
+ *    aa_heap__free(), aa_heap__free_deferred(): its own user cache, the
+ *    aa__user and aa__call programs), same stamps, same slots: objects
+ *    cross between BPF and userspace both ways;
  *  - a perf_event program allocating and freeing in hard IRQ on every CPU;
  *  - an agent thread (as `arena-alloc refill-agent`): refill when
  *    need_refill is up, reclaim while limbo holds objects;
@@ -36,6 +41,8 @@
 
 #define MiB		(1ULL << 20)
 #define ST_PER_CPU	3		/* task threads per CPU */
+#define ST_USER_PER_CPU	1		/* userspace threads per CPU */
+#define ST_USER_STEPS	256		/* steps between pause checks */
 #define ST_ITERS	1024		/* steps per program run */
 #define ST_OPS_DEFAULT	10000000ULL
 #define ST_IRQ_NS	100000		/* perf_event period: 10 kHz per CPU */
@@ -161,6 +168,22 @@ static void st_wait_if_paused(void)
 	pthread_mutex_unlock(&S.mu);
 }
 
+/* Count what a thread did since its ops were `before`; stop at the target. */
+static void st_add_ops(const struct st_counts *c, __u64 before)
+{
+	if (__atomic_add_fetch(&S.done_ops, st_allocs(c) + st_frees(c) - before,
+			       __ATOMIC_RELAXED) >= S.target)
+		S.stop = 1;
+}
+
+static void st_thread_exit(void)
+{
+	pthread_mutex_lock(&S.mu);	/* a pause waits for running threads only */
+	S.nthr--;
+	pthread_cond_broadcast(&S.cv);
+	pthread_mutex_unlock(&S.mu);
+}
+
 static void *st_thread_run(void *arg)
 {
 	struct st_thread *t = arg;
@@ -179,14 +202,116 @@ static void *st_thread_run(void *arg)
 			t->err = -errno;
 			break;
 		}
-		if (__atomic_add_fetch(&S.done_ops, st_allocs(c) + st_frees(c) - before,
-				       __ATOMIC_RELAXED) >= S.target)
-			S.stop = 1;
+		st_add_ops(c, before);
 	}
-	pthread_mutex_lock(&S.mu);	/* a pause waits for running threads only */
-	S.nthr--;
-	pthread_cond_broadcast(&S.cv);
-	pthread_mutex_unlock(&S.mu);
+	st_thread_exit();
+	return NULL;
+}
+
+/* --- Userspace threads --------------------------------------------------------- */
+
+static __u32 st_rand(__u32 *seed)
+{
+	__u32 x = *seed;	/* xorshift32, as the BPF programs' */
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return *seed = x;
+}
+
+/* Check a slot value's object and free it (1 in 128 deferred), counting
+ * into c as the BPF programs' st_release() does. */
+static void st_user_release(struct st_counts *c, int cpu, __u64 v, __u32 r)
+{
+	__u64 p = skel->bss->st_hi | v >> 32;
+	__u32 stamp = (__u32)v, owner = ST_OWNER(stamp);
+	__u64 size = ST_KIND(stamp) == ST_K_RUN ? (__u64)ST_CODE(stamp) * 4096 + 1 + (stamp & 0xfff)
+					      : aa_class_size(ST_CODE(stamp)) - (stamp & 3);
+	int err;
+
+	if (!st_intact_size(p, stamp, size))
+		c->bad_stamp++;
+	if ((int)skel->bss->st_cpu_of[owner] != cpu)
+		c->xcpu++;
+	if (owner < skel->bss->st_user_first || owner >= skel->bss->st_user_end)
+		c->xside++;
+	if ((r & 127) == 0) {
+		err = aa_heap__free_deferred(h, p);
+		if (!err) {
+			c->free[ST_DEFER]++;
+			return;
+		}
+		if (err != -ENOMEM) {
+			c->bad_free++;
+			return;
+		}
+		c->defer_nomem++;
+	}
+	if (aa_heap__free(h, p))
+		c->bad_free++;
+	else
+		c->free[ST_FREE]++;
+}
+
+/* One step: a new object (malloc or calloc over the classes, now and
+ * then a page run), stamped, swapped into a random slot; what was there
+ * checked and freed. */
+static void st_user_step(struct st_counts *c, int cpu, __u32 me, __u32 seq, __u32 *seed)
+{
+	__u32 r = st_rand(seed), r2 = st_rand(seed), kind = ST_K_CLASS, code, stamp;
+	__u64 size, p, v, old;
+	int k = ST_MALLOC;
+
+	code = r & 1 ? (r >> 8) & 15 : (((r >> 8) & 0xffff) * AA_NR_CLASSES) >> 16;
+	if ((r2 & 63) == 0) {
+		kind = ST_K_RUN;
+		k = ST_RUN;
+		code = 2 + ((r >> 24) & 3);
+	} else if ((r2 & 7) == 1) {
+		k = ST_CALLOC;
+	}
+	stamp = ST_STAMP(kind, code, me, seq);
+	size = kind == ST_K_RUN ? (__u64)code * 4096 + 1 + (stamp & 0xfff)
+				: aa_class_size(code) - (stamp & 3);
+	p = k == ST_CALLOC ? aa_heap__calloc(h, 1, size) : aa_heap__malloc(h, size);
+	if (!p) {
+		c->nulls++;
+		return;
+	}
+	c->alloc[k]++;
+	if (p & 15) {
+		c->bad_align++;
+		return;	/* not ours to touch: leaked, and the end shows it */
+	}
+	if (k == ST_CALLOC && !st_zeroed(p, size))
+		c->bad_zero++;
+	st_stamp_size(p, stamp, size);
+	v = p << 32 | stamp;
+	old = __atomic_exchange_n(&skel->arena->st_slots[(r2 >> 16) & (ST_SLOTS - 1)], v,
+				  __ATOMIC_SEQ_CST);
+	if (old)
+		st_user_release(c, cpu, old, r2 >> 6);
+}
+
+static void *st_user_run(void *arg)
+{
+	struct st_thread *t = arg;
+	struct st_counts *c = &skel->bss->st_cnt[t->me];
+	__u32 seed = (t->me + 1) * 2654435761u | 1, seq = 0;
+	__u64 before;
+	int i;
+
+	t->err = t_pin_cpu(t->cpu);
+	while (!t->err && !S.stop) {
+		st_wait_if_paused();
+		before = st_allocs(c) + st_frees(c);
+		for (i = 0; i < ST_USER_STEPS; i++)
+			st_user_step(c, t->cpu, t->me, ++seq, &seed);
+		c->runs++;
+		st_add_ops(c, before);
+	}
+	st_thread_exit();
 	return NULL;
 }
 
@@ -452,19 +577,20 @@ static void st_report(const struct st_counts *task, const struct st_counts *irq,
 
 Test(stress, everything_at_once_then_every_invariant_and_every_page_back)
 {
-	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), nthr, i, k, fds[ST_THREADS];
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), nthr, nuser, i, k, fds[ST_THREADS];
 	__u64 irq_ns = t_env_u64("AA_STRESS_IRQ_NS", ST_IRQ_NS), task_ops;
 	struct bpf_link *links[ST_THREADS];
-	struct st_counts task, irq, flush;
+	struct st_counts task, irq, flush, user;
 	const struct aa_root *r;
 	struct aa_stats st;
 	pthread_t ctl, agent;
 	double secs;
 	long n;
 
-	if (ncpu > ST_THREADS / ST_PER_CPU)
-		ncpu = ST_THREADS / ST_PER_CPU;
+	if (ncpu > ST_THREADS / (ST_PER_CPU + ST_USER_PER_CPU))
+		ncpu = ST_THREADS / (ST_PER_CPU + ST_USER_PER_CPU);
 	nthr = ncpu * ST_PER_CPU;
+	nuser = ncpu * ST_USER_PER_CPU;
 	memset(&S, 0, sizeof(S));
 	S.target = t_env_u64("AA_STRESS_ALL_OPS", ST_OPS_DEFAULT);
 	S.progress_s = (int)t_env_u64("AA_STRESS_PROGRESS", 0);
@@ -480,6 +606,8 @@ Test(stress, everything_at_once_then_every_invariant_and_every_page_back)
 	for (i = 0; i < ST_IRQ_OWNER - 1; i++)
 		skel->bss->st_cpu_of[ST_IRQ_OWNER + i] = i;
 	skel->bss->st_cpu_of[ST_FLUSH_OWNER] = ~0U;
+	skel->bss->st_user_first = nthr;	/* owners nthr .. : userspace threads */
+	skel->bss->st_user_end = nthr + nuser;
 
 	for (i = 0; i < ncpu && irq_ns; i++) {
 		fds[i] = t_open_cpu_clock(i, irq_ns);
@@ -488,14 +616,15 @@ Test(stress, everything_at_once_then_every_invariant_and_every_page_back)
 		cr_assert_not_null(links[i], "attach perf_event: %s", strerror(errno));
 	}
 	clock_gettime(CLOCK_MONOTONIC, &S.t0);
-	S.nthr = nthr + 1;
-	for (i = 0; i < nthr; i++) {
+	S.nthr = nthr + nuser + 1;
+	for (i = 0; i < nthr + nuser; i++) {
 		S.t[i] = (struct st_thread){ .cpu = i % ncpu, .me = i };
-		cr_assert_eq(pthread_create(&S.t[i].tid, NULL, st_thread_run, &S.t[i]), 0);
+		cr_assert_eq(pthread_create(&S.t[i].tid, NULL, i < nthr ? st_thread_run : st_user_run,
+					    &S.t[i]), 0);
 	}
 	cr_assert_eq(pthread_create(&agent, NULL, st_agent_run, NULL), 0);
 	cr_assert_eq(pthread_create(&ctl, NULL, st_ctl_run, NULL), 0);
-	for (i = 0; i < nthr; i++)
+	for (i = 0; i < nthr + nuser; i++)
 		pthread_join(S.t[i].tid, NULL);
 	S.stop_ctl = 1;
 	pthread_join(ctl, NULL);
@@ -505,7 +634,7 @@ Test(stress, everything_at_once_then_every_invariant_and_every_page_back)
 		close(fds[i]);
 	}
 	secs = st_secs();
-	for (i = 0; i < nthr; i++)
+	for (i = 0; i < nthr + nuser; i++)
 		cr_assert_eq(S.t[i].err, 0, "thread %d on CPU %d: %s", i, S.t[i].cpu,
 			     strerror(-S.t[i].err));
 
@@ -518,10 +647,17 @@ Test(stress, everything_at_once_then_every_invariant_and_every_page_back)
 	for (i = 0; i < 10 && r->defer.pending_objs; i++)
 		cr_assert_geq(aa_heap__reclaim(h), 0);
 	cr_assert_geq(aa_heap__drain(h), 0);
-	st_sum(&task, 0, ST_THREADS);
+	st_sum(&task, 0, ST_THREADS);	/* userspace threads' counts in task too */
+	st_sum(&user, nthr, nthr + nuser);
 	st_sum(&irq, ST_IRQ_OWNER, ST_FLUSH_OWNER);
 	st_sum(&flush, ST_FLUSH_OWNER, ST_OWNERS);
 	st_report(&task, &irq, &flush, secs, ncpu);
+	st_log("userspace threads (%d, in task above): %llu allocs (malloc %llu, calloc %llu, "
+	       "page run %llu), %llu frees (%llu deferred), %llu NULL; frees of the other "
+	       "side's objects: %llu by userspace, %llu by BPF",
+	       nuser, U(st_allocs(&user)), U(user.alloc[ST_MALLOC]), U(user.alloc[ST_CALLOC]),
+	       U(user.alloc[ST_RUN]), U(st_frees(&user)), U(user.free[ST_DEFER]), U(user.nulls),
+	       U(user.xside), U(task.xside - user.xside + irq.xside + flush.xside));
 	st = t_stats(h);
 	cr_assert_eq(S.ctl.fail[0], 0, "control thread: %s", S.ctl.fail);
 
@@ -539,6 +675,9 @@ Test(stress, everything_at_once_then_every_invariant_and_every_page_back)
 		cr_assert_gt(task.alloc[k], 0, "allocation kind %d never ran", k);
 	for (k = 0; k < ST_NR_FREE; k++)
 		cr_assert_gt(task.free[k], 0, "free kind %d never ran", k);
+	cr_assert_gt(user.xside, 0, "userspace freed no object BPF allocated");
+	cr_assert_gt(task.xside - user.xside + irq.xside + flush.xside, 0,
+		     "BPF freed no object userspace allocated");
 	if (ncpu > 1)
 		cr_assert_gt(task.xcpu + irq.xcpu, 0, "no free on another CPU than its alloc");
 	if (irq_ns)

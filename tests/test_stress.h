@@ -4,7 +4,9 @@
 #define __TEST_STRESS_H
 
 #define ST_SLOTS	4096	/* exchange slots (power of two) */
-#define ST_THREADS	64	/* task threads, at most: owners 0 .. 63 */
+#define ST_THREADS	64	/* task and userspace threads, at most: owners
+				 * 0 .. 63 (test_stress.c: st_user_first on
+				 * are userspace's) */
 #define ST_IRQ_OWNER	64	/* owner of the perf_event program on CPU c: 64 + c */
 #define ST_FLUSH_OWNER	127	/* owner of the final flush */
 #define ST_OWNERS	128
@@ -35,6 +37,53 @@
 #define ST_CODE(s)	(((s) >> 24) & 0x3f)
 #define ST_OWNER(s)	(((s) >> 16) & 0x7f)
 
+/* The stamp's four words, for both sides (the BPF programs and the
+ * userspace threads): size is the size asked for (st_size() in the BPF
+ * file; the words at half of it and last are at offset 8 or more, since it
+ * is at least 13, clear of the first two). */
+#ifndef __arena
+#define __arena		/* userspace: the mmap */
+#endif
+#ifndef __BPF__
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+#endif
+#define ST_W(p, off)	(*(volatile __u32 __arena *)((p) + (off)))
+
+static __always_inline __u64 st_mid(__u64 size)
+{
+	__u64 off = (size >> 1) & ~3ULL;
+
+	return off < 8 ? 8 : off;
+}
+
+static __always_inline __u64 st_last(__u64 size)
+{
+	return (size - 4) & ~3ULL;
+}
+
+static __always_inline void st_stamp_size(__u64 p, __u32 stamp, __u64 size)
+{
+	ST_W(p, 0) = stamp;
+	ST_W(p, 4) = ~stamp;
+	ST_W(p, st_mid(size)) = stamp;
+	ST_W(p, st_last(size)) = stamp;
+}
+
+static __always_inline int st_intact_size(__u64 p, __u32 stamp, __u64 size)
+{
+	return ST_W(p, 0) == stamp && ST_W(p, 4) == ~stamp && ST_W(p, st_mid(size)) == stamp &&
+	       ST_W(p, st_last(size)) == stamp;
+}
+
+/* calloc: the words a previous owner stamped, and a few more, are zero. */
+static __always_inline int st_zeroed(__u64 p, __u64 size)
+{
+	return !ST_W(p, 0) && !ST_W(p, 4) && !ST_W(p, st_mid(size)) && !ST_W(p, st_last(size)) &&
+	       !ST_W(p, (size >> 2) & ~3ULL) && !ST_W(p, ((size >> 2) * 3) & ~3ULL);
+}
+
 /* Allocation calls, by kind. */
 enum st_alloc_kind { ST_MALLOC, ST_RUN, ST_CALLOC, ST_ALIGNED, ST_BULK_ALLOC, ST_NR_ALLOC };
 /* Frees, by kind. */
@@ -57,6 +106,8 @@ struct st_counts {
 	__u64 bad_zero;			/* calloc objects with non-zero words */
 	__u64 bad_usable;		/* aa_usable_size() off the expected size */
 	__u64 runs;			/* program runs (IRQ: hard-IRQ runs) */
+	__u64 xside;			/* frees of objects the other side (BPF,
+					 * userspace) allocated */
 } __attribute__((aligned(64)));
 
 /* st_run (syscall): iters steps of the owner `me`. st_flush: empties every

@@ -14,6 +14,9 @@
  *  - st_irq (perf_event, hard IRQ on every CPU): frees one slot's object
  *    and allocates into another, over the task programs of its CPU;
  *  - st_flush: empties the slots at the end.
+ * Userspace threads (test_stress.c) trade objects through the same slots
+ * with the same stamps, allocating and freeing through the library's
+ * userspace calls.
  * Counters per owner (struct st_counts in ../test_stress.h); slot and
  * stamp format there too.
  */
@@ -41,6 +44,7 @@ __u64 st_hi;			/* upper 32 bits of arena addresses (userspace) */
 __u32 st_pause;			/* 1: the perf_event program does nothing */
 __u32 st_debug;			/* heap in debug mode: usable size = size asked */
 __u32 st_irq_inflight;		/* perf_event programs inside their work */
+__u32 st_user_first, st_user_end;	/* owners that are userspace threads */
 
 /* A program's state: random seed, owner, sequence number, CPU. */
 struct st_ctx {
@@ -86,45 +90,14 @@ static __always_inline __u32 st_class(__u32 r)
 	return (((r >> 8) & 0xffff) * AA_NR_CLASSES) >> 16;
 }
 
-#define W(p, off)	(*(__u32 __arena *)((p) + (off)))
-
-/* The words at half the size and last: at offset 8 or more (the size is at
- * least 13), clear of the first two. */
-static __always_inline __u64 st_mid(__u64 size)
-{
-	__u64 off = (size >> 1) & ~3ULL;
-
-	return off < 8 ? 8 : off;
-}
-
-static __always_inline __u64 st_last(__u64 size)
-{
-	return (size - 4) & ~3ULL;
-}
-
 static __always_inline void st_stamp(__u64 p, __u32 stamp)
 {
-	__u64 size = st_size(stamp);
-
-	W(p, 0) = stamp;
-	W(p, 4) = ~stamp;
-	W(p, st_mid(size)) = stamp;
-	W(p, st_last(size)) = stamp;
+	st_stamp_size(p, stamp, st_size(stamp));
 }
 
 static __always_inline bool st_intact(__u64 p, __u32 stamp)
 {
-	__u64 size = st_size(stamp);
-
-	return W(p, 0) == stamp && W(p, 4) == ~stamp && W(p, st_mid(size)) == stamp &&
-	       W(p, st_last(size)) == stamp;
-}
-
-/* calloc: the words a previous owner stamped, and a few more, are zero. */
-static __always_inline bool st_zeroed(__u64 p, __u64 size)
-{
-	return !W(p, 0) && !W(p, 4) && !W(p, st_mid(size)) && !W(p, st_last(size)) &&
-	       !W(p, (size >> 2) & ~3ULL) && !W(p, ((size >> 2) * 3) & ~3ULL);
+	return st_intact_size(p, stamp, st_size(stamp));
 }
 
 static __always_inline bool st_usable_ok(__u32 stamp, __u64 usable)
@@ -161,6 +134,8 @@ static __always_inline void st_release(__u32 me, __u32 cpu, __u64 v, __u32 r)
 		CNT(me).bad_stamp++;
 	if (st_cpu_of[ST_OWNER(stamp)] != cpu)
 		CNT(me).xcpu++;
+	if (ST_OWNER(stamp) >= st_user_first && ST_OWNER(stamp) < st_user_end)
+		CNT(me).xside++;
 	if ((r & 3) == 0) {
 		CNT(me).usable++;
 		if (!st_usable_ok(stamp, aa_usable_size(p)))

@@ -2,7 +2,8 @@
 /*
  * stats_cmd.c - `arena-alloc stats`: the heap's counters, read from the
  * mmapped arena only (no allocator program runs): totals, every error and
- * contention counter, and a per-CPU x size-class table of the CPU caches;
+ * contention counter, a per-CPU x size-class table of the CPU caches and
+ * one of the user caches (userspace threads');
  * --watch SECS refreshes it in place with rates per second.
  */
 #include <signal.h>
@@ -12,11 +13,15 @@
 #include <unistd.h>
 #include "cli.h"
 
-/* A CPU cache's class, as the table shows it; hits are derived (no hit
- * counter: struct aa_cpu_class_stats in aa_shared.h has the formula). */
+/* A CPU cache's class, or a user cache's (a userspace thread's: cpu is
+ * then the cache's index, pid and tid its owner's), as the table shows
+ * it; hits are derived (no hit counter: struct aa_cpu_class_stats in
+ * aa_shared.h has the formula). */
 struct row {
 	int cpu, cls;
 	__u32 size, cached;
+	bool user;
+	__u32 pid, tid;
 	const struct aa_cpu_class_stats *s;
 };
 
@@ -30,20 +35,42 @@ static __u64 row_hits(const struct row *r)
 	return r->s->allocs + r->s->failures - r->s->misses;
 }
 
-/* Calls fn for every active (cpu, class) of the heap. */
+static void cache_rows(const struct aa_cpu_cache *cc, struct row *r,
+		       void (*fn)(const struct row *, void *), void *ctx)
+{
+	r->pid = cc->owner_pid;
+	r->tid = cc->owner_tid;
+	for (r->cls = 0; r->cls < AA_NR_CLASSES; r->cls++) {
+		r->size = aa_class_size(r->cls);
+		r->cached = cc->cls[r->cls].count;
+		r->s = &cc->cls[r->cls].stats;
+		if (row_active(r))
+			fn(r, ctx);
+	}
+}
+
+/* Calls fn for every active (cpu, class) of the heap's CPU caches. */
 static void for_each_row(const struct aa_heap *h, void (*fn)(const struct row *, void *), void *ctx)
 {
 	const struct aa_cpu_cache *cc;
 	struct row r;
 
+	r.user = false;
 	for (r.cpu = 0; (cc = aa_heap__cpu_cache(h, r.cpu)); r.cpu++)
-		for (r.cls = 0; r.cls < AA_NR_CLASSES; r.cls++) {
-			r.size = aa_class_size(r.cls);
-			r.cached = cc->cls[r.cls].count;
-			r.s = &cc->cls[r.cls].stats;
-			if (row_active(&r))
-				fn(&r, ctx);
-		}
+		cache_rows(cc, &r, fn, ctx);
+}
+
+/* And for every active (cache, class) of its user caches. */
+static void for_each_user_row(const struct aa_heap *h, void (*fn)(const struct row *, void *),
+			      void *ctx)
+{
+	const struct aa_cpu_cache *cc;
+	struct row r;
+
+	r.user = true;
+	for (r.cpu = 0; r.cpu < AA_MAX_USER_CACHES; r.cpu++)
+		if ((cc = aa_heap__user_cache(h, r.cpu)))
+			cache_rows(cc, &r, fn, ctx);
 }
 
 static void print_row(const struct row *r, void *ctx)
@@ -56,12 +83,27 @@ static void print_row(const struct row *r, void *ctx)
 	       (unsigned long long)r->s->nested, (unsigned long long)r->s->failures, r->cached);
 }
 
+static void print_user_row(const struct row *r, void *ctx)
+{
+	(void)ctx;
+	printf("%4d %7u %7u %6u %10llu %10llu %10llu %8llu %8llu %8llu %7u\n", r->cpu, r->pid,
+	       r->tid, r->size, (unsigned long long)r->s->allocs, (unsigned long long)r->s->frees,
+	       (unsigned long long)row_hits(r), (unsigned long long)r->s->misses,
+	       (unsigned long long)r->s->refills, (unsigned long long)r->s->spills, r->cached);
+}
+
 static void json_row(const struct row *r, void *ctx)
 {
 	struct jw *w = ctx;
 
 	jw_start_object(w);
-	jw_kv_uint(w, "cpu", r->cpu);
+	if (r->user) {
+		jw_kv_uint(w, "cache", r->cpu);
+		jw_kv_uint(w, "owner_pid", r->pid);
+		jw_kv_uint(w, "owner_tid", r->tid);
+	} else {
+		jw_kv_uint(w, "cpu", r->cpu);
+	}
 	jw_kv_uint(w, "class", r->cls);
 	jw_kv_uint(w, "size", r->size);
 	jw_kv_uint(w, "allocs", r->s->allocs);
@@ -210,6 +252,10 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 	jw_start_array(w);
 	for_each_row(h, json_row, w);
 	jw_end_array(w);
+	jw_name(w, "user_caches");
+	jw_start_array(w);
+	for_each_user_row(h, json_row, w);
+	jw_end_array(w);
 	jw_end_object(w);
 	jw_destroy(w);
 }
@@ -356,6 +402,12 @@ void cli_print_stats(const struct aa_heap *h, const char *where)
 	printf("%4s %6s %10s %10s %10s %8s %8s %8s %7s %8s %7s\n", "cpu", "class", "allocs",
 	       "frees", "hits", "misses", "refills", "spills", "nested", "failures", "cached");
 	for_each_row(h, print_row, NULL);
+	if (aa_heap__user_cache(h, 0)) {
+		printf("\nuser caches (userspace threads; owner 0: none)\n");
+		printf("%4s %7s %7s %6s %10s %10s %10s %8s %8s %8s %7s\n", "uc", "pid", "tid",
+		       "class", "allocs", "frees", "hits", "misses", "refills", "spills", "cached");
+		for_each_user_row(h, print_user_row, NULL);
+	}
 }
 
 int cmd_stats_parse(int argc, char **argv)
