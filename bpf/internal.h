@@ -17,7 +17,12 @@
  *  - hard IRQ (perf_event on a software clock, tp_btf on hrtimer
  *    tracepoints) and NMI (perf_event on hardware counters) interrupt both
  *    and run to completion before the interrupted code resumes;
- *  - the host can deschedule a vCPU for milliseconds at any instruction.
+ *  - the host can deschedule a vCPU for milliseconds at any instruction;
+ *  - userspace threads run the hit path on their own caches (user caches,
+ *    aa_shared.h) over the mmap, and can be preempted, stopped or killed at
+ *    any instruction, for ever: no BPF program ever touches a user cache
+ *    or waits for one, and whatever else a thread touches (a block's word
+ *    0 in its claim) follows the same lock-free protocol as a program.
  * Nothing here may assume that code between two instructions runs without
  * another allocator call on the same CPU, except inside a section that
  * disabled preemption, where only IRQ/NMI can come in between.
@@ -25,6 +30,9 @@
  * Who may touch what, and when:
  *   state                          touched by                 guard
  *   CPU cache cls[] (not .nested)  the claim holder           CPU cache claim
+ *   user cache (the same struct)   the claim holder: its      CPU cache claim;
+ *                                    thread, aa__user, drain,   owner_pid by
+ *                                    close, teardown            cmpxchg
  *   transfer cache tc[c]           its lock holder            tc[c].lock
  *   central lists, spans, page     the heap lock holder       aa__root.lock
  *     heap, page map, slots, stats   (lock-free readers: below)
@@ -45,7 +53,14 @@
  *    finds it claimed (it preempted or interrupted the holder, or a drain
  *    holds it) touches nothing and never waits: it takes or puts one
  *    object in the transfer cache (its own lock), else goes to the heap;
- *    counted in stats.nested.
+ *    counted in stats.nested. A user cache's owner thread claims it as
+ *    AA_CC_OWNER from userspace for each hit (aa_hit.h), and the aa__user
+ *    program for its misses; whoever finds it claimed (drain, close: the
+ *    thread is inside a call, or stopped there) gives up with -EBUSY, and
+ *    only a reap of a dead owner takes an AA_CC_OWNER claim over (a hit
+ *    writes count after objs[], so the cache is whole wherever the thread
+ *    died; the one object a killed hit was moving stays marked, out of
+ *    every tier).
  *  - Heap lock (aa__root.lock) and transfer-cache locks (tc[c].lock): the
  *    lock word holds the holder's CPU + 1, written by the acquiring
  *    cmpxchg itself (no gap), and the holder runs with preemption disabled

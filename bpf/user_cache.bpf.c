@@ -132,9 +132,8 @@ static int user_open(struct aa_user_args *a)
 
 /* AA_USER_CLOSE, AA_USER_REAP: give cache a->idx back, if its owner is
  * the one a names: its objects to the heap, then no owner. A reap takes
- * over the claim of an owner that died inside a hit (its cache is whole:
- * a hit changes count last; at most the one object it was moving is lost
- * to the heap, still marked). Returns the number of objects, or -ENOENT,
+ * over the claim of an owner that died inside a hit (internal.h's model
+ * says why the cache is whole). Returns the number of objects, or -ENOENT,
  * -ESRCH (another owner), -EBUSY (claimed: the thread is inside a call,
  * or a drain is). */
 static int user_close(struct aa_user_args *a, bool reap)

@@ -235,6 +235,16 @@ AA_API int aa_heap__teardown(struct aa_heap *heap);
  * whose caches could not be drained; negative error, otherwise */
 AA_API long aa_heap__drain(struct aa_heap *heap);
 
+/** @brief **aa_heap__reap()** closes the user caches (aa_shared.h) of
+ * processes that died with them: their objects go back to the heap, the
+ * caches to threads that open one later. A process is dead when its pid is
+ * gone or names a process started at another time; owners in another pid
+ * namespace than the caller's are left alone (they cannot be told).
+ * What a dead process allocated and never freed stays allocated.
+ * aa_heap__drain() and `arena-alloc refill-agent` call it.
+ * @return caches reaped (>= 0); negative error */
+AA_API int aa_heap__reap(struct aa_heap *heap);
+
 /** @brief **aa_heap__refill()** answers the low-watermark signal: when BPF
  * raised root->need_refill, grows the heap by bytes (0: 4 MiB) and clears
  * the signal, raising it again if free memory is still below the low

@@ -6,7 +6,7 @@
  * aa_heap__set_fault() turns the faults off. After every step the heap
  * must pass its checker and hold exactly the pages it accounts for (the
  * page ledger of aa_shared.h):
- *   pages_got - pages_put == pages_mapped + (CPUs with a cache) * AA_CPU_CACHE_PAGES
+ *   pages_got - pages_put == pages_mapped + (CPU and user caches) * AA_CPU_CACHE_PAGES
  *   pages_mapped == nr_chunks * (AA_CHUNK_PAGES + AA_META_PAGES)
  */
 #include <stdlib.h>
@@ -24,12 +24,15 @@ static __u64 faults_between(__u64 before, __u64 after, __u32 every)
 	return every ? after / every - before / every : 0;
 }
 
+/* Caches with pages: CPU caches and user caches. */
 static __u32 cache_cpus(const struct aa_root *r)
 {
 	__u32 n = 0, cpu;
 
 	for (cpu = 0; cpu < AA_MAX_CPUS; cpu++)
 		n += r->cpu_cache_off[cpu] != 0;
+	for (cpu = 0; cpu < AA_MAX_USER_CACHES; cpu++)
+		n += r->user.off[cpu] != 0;
 	return n;
 }
 
@@ -41,7 +44,7 @@ static void check_pages(struct aa_heap *h, const struct aa_root *r, const char *
 
 	cr_assert_eq(held, r->stats.pages_mapped + caches,
 		     "%s: the allocator holds %llu pages from the kernel, accounts for %llu "
-		     "(%llu mapped + %llu in CPU caches)", when, U(held),
+		     "(%llu mapped + %llu in CPU and user caches)", when, U(held),
 		     U(r->stats.pages_mapped + caches), U(r->stats.pages_mapped), U(caches));
 	cr_assert_eq(r->stats.pages_mapped, r->stats.nr_chunks * (AA_CHUNK_PAGES + AA_META_PAGES),
 		     "%s: pages_mapped %llu for %llu chunks", when, U(r->stats.pages_mapped),

@@ -86,6 +86,25 @@ static __u32 cached_in(int idx, int cls)
 	return cc->cls[cls].count;
 }
 
+/* The pages the heap holds from the kernel: its chunks' and the CPU and
+ * user caches' (the ledger of bpf/arena.bpf.c). */
+static void assert_ledger(void)
+{
+	const struct aa_root *r = aa_heap__root(h);
+	__u64 caches = 0;
+	int i;
+
+	for (i = 0; i < AA_MAX_CPUS; i++)
+		caches += r->cpu_cache_off[i] != 0;
+	for (i = 0; i < AA_MAX_USER_CACHES; i++)
+		caches += r->user.off[i] != 0;
+	cr_assert_eq(r->fault.pages_got - r->fault.pages_put,
+		     r->stats.pages_mapped + caches * AA_CPU_CACHE_PAGES,
+		     "the ledger: %llu pages held, %llu mapped, %llu caches",
+		     (unsigned long long)(r->fault.pages_got - r->fault.pages_put),
+		     (unsigned long long)r->stats.pages_mapped, (unsigned long long)caches);
+}
+
 Test(user_cache, a_thread_allocates_from_its_own_cache)
 {
 	struct aa_stats s0 = t_stats(h), s1;
@@ -124,6 +143,7 @@ Test(user_cache, a_thread_allocates_from_its_own_cache)
 	cr_assert_eq(s1.live_allocs, s0.live_allocs);
 	cr_assert_geq(s1.cached_objs, cached_in(idx, c));
 	t_check(h);
+	assert_ledger();
 }
 
 Test(user_cache, bpf_frees_what_userspace_allocated)

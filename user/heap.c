@@ -683,7 +683,7 @@ AA_API long aa_heap__drain(struct aa_heap *h)
 	AA_CHECK_HEAP(h, -EINVAL);
 	if (!h->root)
 		return aa_err(-EINVAL);
-	aa__user_cache_reap(h);	/* dead processes' caches, before they count as busy */
+	aa_heap__reap(h);	/* dead processes' caches, before they count as busy */
 	for (tries = 0; tries < DRAIN_TRIES; tries++) {
 		memset(&a, 0, sizeof(a));
 		err = aa__run_prog(h, AA_PROG_DRAIN, &a, sizeof(a));

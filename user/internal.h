@@ -106,7 +106,6 @@ void aa__heap_close_refill(struct aa_heap *h);
  * alive, or in another pid namespace, where it cannot be told) */
 void aa__heap_close_user(struct aa_heap *h);
 void aa__heap_fast_refresh(struct aa_heap *h);
-int aa__user_cache_reap(struct aa_heap *h);
 int aa__owner_self(struct aa__owner *o);
 int aa__owner_dead(const struct aa__owner *o);
 /* stats.c: the owner of the user cache at arena offset off, read under

@@ -13,7 +13,8 @@
  * handle); its exit closes it (the key's destructor), as does
  * aa_heap__destroy() for every thread's cache of the handle. A process
  * that dies with open caches leaves them owned by a pid that is gone:
- * aa_heap__drain() reaps them (aa__user_cache_reap()). A forked child
+ * aa_heap__reap() closes them (aa_heap__drain() and the refill agent
+ * call it). A forked child
  * opens caches of its own (the parent's stay the parent's). A heap that
  * was torn down and initialised again (aa_root.user.gen changed) makes
  * every thread open again.
@@ -387,9 +388,7 @@ void aa__heap_fast_refresh(struct aa_heap *h)
 	__atomic_store_n(&h->fast.arena_size, r->arena_size, __ATOMIC_RELEASE);
 }
 
-/* Close the caches of processes that died with them (their objects to
- * the heap, the caches free for other threads). Returns how many. */
-int aa__user_cache_reap(struct aa_heap *h)
+AA_API int aa_heap__reap(struct aa_heap *h)
 {
 	struct aa_user_args a;
 	const struct aa_cpu_cache *cc;
@@ -397,6 +396,7 @@ int aa__user_cache_reap(struct aa_heap *h)
 	int i, n = 0, err;
 	__u32 off;
 
+	AA_CHECK_HEAP(h, -EINVAL);
 	if (h->prog[AA_PROG_USER] < 0 || !h->root)
 		return 0;
 	for (i = 0; i < AA_MAX_USER_CACHES; i++) {

@@ -5,7 +5,8 @@
  * by an allocation that found the heap short) is up, logging each refill
  * with a timestamp; on heaps with deferred free it also runs the reclaim
  * rounds (aa_heap__reclaim()) while limbo holds objects, and reclaims
- * before it grows. Exits 0 on SIGINT/SIGTERM.
+ * before it grows; once a second it reaps the user caches of processes
+ * that died (aa_heap__reap()). Exits 0 on SIGINT/SIGTERM.
  *
  * How it learns of the signal: it sleeps in epoll on the heap's refill
  * event ring (aa_heap__wait_refill(): BPF writes one event per raise), so
@@ -151,6 +152,26 @@ static bool refill(struct aa_heap *h, const struct aa_refill_event *ev)
 	return true;
 }
 
+/* The user caches of processes that died: closed, and said, once a
+ * second at most. */
+static void reap(struct aa_heap *h)
+{
+	static time_t last;
+	time_t now = time(NULL);
+	char ts[40];
+	int n;
+
+	if (now == last)
+		return;
+	last = now;
+	n = aa_heap__reap(h);
+	if (n <= 0)
+		return;
+	stamp(ts, sizeof(ts));
+	printf("%s refill-agent: reaped the caches of %d userspace thread(s) whose process died\n",
+	       ts, n);
+}
+
 int cmd_refill_agent_parse(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -209,6 +230,7 @@ int cmd_refill_agent(void)
 		if (n == 0) {
 			if (!ring)
 				nanosleep(&nap, NULL);	/* a signal ends it early */
+			reap(h);
 			continue;
 		}
 		if (refill(h, &ev))
