@@ -4,6 +4,9 @@
  * in memory from arena-alloc (aa_malloc), found through a hash map of arena
  * addresses, and frees it when the flow ends (TCP FIN or RST). The records
  * live in the arena, so the loader reads them without a map lookup each.
+ * The loader may seed the table with records it allocated itself
+ * (aa_heap__calloc(), flags FLOW_SEEDED): the program counts into them and
+ * frees them at flow end exactly as its own, and counts those frees.
  *
  * Also, as BPF projects do: bpf_for() loops and a page of its own straight
  * from the arena page kfunc (the size histogram), next to the allocator's.
@@ -36,6 +39,9 @@ struct {
 
 __u64 __arena *histogram;	/* FLOWTAB_BUCKETS counters, one page */
 __u64 flows_started, flows_ended, alloc_failures;
+/* of flows_ended, the loader's records: how many, and their packets */
+__u64 seeded_freed, seeded_packets;
+__u64 free_refused;		/* aa_free() calls that returned an error */
 
 /* Once, before traffic (a sleepable program: the page kfunc sleeps). */
 SEC("syscall")
@@ -105,9 +111,12 @@ int flowtab_tc(struct __sk_buff *skb)
 		f->key.proto = key.proto;
 		f->packets = 0;
 		f->bytes = 0;
+		f->flags = 0;
 		a = (__u64)f;
 		if (bpf_map_update_elem(&flows, &key, &a, BPF_NOEXIST)) {
-			aa_free(f);	/* lost a race for this flow, or full */
+			/* lost a race for this flow, or full */
+			if (aa_free(f))
+				__sync_fetch_and_add(&free_refused, 1);
 			return TC_ACT_OK;
 		}
 		__sync_fetch_and_add(&flows_started, 1);
@@ -121,10 +130,22 @@ int flowtab_tc(struct __sk_buff *skb)
 	__sync_fetch_and_add(&f->bytes, skb->len);
 
 	if (tcp_flags & (TCP_FIN | TCP_RST)) {
-		/* flow end: whoever deletes the entry frees the record */
+		/* flow end: whoever deletes the entry frees the record, the
+		 * loader's as the program's own (read before the free: the
+		 * object is the heap's after it) */
 		if (!bpf_map_delete_elem(&flows, &key)) {
-			aa_free(f);
+			__u32 seeded = f->flags & FLOW_SEEDED;
+			__u64 packets = f->packets;
+
+			if (aa_free(f)) {
+				__sync_fetch_and_add(&free_refused, 1);
+				return TC_ACT_OK;
+			}
 			__sync_fetch_and_add(&flows_ended, 1);
+			if (seeded) {
+				__sync_fetch_and_add(&seeded_freed, 1);
+				__sync_fetch_and_add(&seeded_packets, packets);
+			}
 		}
 	}
 	return TC_ACT_OK;
