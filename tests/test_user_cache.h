@@ -3,21 +3,16 @@
 #ifndef __TEST_USER_CACHE_H
 #define __TEST_USER_CACHE_H
 
-#define UC_SLOTS	1024	/* objects exchanged between the two sides */
 #define UC_KEEP		32	/* objects a churn round holds at once */
 
 /* uc_churn: rounds of UC_KEEP allocations of 16 .. 512 B, then their
- * frees; and, with xchg, a walk of the exchange slots: an object
- * userspace left in a slot is freed here, and one of ours is left there
- * for userspace to free. */
+ * frees. */
 struct uc_churn_args {
 	__u32 rounds;	/* in */
-	__u32 xchg;	/* in: walk the exchange slots too */
+	__u32 pad;
 	__u64 allocs;	/* out */
 	__u64 nulls;	/* out: allocations that got NULL */
 	__u64 refused;	/* out: frees that returned an error */
-	__u64 taken;	/* out: userspace's objects freed here */
-	__u64 given;	/* out: ours left for userspace */
 };
 
 #endif

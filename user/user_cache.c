@@ -132,7 +132,11 @@ static int uc_close(struct aa_uc *uc, __u32 op)
 	};
 	int err;
 
-	if (!uc->cc || uc->forks != forks)
+	/* no cache, the parent's, or one that the next init disowns (a heap
+	 * torn down holds every cache until then) */
+	if (!uc->cc || uc->forks != forks ||
+	    __atomic_load_n(&uc->h->root->magic, __ATOMIC_ACQUIRE) != AA_ROOT_MAGIC ||
+	    uc->gen != __atomic_load_n(&uc->h->root->user.gen, __ATOMIC_ACQUIRE))
 		return 0;
 	err = run_user(uc->h, &a);
 	return err ? err : (a.ret < 0 ? (int)a.ret : 0);
@@ -175,12 +179,12 @@ static struct aa_uc *uc_open(struct aa_heap *h, struct aa_uc *old)
 
 	if (old && old->forks == forks && old->gen == gen)
 		return NULL;	/* already tried in this gen */
-	if (old) {
-		if (old->forks == forks)	/* an earlier gen: init disowned it */
-			uc_unlink(h, old);
-		free(old);	/* the parent's: its list is the parent's too */
+	if (old && old->forks == forks) {	/* an earlier gen: init disowned it */
+		uc_unlink(h, old);
+		free(old);
+	}	/* else the parent's: left in the list, which destroy frees */
+	if (old)
 		pthread_setspecific(h->uc_key, NULL);
-	}
 	uc = calloc(1, sizeof(*uc));
 	if (!uc)
 		return NULL;
