@@ -3,13 +3,15 @@
 # `make bench` builds and runs every table: the memory of size mixes
 # (bench-mem), the latency and htab tables with the targets, and the fast
 # path at 48, 64 and 96 B (bench-sizes), each next to the release before
-# size classes where it applies; it keeps the raw numbers in $(BENCH_JSON);
+# size classes where it applies, then the burst (bench-burst) and the
+# userspace calls (bench-user) on each of their kernels; it keeps the raw
+# numbers in $(BENCH_JSON);
 # `make bench-plot` turns them into docs/bench-latency.svg with gnuplot
 # (installed if missing).
 #   make bench BENCH_ARGS='--size 256'     any aa_bench option
 .PHONY: bench bench-mem bench-sizes bench-baseline bench-plot bench-jit bench-burst \
-	bench-storage bench-run bench-mem-run bench-sizes-run bench-jit-run bench-burst-run \
-	bench-storage-run
+	bench-storage bench-user bench-run bench-mem-run bench-sizes-run bench-jit-run \
+	bench-burst-run bench-storage-run bench-user-run
 BENCH_BIN := $(OUTPUT)/aa_bench
 BENCH_JSON ?= $(OUTPUT)/bench/results.json
 BENCH_ARGS ?=
@@ -21,8 +23,8 @@ $(OUTPUT)/bench:
 $(eval $(call bpf_prog,$(OUTPUT)/bench/bench,bench/bpf/bench.bpf.c,bench/bench.h))
 
 # The harness, split by role (bench/main.c lists the files).
-BENCH_SRCS := $(filter-out bench/jit_dump.c bench/memory.c bench/burst.c bench/storage.c,\
-	$(wildcard bench/*.c))
+BENCH_SRCS := $(filter-out bench/jit_dump.c bench/memory.c bench/burst.c bench/storage.c \
+	bench/user.c,$(wildcard bench/*.c))
 BENCH_OBJS := $(patsubst bench/%.c,$(OUTPUT)/bench/%.o,$(BENCH_SRCS))
 
 $(BENCH_OBJS): $(OUTPUT)/bench/%.o: bench/%.c bench/harness.h bench/bench.h bench/where.h $(wildcard include/*.h) $(OUTPUT)/bench/bench.skel.h | $(DEPS_STAMP)
@@ -80,6 +82,7 @@ bench-baseline:
 bench: $(BENCH_BIN) $(BENCH_MEM) $(BENCH_BURST) bench-baseline | $(CLI)
 	$(Q)$(BENCH_RUN) bench-run
 	$(Q)$(MAKE) -s bench-burst
+	$(Q)$(MAKE) -s bench-user
 
 bench-run: bench-mem-run
 	$(Q)rm -f $(BENCH_BASE)/htab.json; if [ -f $(BENCH_BASE)/.built-$(BENCH_BASE_REV) ]; then \
@@ -176,6 +179,25 @@ $(BENCH_STORAGE): bench/storage.c bench/storage.h bench/where.h $(OUTPUT)/bench/
 
 $(eval $(call bench_kernels,storage,$(BENCH_STORAGE),$(BENCH_STORAGE_KERNELS),\
 	$(BENCH_STORAGE_OUT),Task-local storage,$(BENCH_STORAGE_ARGS)))
+
+# Userspace calls (bench/user.c): aa_heap__malloc/aa_heap__free pairs
+# from the thread's user cache, the same through the syscall path
+# (aa_heap__call) and glibc's, in a loop and in batches of 256, at 64 B
+# and 1 KiB, with 1 and 2 threads; and frees across the sides (BPF's
+# objects freed from userspace, userspace's freed by one bulk program
+# run); on each kernel of BENCH_USER_KERNELS in turn, then every kernel's
+# rows as one table.
+BENCH_USER := $(OUTPUT)/aa_bench_user
+BENCH_USER_KERNELS ?= 6.12 7.3
+BENCH_USER_ARGS ?=
+BENCH_USER_OUT := $(OUTPUT)/bench/user.tsv
+
+$(BENCH_USER): bench/user.c bench/where.h $(LIB_A) $(wildcard include/*.h) | $(OUTPUT)/bench $(DEPS_STAMP)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_A) $(LIBBPF_LIBS) -lelf -lz -lm -lpthread -o $@
+
+$(eval $(call bench_kernels,user,$(BENCH_USER),$(BENCH_USER_KERNELS),$(BENCH_USER_OUT),\
+	Userspace calls,$(BENCH_USER_ARGS)))
 
 bench-plot:
 	$(Q)bash bench/plot.sh $(BENCH_JSON) $(BENCH_SVG)

@@ -1,0 +1,898 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * user.c - build/aa_bench_user: what an allocation from userspace costs,
+ * three ways side by side in one run, and frees across the two sides.
+ *
+ * Pairs (ns per malloc + free pair, amortized over the loop):
+ *   user      aa_heap__malloc() + aa_heap__free(): the calling thread's
+ *             cache in the arena (user/user_cache.c); a miss or an
+ *             overflow runs the aa__user syscall program
+ *   syscall   aa_heap__call() with AA_OP_MALLOC, then AA_OP_FREE: one
+ *             aa__call program run (bpf_prog_test_run) per call
+ *   glibc     malloc() + free() of private memory
+ * Patterns: loop (malloc, touch, free, --iters times: every user call a
+ * hit) and batch (malloc 256, then free them in the same order, --iters
+ * / 256 rounds: the thread cache runs empty and overflows, so its misses
+ * and spills are in the figure; slow/1k counts them). Each at 64 B and 1
+ * KiB, with 1 and 2 threads: each thread its own loop, pinned to its own
+ * CPU (CPUs of this process's affinity, in order), started together at a
+ * barrier after an untimed warm-up (which opens its user cache); a cell is
+ * the mean of its threads' ns per pair. The syscall path runs
+ * --syscall-iters pairs (it is about a thousand times slower). Every
+ * object is written once (one byte) so that no call is optimised away.
+ *
+ * Cross-side frees (ns per object freed, batches of 256 objects, rounds
+ * of: allocate a batch untimed, free it timed):
+ *   BPF's -> user   AA_OP_MALLOC_BULK (one aa__call run fills an arena
+ *                   array of 256 addresses), then 256 aa_heap__free()
+ *   user's -> user  the same frees of 256 aa_heap__malloc() objects: the
+ *                   reference
+ *   user's -> BPF   256 aa_heap__malloc(), then one AA_OP_FREE_BULK run
+ *                   over the arena array (the program run included)
+ *   BPF's -> BPF    the same bulk free of AA_OP_MALLOC_BULK objects: the
+ *                   reference
+ * Each round also times one empty phase, the timer's own cost, which comes
+ * off the round's timed phase. Next to each column, the slow paths its
+ * frees took per 1000 (spills of the cache the frees go to: the thread's
+ * user cache, or the CPU cache of the thread's CPU).
+ *
+ * Calibration: ns per op of a volatile add, a call and return, a locked
+ * cmpxchg with a release store (a cache's claim) and a glibc 64-B pair,
+ * which an emulator slows by different factors; --calibrate prints them
+ * alone, without a heap, so that they can be had where arenas are refused.
+ *
+ * Passes: every cell is measured --passes times (the three paths of a
+ * cell back to back in each pass, so a drift of a shared machine reaches
+ * each alike); a cell's figure is the median over the passes. cpu: the
+ * smallest share of its CPU a thread had (thread CPU time over wall time
+ * of its timed loop) in the row.
+ *
+ * Usage: aa_bench_user [--iters N] [--syscall-iters N] [--rounds N]
+ *                      [--calib-iters N] [--passes N] [--out FILE]
+ *          measure on this kernel, print its tables, append its rows to FILE
+ *        aa_bench_user --calibrate
+ *          the calibration line only (no heap)
+ *        aa_bench_user --table FILE
+ *          print the rows of FILE (several kernels: make bench-user)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include "arena_alloc.h"
+#include "where.h"
+
+#define MiB		(1ULL << 20)
+#define BATCH		256	/* objects per batch and per cross-side round */
+#define MAX_THREADS	2
+#define MAX_PASSES	15
+#define TARGET_RATIO	40	/* user pair <= 1/40 of the syscall pair */
+#define TARGET_NS	50	/* user pair <= 50 ns on hardware */
+
+static const __u64 sizes[] = { 64, 1024 };
+#define NR_SIZES	(sizeof(sizes) / sizeof(sizes[0]))
+
+enum path { PATH_USER, PATH_SYSCALL, PATH_GLIBC, NR_PATHS };
+enum side { SIDE_USER, SIDE_BPF };
+
+/* Cross-side columns: who allocates, who frees (the frees are timed). */
+static const struct { enum side alloc, free; } cross_cols[] = {
+	{ SIDE_BPF, SIDE_USER }, { SIDE_USER, SIDE_USER },
+	{ SIDE_USER, SIDE_BPF }, { SIDE_BPF, SIDE_BPF },
+};
+#define NR_CROSS	(sizeof(cross_cols) / sizeof(cross_cols[0]))
+
+/* One line of the TSV and of the tables: kind "calib" (ns[CAL_*]),
+ * "pairs" (pattern "loop" or "batch", ns[PATH_*]) or "cross" (ns[0 ..
+ * NR_CROSS)); pattern "-" but for pairs. */
+struct row {
+	char kind[8], pattern[8];
+	char kernel[sizeof(((struct utsname *)0)->release)];
+	__u64 size;
+	int threads;
+	double ns[4];		/* medians over the passes: NR_CALIB, NR_PATHS or
+				 * NR_CROSS of them */
+	double slow[4];		/* misses + spills of the cache the calls use, per
+				 * 1000 pairs (pairs: [0], the user path) or
+				 * per 1000 frees (cross: each column's) */
+	double share;		/* smallest CPU share of a thread */
+	__u64 errors;		/* calls that failed (none expected) */
+	char where[256];	/* where_str() of the run */
+};
+
+static struct opts {
+	__u64 iters, syscall_iters, rounds, calib_iters;
+	int passes;
+} opt = { .iters = 1000000, .syscall_iters = 16384, .rounds = 256, .calib_iters = 10000000,
+	  .passes = 3 };
+
+static struct aa_heap *heap;
+static int cpus[MAX_THREADS], ncpus;
+
+/* --- Timing and threads ------------------------------------------------- */
+
+static double clock_ns(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* What one thread measures; kind of work: a path and pattern, or a
+ * cross-side column. */
+struct work {
+	bool cross;
+	enum path path;
+	bool batch;
+	int col;		/* cross: index into cross_cols */
+	__u64 size;
+};
+
+struct thread {
+	const struct work *w;
+	pthread_barrier_t *bar;
+	pthread_t tid;
+	int cpu;		/* -1: not pinned */
+	double ns_per_op, share, slow;
+	__u64 errors;
+	int err;		/* setup failed: -errno */
+};
+
+static int pin_self(int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	return sched_setaffinity(0, sizeof(s), &s) ? -errno : 0;
+}
+
+/* --- The pairs ---------------------------------------------------------- */
+
+static __u64 one_malloc(enum path p, __u64 size)
+{
+	struct aa_op_args a = { .op = AA_OP_MALLOC, .size = size };
+
+	switch (p) {
+	case PATH_USER:
+		return aa_heap__malloc(heap, size);
+	case PATH_SYSCALL:
+		return aa_heap__call(heap, &a) ? 0 : a.ptr;
+	default:
+		return (__u64)(uintptr_t)malloc(size);
+	}
+}
+
+/* 0, or 1 for a failed free. */
+static int one_free(enum path p, __u64 ptr)
+{
+	struct aa_op_args a = { .op = AA_OP_FREE, .ptr = ptr };
+
+	switch (p) {
+	case PATH_USER:
+		return aa_heap__free(heap, ptr) != 0;
+	case PATH_SYSCALL:
+		return aa_heap__call(heap, &a) || a.ret;
+	default:
+		free((void *)(uintptr_t)ptr);
+		return 0;
+	}
+}
+
+/* n pairs of path p at size, in a loop or in batches of BATCH; failed
+ * calls counted in *errors. An arena address is this process's pointer
+ * too (aa_heap__malloc()), so every path writes through it alike. */
+static void pairs(enum path p, bool batch, __u64 size, __u64 n, __u64 *errors)
+{
+	__u64 ptr[BATCH], i, r;
+	int k;
+
+	if (!batch) {
+		for (i = 0; i < n; i++) {
+			ptr[0] = one_malloc(p, size);
+			if (!ptr[0]) {
+				(*errors)++;
+				continue;
+			}
+			*(volatile char *)(uintptr_t)ptr[0] = (char)i;
+			*errors += one_free(p, ptr[0]);
+		}
+		return;
+	}
+	for (r = 0; r < n / BATCH; r++) {
+		for (k = 0; k < BATCH; k++) {
+			ptr[k] = one_malloc(p, size);
+			if (ptr[k])
+				*(volatile char *)(uintptr_t)ptr[k] = (char)k;
+			else
+				(*errors)++;
+		}
+		for (k = 0; k < BATCH; k++)
+			if (ptr[k])
+				*errors += one_free(p, ptr[k]);
+	}
+}
+
+/* --- Calibration: how the emulator slows kinds of instructions ---------- */
+
+/* TCG does not slow every instruction alike, so a ratio of two userspace
+ * code paths carries over from a guest only as far as their mix of plain
+ * instructions, calls and locked instructions is alike. These probes
+ * measure each kind (ns per op), here and, with --calibrate, anywhere. */
+enum calib { CAL_PLAIN, CAL_CALL, CAL_CMPXCHG, CAL_GLIBC, NR_CALIB };
+
+static __attribute__((noinline)) __u64 calib_callee(__u64 x)
+{
+	__asm__ volatile("");
+	return x + 1;
+}
+
+static double calib_one(enum calib k, __u64 n)
+{
+	volatile __u64 word = 0;
+	__u32 busy = 0, old;
+	__u64 i, x = 0, errors = 0;
+	double t = clock_ns(CLOCK_MONOTONIC);
+
+	switch (k) {
+	case CAL_PLAIN:		/* a load, an add, a store */
+		for (i = 0; i < n; i++)
+			word = word + 1;
+		break;
+	case CAL_CALL:		/* a call and its return */
+		for (i = 0; i < n; i++) {
+			x = calib_callee(x);
+			__asm__ volatile("" : : "r"(x));
+		}
+		break;
+	case CAL_CMPXCHG:	/* a cache's claim and release (aa_hit.h) */
+		for (i = 0; i < n; i++) {
+			old = __sync_val_compare_and_swap(&busy, 0, 1);
+			__asm__ volatile("" : : "r"(old));
+			*(volatile __u32 *)&busy = 0;
+		}
+		break;
+	default:
+		n /= 10;
+		pairs(PATH_GLIBC, false, 64, n, &errors);
+		break;
+	}
+	return (clock_ns(CLOCK_MONOTONIC) - t) / n;
+}
+
+/* The probes, each the median of --passes runs of --calib-iters ops, on
+ * the first CPU of this process. */
+static void calibrate(struct row *w)
+{
+	double v[MAX_PASSES];
+	int k, pass;
+
+	if (ncpus)
+		pin_self(cpus[0]);
+	for (k = 0; k < NR_CALIB; k++) {
+		for (pass = 0; pass < opt.passes; pass++)
+			v[pass] = calib_one(k, opt.calib_iters);
+		w->ns[k] = median(v, opt.passes);
+	}
+}
+
+/* The calling thread's user cache, or NULL (none: the user path ran
+ * aa__call). Read over the mmap: only this thread writes its counters. */
+static const struct aa_cpu_cache *own_user_cache(void)
+{
+	const struct aa_root *r = aa_heap__root(heap);
+	const struct aa_cpu_cache *cc;
+	int i, tid = (int)syscall(SYS_gettid);
+
+	for (i = 0; i < AA_MAX_USER_CACHES; i++) {
+		if (!r->user.off[i])
+			continue;
+		cc = aa_heap__ptr(heap, r->arena_base + r->user.off[i]);
+		if (cc && (int)cc->owner_pid == getpid() && (int)cc->owner_tid == tid)
+			return cc;
+	}
+	return NULL;
+}
+
+/* CPU cpu's cache, or NULL. Read over the mmap: only programs on that
+ * CPU write its counters. */
+static const struct aa_cpu_cache *cpu_cache(int cpu)
+{
+	const struct aa_root *r = aa_heap__root(heap);
+
+	if (cpu < 0 || cpu >= (int)r->nr_cpus || !r->cpu_cache_off[cpu])
+		return NULL;
+	return aa_heap__ptr(heap, r->arena_base + r->cpu_cache_off[cpu]);
+}
+
+/* Misses + spills of class cls in cc: each one a slow path (in a user
+ * cache, an aa__user run). */
+static __u64 slow_calls(const struct aa_cpu_cache *cc, int cls)
+{
+	return cc ? cc->cls[cls].stats.misses + cc->cls[cls].stats.spills : 0;
+}
+
+/* --- Cross-side frees --------------------------------------------------- */
+
+/* Fill arr (an arena array of BATCH addresses) from side s: 0, or -1 when
+ * a call failed. */
+static int cross_alloc(enum side s, __u64 arr, __u64 size)
+{
+	__u64 *a = aa_heap__ptr(heap, arr);
+	struct aa_op_args o = { .op = AA_OP_MALLOC_BULK, .n = BATCH, .size = size, .ptr = arr };
+	int k;
+
+	if (s == SIDE_BPF)
+		return aa_heap__call(heap, &o) || o.ret != BATCH ? -1 : 0;
+	for (k = 0; k < BATCH; k++)
+		if (!(a[k] = aa_heap__malloc(heap, size)))
+			return -1;
+	return 0;
+}
+
+/* Free the BATCH objects of arr from side s: failed frees. */
+static __u64 cross_free(enum side s, __u64 arr)
+{
+	__u64 *a = aa_heap__ptr(heap, arr), bad = 0;
+	struct aa_op_args o = { .op = AA_OP_FREE_BULK, .n = BATCH, .ptr = arr };
+	int k;
+
+	if (s == SIDE_BPF)
+		return aa_heap__call(heap, &o) || o.ret != BATCH ? BATCH : 0;
+	for (k = 0; k < BATCH; k++)
+		bad += aa_heap__free(heap, a[k]) != 0;
+	return bad;
+}
+
+/* rounds rounds of column col: timed ns of the frees, the timer's cost
+ * of each round taken off; the slow paths the frees took in cc (the cache
+ * they go to) added to *slow. */
+static double cross_rounds(int col, __u64 arr, __u64 size, __u64 rounds,
+			   const struct aa_cpu_cache *cc, __u64 *slow, __u64 *errors)
+{
+	int cls = aa_size_class(size);
+	double ns = 0, t0, t1, t2;
+	__u64 r, s0;
+
+	for (r = 0; r < rounds; r++) {
+		if (cross_alloc(cross_cols[col].alloc, arr, size)) {
+			(*errors)++;
+			continue;
+		}
+		s0 = slow_calls(cc, cls);
+		t0 = clock_ns(CLOCK_MONOTONIC);
+		*errors += cross_free(cross_cols[col].free, arr);
+		t1 = clock_ns(CLOCK_MONOTONIC);
+		t2 = clock_ns(CLOCK_MONOTONIC);
+		*slow += slow_calls(cc, cls) - s0;
+		ns += (t1 - t0) - (t2 - t1);
+	}
+	return ns;
+}
+
+/* --- A measurement: 1 or 2 threads -------------------------------------- */
+
+static void *thread_main(void *arg)
+{
+	struct thread *t = arg;
+	const struct work *w = t->w;
+	__u64 n = w->path == PATH_SYSCALL ? opt.syscall_iters : opt.iters, arr = 0, s0 = 0, s1 = 0;
+	const struct aa_cpu_cache *cc = NULL;
+	int cls = aa_size_class(w->size);
+	double cpu, wall, ns = 0;	/* cross: the frees' time; pairs: wall */
+
+	if (t->cpu >= 0)
+		t->err = pin_self(t->cpu);
+	/* warm-up, untimed: opens this thread's user cache */
+	if (!t->err && w->cross) {
+		arr = aa_heap__malloc(heap, BATCH * sizeof(__u64));
+		if (!arr)
+			t->err = -errno;
+		else
+			cross_rounds(w->col, arr, w->size, 2, NULL, &s0, &t->errors);
+		cc = cross_cols[w->col].free == SIDE_USER ? own_user_cache() : cpu_cache(t->cpu);
+	} else if (!t->err) {
+		pairs(w->path, w->batch, w->size, w->batch ? 2 * BATCH : n / 100 + 1, &t->errors);
+		if (w->path == PATH_USER) {
+			cc = own_user_cache();
+			s0 = slow_calls(cc, cls);
+		}
+	}
+	t->errors = 0;
+	pthread_barrier_wait(t->bar);
+	if (t->err)
+		return NULL;
+	cpu = -clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	wall = -clock_ns(CLOCK_MONOTONIC);
+	if (w->cross) {
+		ns = cross_rounds(w->col, arr, w->size, opt.rounds, cc, &s1, &t->errors);
+		n = opt.rounds * BATCH;
+	} else {
+		pairs(w->path, w->batch, w->size, n, &t->errors);
+		if (w->batch)
+			n = n / BATCH * BATCH;
+	}
+	cpu += clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	wall += clock_ns(CLOCK_MONOTONIC);
+	t->ns_per_op = (w->cross ? ns : wall) / n;
+	t->share = wall > 0 ? cpu / wall : NAN;
+	if (w->cross)
+		t->slow = cc ? 1000.0 * s1 / n : NAN;
+	else
+		t->slow = w->path == PATH_USER ? 1000.0 * (slow_calls(cc, cls) - s0) / n : NAN;
+	if (w->path == PATH_USER && !w->cross && !cc)
+		t->err = -ENOENT;	/* aa_heap__malloc() ran aa__call: no user cache */
+	if (arr && aa_heap__free(heap, arr))
+		t->errors++;
+	return NULL;
+}
+
+/* Run w on nthreads threads; the mean of their ns per op into *ns, the
+ * smallest CPU share into *share, the mean slow/1k into *slow. 0, or
+ * -errno. */
+static int measure(const struct work *w, int nthreads, double *ns, double *share, double *slow,
+		   __u64 *errors)
+{
+	struct thread t[MAX_THREADS] = {};
+	pthread_barrier_t bar;
+	int i, err = 0;
+
+	pthread_barrier_init(&bar, NULL, nthreads);
+	for (i = 0; i < nthreads; i++) {
+		t[i].w = w;
+		t[i].bar = &bar;
+		t[i].cpu = ncpus >= nthreads ? cpus[i] : -1;
+		if (pthread_create(&t[i].tid, NULL, thread_main, &t[i])) {
+			fprintf(stderr, "user: pthread_create failed\n");
+			exit(1);	/* the others wait at the barrier */
+		}
+	}
+	*ns = *slow = 0;
+	*share = INFINITY;
+	for (i = 0; i < nthreads; i++) {
+		pthread_join(t[i].tid, NULL);
+		if (t[i].err && !err)
+			err = t[i].err;
+		*ns += t[i].ns_per_op / nthreads;
+		*slow += t[i].slow / nthreads;
+		*errors += t[i].errors;
+		if (t[i].share < *share)
+			*share = t[i].share;
+	}
+	pthread_barrier_destroy(&bar);
+	return err;
+}
+
+/* --- The run ------------------------------------------------------------ */
+
+static void row_init(struct row *w, const char *kind, const char *pattern, __u64 size,
+		     int threads, const char *kernel)
+{
+	int i;
+
+	memset(w, 0, sizeof(*w));
+	snprintf(w->kind, sizeof(w->kind), "%s", kind);
+	snprintf(w->pattern, sizeof(w->pattern), "%s", pattern);
+	snprintf(w->kernel, sizeof(w->kernel), "%s", kernel);
+	snprintf(w->where, sizeof(w->where), "%.255s", where_str());
+	w->size = size;
+	w->threads = threads;
+	w->share = INFINITY;
+	for (i = 0; i < 4; i++)
+		w->slow[i] = NAN;
+}
+
+/* Fill r: --passes passes over its ncols columns (column c: w with path
+ * or, cross, col c), then each column's median. 0, or -errno. */
+static int measure_row(struct row *r, struct work w, int ncols)
+{
+	double v[NR_CROSS][MAX_PASSES], sv[NR_CROSS][MAX_PASSES], ns, share, sl;
+	int pass, c, err;
+
+	for (pass = 0; pass < opt.passes; pass++)
+		for (c = 0; c < ncols; c++) {
+			if (w.cross)
+				w.col = c;
+			else
+				w.path = c;
+			err = measure(&w, r->threads, &ns, &share, &sl, &r->errors);
+			if (err)
+				return err;
+			v[c][pass] = ns;
+			sv[c][pass] = sl;
+			if (share < r->share)
+				r->share = share;
+		}
+	for (c = 0; c < ncols; c++) {
+		r->ns[c] = median(v[c], opt.passes);
+		r->slow[c] = median(sv[c], opt.passes);
+	}
+	return 0;
+}
+
+/* Measure every row: the calibration, pairs (pattern x size x threads)
+ * and cross (size x threads). rows must hold NR_ROWS. Returns rows
+ * filled, or -errno. */
+#define NR_ROWS		(1 + 3 * NR_SIZES * MAX_THREADS)
+static int measure_all(struct row *rows, const char *kernel, int max_threads)
+{
+	struct row warm;
+	int n = 0, batch, th, err;
+	unsigned int s;
+
+	row_init(&rows[n], "calib", "-", 0, 1, kernel);
+	calibrate(&rows[n++]);
+	/* one untimed pass of the first cell, so that no measured cell is
+	 * the process's first */
+	row_init(&warm, "pairs", "loop", sizes[0], 1, kernel);
+	err = measure_row(&warm, (struct work){ .size = sizes[0] }, NR_PATHS);
+	if (err)
+		return err;
+	for (batch = 0; batch < 2; batch++)
+		for (s = 0; s < NR_SIZES; s++)
+			for (th = 1; th <= max_threads; th++) {
+				row_init(&rows[n], "pairs", batch ? "batch" : "loop", sizes[s], th,
+					 kernel);
+				err = measure_row(&rows[n++], (struct work){ .batch = batch,
+					.size = sizes[s] }, NR_PATHS);
+				if (err)
+					return err;
+			}
+	for (s = 0; s < NR_SIZES; s++)
+		for (th = 1; th <= max_threads; th++) {
+			row_init(&rows[n], "cross", "-", sizes[s], th, kernel);
+			err = measure_row(&rows[n++], (struct work){ .cross = true, .size = sizes[s] },
+					  NR_CROSS);
+			if (err)
+				return err;
+		}
+	return n;
+}
+
+/* --- Printing ----------------------------------------------------------- */
+
+static void print_pairs_header(void)
+{
+	printf("%-22s %-5s %5s %3s | %9s %11s %9s | %12s %10s | %7s %4s\n", "kernel", "pat",
+	       "size", "thr", "user ns", "syscall ns", "glibc ns", "user/syscall", "user/glibc",
+	       "slow/1k", "cpu");
+}
+
+/* user/syscall as "1/N": the syscall pair costs N user pairs */
+static double syscall_over_user(const struct row *w)
+{
+	return w->ns[PATH_SYSCALL] / w->ns[PATH_USER];
+}
+
+static void print_pairs_row(const struct row *w)
+{
+	char ratio[32];
+
+	snprintf(ratio, sizeof(ratio), "1/%.0f", syscall_over_user(w));
+	printf("%-22s %-5s %5llu %3d | %9.1f %11.1f %9.1f | %12s %9.2fx | %7.2f %3.0f%%\n",
+	       w->kernel, w->pattern, (unsigned long long)w->size, w->threads,
+	       w->ns[PATH_USER], w->ns[PATH_SYSCALL], w->ns[PATH_GLIBC], ratio,
+	       w->ns[PATH_USER] / w->ns[PATH_GLIBC], w->slow[PATH_USER], 100 * w->share);
+}
+
+static void print_cross_header(void)
+{
+	printf("%-22s %-5s %5s %3s | %11s %11s %9s | %11s %11s %9s | %4s\n", "kernel", "", "size",
+	       "thr", "BPF's>user", "user's>user", "cross/own", "user's>BPF", "BPF's>BPF",
+	       "cross/own", "cpu");
+}
+
+/* A cross-side column: "ns (slow/1k)" */
+static const char *cross_cell(char *buf, size_t sz, const struct row *w, int c)
+{
+	snprintf(buf, sz, "%.1f (%.0f)", w->ns[c], w->slow[c]);
+	return buf;
+}
+
+static void print_cross_row(const struct row *w)
+{
+	char b[4][32];
+
+	printf("%-22s %-5s %5llu %3d | %11s %11s %8.2fx | %11s %11s %8.2fx | %3.0f%%\n",
+	       w->kernel, "", (unsigned long long)w->size, w->threads,
+	       cross_cell(b[0], sizeof(b[0]), w, 0), cross_cell(b[1], sizeof(b[1]), w, 1),
+	       w->ns[0] / w->ns[1], cross_cell(b[2], sizeof(b[2]), w, 2),
+	       cross_cell(b[3], sizeof(b[3]), w, 3), w->ns[2] / w->ns[3], 100 * w->share);
+}
+
+static void print_calib(const struct row *w)
+{
+	printf("calibration, ns per op: volatile add %.2f, call + return %.2f, lock cmpxchg +\n"
+	       "release store %.2f, glibc 64-B malloc + free %.2f\n", w->ns[CAL_PLAIN],
+	       w->ns[CAL_CALL], w->ns[CAL_CMPXCHG], w->ns[CAL_GLIBC]);
+}
+
+static const char *tcg_caution =
+	"caution (TCG): the emulator slows kinds of code by different factors (the calibration\n"
+	"line; `aa_bench_user --calibrate` prints it on any machine). Carry over to hardware:\n"
+	"slow/1k (counts), 1 against 2 threads of one path and pattern, the BPF side's\n"
+	"cross/own (JIT-ed BPF both). Do not: user/syscall (userspace C against a syscall\n"
+	"into the kernel and JIT-ed BPF), ratios across different slow/1k (hits against\n"
+	"aa__user runs: loop against batch, the user side's cross/own), user/glibc (userspace\n"
+	"C both, another mix of locked and plain instructions: a hint only). Absolute ns are\n"
+	"the emulator's.";
+
+static void print_targets(const struct row *rows, int n, const char *where)
+{
+	const struct row *worst = NULL, *slowest = NULL;
+	bool emulated;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const struct row *w = &rows[i];
+
+		if (strcmp(w->kind, "pairs") || strcmp(w->where, where))
+			continue;
+		if (!worst || syscall_over_user(w) < syscall_over_user(worst))
+			worst = w;
+		if (!slowest || w->ns[PATH_USER] > slowest->ns[PATH_USER])
+			slowest = w;
+	}
+	if (!worst)
+		return;
+	/* neither target carries over from an emulator: see tcg_caution */
+	emulated = strstr(where, "QEMU guest") && !strstr(where, "KVM");
+	printf("target: user pair <= 1/%d of the syscall pair: worst 1/%.0f (%s %llu B, %d thread%s): "
+	       "%s\n", TARGET_RATIO, syscall_over_user(worst), worst->pattern,
+	       (unsigned long long)worst->size, worst->threads, worst->threads > 1 ? "s" : "",
+	       emulated ? "not judged (emulated: see the caution)"
+	       : syscall_over_user(worst) >= TARGET_RATIO ? "met" : "missed");
+	printf("target: user pair <= %d ns on hardware: worst %.1f ns (%s %llu B, %d thread%s): %s\n",
+	       TARGET_NS, slowest->ns[PATH_USER], slowest->pattern,
+	       (unsigned long long)slowest->size, slowest->threads,
+	       slowest->threads > 1 ? "s" : "",
+	       emulated ? "not judged (emulated)"
+	       : slowest->ns[PATH_USER] <= TARGET_NS ? "met" : "missed");
+}
+
+/* The rows, one block per kernel (where it ran above it): the pairs, the
+ * cross-side frees, the targets. */
+static void print_rows(const struct row *rows, int n)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		const struct row *w = &rows[i];
+		bool new_where = !i || strcmp(w->where, rows[i - 1].where);
+
+		if (new_where) {
+			printf("%swhere: %s\n", i ? "\n" : "", w->where);
+			if (strstr(w->where, "TCG"))
+				printf("%s\n", tcg_caution);
+		}
+		if (!strcmp(w->kind, "calib")) {
+			print_calib(w);
+			continue;
+		}
+		if (new_where || strcmp(w->kind, rows[i - 1].kind)) {
+			if (!strcmp(w->kind, "pairs")) {
+				printf("\nPairs: ns per malloc + free pair (user: aa_heap__malloc/free; "
+				       "syscall: aa_heap__call\nAA_OP_MALLOC/AA_OP_FREE; glibc: "
+				       "malloc/free)\n");
+				print_pairs_header();
+			} else {
+				printf("\nCross-side frees: ns per object freed (slow/1k), batches "
+				       "of %d; A's>B: A allocated\n(untimed), B frees (timed)\n", BATCH);
+				print_cross_header();
+			}
+		}
+		if (!strcmp(w->kind, "pairs"))
+			print_pairs_row(w);
+		else
+			print_cross_row(w);
+		if (i == n - 1 || strcmp(w->where, rows[i + 1].where))
+			print_targets(rows, n, w->where);
+	}
+	for (j = 0; j < n; j++)
+		if (rows[j].errors)
+			printf("FAILED calls: %llu in %s %s %llu B, %d thread%s (%s)\n",
+			       (unsigned long long)rows[j].errors, rows[j].kind, rows[j].pattern,
+			       (unsigned long long)rows[j].size, rows[j].threads,
+			       rows[j].threads > 1 ? "s" : "", rows[j].kernel);
+	printf("  loop: malloc, write a byte, free, again; batch: %d mallocs, then their frees;\n"
+	       "  user/syscall as 1/N: the syscall pair costs N user pairs; slow/1k: misses +\n"
+	       "  spills per 1000 pairs (user path: of the thread's user cache, an aa__user run\n"
+	       "  each) or per 1000 frees (cross: of the cache the frees go to, the thread's or\n"
+	       "  its CPU's); cross/own: the free of the other side's objects over the free of\n"
+	       "  the freeing side's own; >BPF: one AA_OP_FREE_BULK run per batch, its syscall\n"
+	       "  included; cpu: the smallest share of its CPU a thread had; each figure the\n"
+	       "  median of the passes\n", BATCH);
+}
+
+/* --- TSV ----------------------------------------------------------------- */
+
+static int write_row(FILE *f, const struct row *w)
+{
+	int i;
+
+	fprintf(f, "%s\t%s\t%s\t%llu\t%d", w->kind, w->kernel, w->pattern,
+		(unsigned long long)w->size, w->threads);
+	for (i = 0; i < 4; i++)
+		fprintf(f, "\t%.3f", w->ns[i]);
+	for (i = 0; i < 4; i++)
+		fprintf(f, "\t%.3f", w->slow[i]);
+	return fprintf(f, "\t%.3f\t%llu\t%s\n", w->share, (unsigned long long)w->errors,
+		       w->where) < 0 ? -EIO : 0;
+}
+
+static int read_row(const char *line, struct row *w)
+{
+	memset(w, 0, sizeof(*w));
+	return sscanf(line, "%7[^\t]\t%64[^\t]\t%7[^\t]\t%llu\t%d\t%lf\t%lf\t%lf\t%lf"
+		      "\t%lf\t%lf\t%lf\t%lf\t%lf\t%llu\t%255[^\n]", w->kind, w->kernel, w->pattern,
+		      (unsigned long long *)&w->size, &w->threads, &w->ns[0], &w->ns[1], &w->ns[2],
+		      &w->ns[3], &w->slow[0], &w->slow[1], &w->slow[2], &w->slow[3], &w->share,
+		      (unsigned long long *)&w->errors, w->where) == 16 ? 0 : -EINVAL;
+}
+
+static int print_table(const char *path)
+{
+	struct row *rows = NULL, *more;
+	char line[1024];
+	FILE *f = fopen(path, "r");
+	int n = 0, bad = 0;
+
+	if (!f) {
+		fprintf(stderr, "user: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		more = realloc(rows, (n + 1) * sizeof(*rows));
+		if (!more) {
+			bad = 1;
+			break;
+		}
+		rows = more;
+		if (read_row(line, &rows[n])) {
+			fprintf(stderr, "user: %s: not a row: %s", path, line);
+			bad = 1;
+			break;
+		}
+		n++;
+	}
+	fclose(f);
+	if (!n && !bad)
+		fprintf(stderr, "user: %s has no rows\n", path);
+	if (n)
+		print_rows(rows, n);
+	free(rows);
+	return bad || !n;
+}
+
+/* --- main ---------------------------------------------------------------- */
+
+static void find_cpus(void)
+{
+	cpu_set_t set;
+	int c;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return;
+	for (c = 0; c < CPU_SETSIZE && ncpus < MAX_THREADS; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[ncpus++] = c;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "iters", required_argument, NULL, 'i' },
+		{ "syscall-iters", required_argument, NULL, 's' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "passes", required_argument, NULL, 'p' },
+		{ "calib-iters", required_argument, NULL, 'c' },
+		{ "calibrate", no_argument, NULL, 'C' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "table", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct row rows[NR_ROWS];
+	AA_OPTS(aa_heap_opts, ho, .init_bytes = 16 * MiB);
+	const char *out_path = NULL;
+	char probe[AA_PROBE_LINE_SZ];
+	struct utsname u;
+	FILE *out = NULL;
+	bool calib_only = false;
+	int c, n, err = 0;
+
+	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': opt.iters = strtoull(optarg, NULL, 0); break;
+		case 's': opt.syscall_iters = strtoull(optarg, NULL, 0); break;
+		case 'r': opt.rounds = strtoull(optarg, NULL, 0); break;
+		case 'p': opt.passes = atoi(optarg); break;
+		case 'c': opt.calib_iters = strtoull(optarg, NULL, 0); break;
+		case 'C': calib_only = true; break;
+		case 'o': out_path = optarg; break;
+		case 't': return print_table(optarg);
+		default:
+			fprintf(stderr, "usage: aa_bench_user [--iters N] [--syscall-iters N] "
+				"[--rounds N] [--calib-iters N] [--passes N] [--out FILE] | "
+				"--calibrate | --table FILE\n");
+			return 2;
+		}
+	}
+	if (opt.iters < BATCH || opt.syscall_iters < BATCH || !opt.rounds ||
+	    opt.calib_iters < 10 || opt.passes < 1 || opt.passes > MAX_PASSES) {
+		fprintf(stderr, "user: --iters and --syscall-iters must be >= %d, --rounds >= 1, "
+			"--calib-iters >= 10, --passes in 1 .. %d\n", BATCH, MAX_PASSES);
+		return 2;
+	}
+	find_cpus();
+	if (calib_only) {	/* no heap: runs where arenas are refused too */
+		calibrate(&rows[0]);
+		printf("where: %s\n", where_str());
+		print_calib(&rows[0]);
+		return 0;
+	}
+	if (aa_probe_arena(probe, sizeof(probe))) {
+		fprintf(stderr, "user: %s\n", probe);
+		return 1;
+	}
+	heap = aa_heap__open(&ho);
+	if (!heap) {
+		fprintf(stderr, "user: aa_heap__open: %s\n", strerror(errno));
+		return 1;
+	}
+	if (out_path && !(out = fopen(out_path, "a"))) {
+		fprintf(stderr, "user: %s: %s\n", out_path, strerror(errno));
+		aa_heap__destroy(heap);
+		return 1;
+	}
+	uname(&u);
+	printf("Userspace calls: aa_heap__malloc/free against the syscall path and glibc, "
+	       "%llu pairs\n(syscall path %llu) per thread and cell, frees across the sides in "
+	       "%llu rounds of %d,\n%d passes; threads pinned to CPUs", (unsigned long long)opt.iters,
+	       (unsigned long long)opt.syscall_iters, (unsigned long long)opt.rounds, BATCH,
+	       opt.passes);
+	for (c = 0; c < ncpus; c++)
+		printf("%s%d", c ? ", " : " ", cpus[c]);
+	printf("\n\n");
+	n = measure_all(rows, u.release, ncpus >= 2 ? 2 : 1);
+	if (n < 0) {
+		err = n;
+		fprintf(stderr, "\nuser: %s\n", err == -ENOENT ? "aa_heap__malloc() found no user "
+			"cache (aa__user missing?): not the path measured here" : strerror(-err));
+		n = 0;
+	}
+	for (c = 0; out && c < n && !err; c++)
+		err = write_row(out, &rows[c]);
+	if (out)
+		fclose(out);
+	if (n)
+		print_rows(rows, n);
+	aa_heap__destroy(heap);
+	for (c = 0; c < n; c++)
+		if (rows[c].errors)
+			err = -EIO;
+	return err || !n ? 1 : 0;
+}
