@@ -127,10 +127,10 @@ endef
 # bpf_map_skeleton has a `link` (a struct_ops map's); with an older libbpf
 # the line that sets it goes ("'struct bpf_map_skeleton' has no member
 # named 'link'"), and the loader attaches struct_ops maps itself
-# (bpf_map__attach_struct_ops()).
-LIBBPF_VERSION := $(shell pkg-config --modversion libbpf 2>/dev/null)
-SKEL_FIXUP := $(if $(filter 0.% 1.0.% 1.1.% 1.2.% 1.3.% 1.4.%,$(LIBBPF_VERSION)),\
-	sed '/^[[:space:]]*map->link = /d',cat)
+# (bpf_map__attach_struct_ops()). Decided when the recipe runs: on a fresh
+# machine libbpf-dev arrives with $(DEPS_STAMP), after make read this file.
+SKEL_FIXUP = case "$$(pkg-config --modversion libbpf 2>/dev/null)" in \
+	0.*|1.[0-4].*) sed '/^[[:space:]]*map->link = /d';; *) cat;; esac <
 
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(LIB_BPF_HDRS) | $(OUTPUT)/bpf
 	$(bpf_cc)
