@@ -67,6 +67,10 @@ if [ "$refresh" = 0 ] && dir=$(cached_dir); then
 	echo "$dir"; exit 0
 fi
 
+# What fetching needs (the 6.x kernels' apt source, depmod of kmod): the
+# same packages as vmtest.sh's, installed once by install-deps.sh.
+bash "$(dirname "$0")/install-deps.sh" --vmtest >&2
+
 # 7.x: Debian 13's backports, through a private apt configuration (sources,
 # lists and package cache under $cache/apt-<suite>); 6.x: the machine's.
 APT=()
