@@ -88,6 +88,11 @@ static __always_inline __u32 cache_count(struct aa_cpu_cache __arena *cc, __u32 
  * central free list (marked cached under the heap lock). Returns how many objects
  * arrived (0: heap empty or locked), or -ENOMEM: none, and the heap is
  * empty where aa_self_grows() (the front door grows it: AA_DRY).
+ * A caller on a task's stack, which may wait for the heap lock for
+ * AA_WAIT_TASK_NS, leaves the transfer cache's last batch to those that
+ * may not (hard IRQ, NMI: AA_WAIT_IRQ_NS): a task that empties the
+ * transfer cache is often the one holding the heap lock next, and an IRQ
+ * on another CPU would find both out of reach.
  * REQUIRES: cc claimed and cc->cls[cls].count == 0. */
 static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 cls)
 {
@@ -96,7 +101,7 @@ static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 c
 	__u64 dst = (__u64)&cc->cls[c].objs[0];
 	int got;
 
-	got = aa__transfer_cache_remove_batch(c, dst, batch);
+	got = aa__transfer_cache_remove_batch(c, dst, batch, aa_on_task_stack() ? batch : 0);
 	if (got <= 0)
 		got = aa_heap_alloc_bulk(dst, batch, c, 1);
 	if (got > 0)

@@ -717,7 +717,7 @@ int aa__cpu_cache_drain(__u32 cpu);
 
 /* transfer_cache.bpf.c: tier 2 (REQUIRES: caller holds a CPU cache claim,
  * but for drain) */
-int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n);
+int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n, __u32 keep);
 int aa__transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n);
 __u64 aa__transfer_cache_pop(__u32 cls);
 int aa__transfer_cache_push(__u32 cls, __u64 ptr);

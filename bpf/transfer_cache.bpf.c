@@ -8,7 +8,9 @@
  * From below: nothing: when empty, the CPU cache refills from the central
  *             free list itself; when full, it spills to the heap.
  * To above:   aa__transfer_cache_remove_batch / _insert_batch: all of a
- *             batch or nothing (try operations: 0 means "go below");
+ *             batch or nothing (try operations: 0 means "go below"); a
+ *             remove may leave a reserve behind (cpu_cache.bpf.c's refill
+ *             keeps the last batch for callers that cannot wait);
  *             aa__transfer_cache_pop / _push: one object, for callers whose
  *             CPU cache is claimed by someone else.
  * Locking:    tc->lock per class (the lock rules: internal.h's model).
@@ -70,19 +72,23 @@ static __always_inline void copy_objs(__u64 __arena *dst, __u64 __arena *src, __
 		dst[i] = src[i];
 }
 
-/* Take exactly n objects into dst[0 .. n). Returns n, or 0 when the
- * transfer cache has fewer or is locked (counted). */
-int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n)
+/* Take exactly n objects into dst[0 .. n), leaving at least keep behind
+ * (less where the capacity has no room for both: a reserve never stops
+ * every batch). Returns n, or 0 when the transfer cache has fewer than
+ * n + keep or is locked (counted). */
+int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n, __u32 keep)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
-	__u32 count;
+	__u32 count, cap = tc_cap(cls);
 
 	if (cls >= AA_NR_CLASSES || n == 0 || n > AA_CPU_CACHE_MAX)
 		return 0;
+	if (keep > cap - n || n > cap)
+		keep = n < cap ? cap - n : 0;
 	if (!tc_lock(tc))
 		return 0;
 	count = tc->count;
-	if (count < n || count > AA_TRANSFER_MAX) {
+	if (count < n + keep || count > AA_TRANSFER_MAX) {
 		tc->from_buddy++;
 		aa_lock_release(&tc->lock);
 		return 0;
