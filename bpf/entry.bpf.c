@@ -3,7 +3,6 @@
  * entry.bpf.c - SEC("syscall") programs userspace runs with
  * bpf_prog_test_run_opts(): init, grow, trim, teardown, check, and single
  * or batched allocator calls (used by the loader, the CLI and the tests),
- *
  * and aa__user, the slow paths of userspace threads' caches.
  *
  * These are sleepable: only they may reach the page kfuncs (arena.bpf.c).
