@@ -65,11 +65,16 @@ static __always_inline __u32 cache_cap(struct aa_cpu_cache __arena *cc, __u32 c)
 	return cap > AA_CPU_CACHE_MAX ? AA_CPU_CACHE_MAX : cap;
 }
 
-/* Objects to move per refill or spill of class c: tun.batch, in
- * [1, AA_CPU_CACHE_MAX / 2], so that a refill into an empty class fits. */
-static __always_inline __u32 cache_batch(__u32 c)
+/* Objects to move per refill or spill of class c of cache cc: tun.batch,
+ * or for a user cache half its capacity (its slow path is a syscall, a
+ * CPU cache's a call: the fewer the better), in [1, AA_CPU_CACHE_MAX / 2],
+ * so that a refill into an empty class fits. */
+static __always_inline __u32 cache_batch(struct aa_cpu_cache __arena *cc, __u32 c)
 {
 	__u32 batch = aa__root.tun.batch[aa_cls_idx(c)];
+
+	if (cc->cpu & AA_USER_CACHE)
+		batch = cache_cap(cc, c) / 2;
 
 	if (batch == 0)
 		return 1;
@@ -97,7 +102,7 @@ static __always_inline __u32 cache_count(struct aa_cpu_cache __arena *cc, __u32 
 static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 cls)
 {
 	__u32 c = aa_cls_idx(cls);
-	__u32 batch = cache_batch(c);
+	__u32 batch = cache_batch(cc, c);
 	__u64 dst = (__u64)&cc->cls[c].objs[0];
 	int got;
 
@@ -118,7 +123,7 @@ static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 c
 static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 cls, __u32 n)
 {
 	__u32 c = aa_cls_idx(cls);
-	__u32 batch = cache_batch(c);
+	__u32 batch = cache_batch(cc, c);
 	__u64 src;
 	int moved;
 
