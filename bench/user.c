@@ -72,42 +72,15 @@
 #include "arena_alloc.h"
 #include "where.h"
 
-#define MiB		(1ULL << 20)
-#define BATCH		256	/* objects per batch and per cross-side round */
-#define MAX_THREADS	2
-#define MAX_PASSES	15
-#define TARGET_RATIO	40	/* user pair <= 1/40 of the syscall pair */
-#define TARGET_NS	50	/* user pair <= 50 ns on hardware */
+#include "user.h"
 
 static const __u64 sizes[] = { 64, 1024 };
 #define NR_SIZES	(sizeof(sizes) / sizeof(sizes[0]))
 
-enum path { PATH_USER, PATH_SYSCALL, PATH_GLIBC, NR_PATHS };
-enum side { SIDE_USER, SIDE_BPF };
-
 /* Cross-side columns: who allocates, who frees (the frees are timed). */
-static const struct { enum side alloc, free; } cross_cols[] = {
+static const struct { enum side alloc, free; } cross_cols[NR_CROSS] = {
 	{ SIDE_BPF, SIDE_USER }, { SIDE_USER, SIDE_USER },
 	{ SIDE_USER, SIDE_BPF }, { SIDE_BPF, SIDE_BPF },
-};
-#define NR_CROSS	(sizeof(cross_cols) / sizeof(cross_cols[0]))
-
-/* One line of the TSV and of the tables: kind "calib" (ns[CAL_*]),
- * "pairs" (pattern "loop" or "batch", ns[PATH_*]) or "cross" (ns[0 ..
- * NR_CROSS)); pattern "-" but for pairs. */
-struct row {
-	char kind[8], pattern[8];
-	char kernel[sizeof(((struct utsname *)0)->release)];
-	__u64 size;
-	int threads;
-	double ns[4];		/* medians over the passes: NR_CALIB, NR_PATHS or
-				 * NR_CROSS of them */
-	double slow[4];		/* misses + spills of the cache the calls use, per
-				 * 1000 pairs (pairs: [0], the user path) or
-				 * per 1000 frees (cross: each column's) */
-	double share;		/* smallest CPU share of a thread */
-	__u64 errors;		/* calls that failed (none expected) */
-	char where[256];	/* where_str() of the run */
 };
 
 static struct opts {
@@ -136,7 +109,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
+double median(double *v, int n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -243,7 +216,7 @@ static void pairs(enum path p, bool batch, __u64 size, __u64 n, __u64 *errors)
  * code paths carries over from a guest only as far as their mix of plain
  * instructions, calls and locked instructions is alike. These probes
  * measure each kind (ns per op), here and, with --calibrate, anywhere. */
-enum calib { CAL_PLAIN, CAL_CALL, CAL_CMPXCHG, CAL_GLIBC, NR_CALIB };
+/* enum calib (CAL_*): user.h */
 
 static __attribute__((noinline)) __u64 calib_callee(__u64 x)
 {
@@ -571,221 +544,6 @@ static int measure_all(struct row *rows, const char *kernel, int max_threads)
 				return err;
 		}
 	return n;
-}
-
-/* --- Printing ----------------------------------------------------------- */
-
-static void print_pairs_header(void)
-{
-	printf("%-22s %-5s %5s %3s | %9s %11s %9s | %12s %10s | %7s %4s\n", "kernel", "pat",
-	       "size", "thr", "user ns", "syscall ns", "glibc ns", "user/syscall", "user/glibc",
-	       "slow/1k", "cpu");
-}
-
-/* user/syscall as "1/N": the syscall pair costs N user pairs */
-static double syscall_over_user(const struct row *w)
-{
-	return w->ns[PATH_SYSCALL] / w->ns[PATH_USER];
-}
-
-static void print_pairs_row(const struct row *w)
-{
-	char ratio[32];
-
-	snprintf(ratio, sizeof(ratio), "1/%.0f", syscall_over_user(w));
-	printf("%-22s %-5s %5llu %3d | %9.1f %11.1f %9.1f | %12s %9.2fx | %7.2f %3.0f%%\n",
-	       w->kernel, w->pattern, (unsigned long long)w->size, w->threads,
-	       w->ns[PATH_USER], w->ns[PATH_SYSCALL], w->ns[PATH_GLIBC], ratio,
-	       w->ns[PATH_USER] / w->ns[PATH_GLIBC], w->slow[PATH_USER], 100 * w->share);
-}
-
-static void print_cross_header(void)
-{
-	printf("%-22s %-5s %5s %3s | %11s %11s %9s | %11s %11s %9s | %4s\n", "kernel", "", "size",
-	       "thr", "BPF's>user", "user's>user", "cross/own", "user's>BPF", "BPF's>BPF",
-	       "cross/own", "cpu");
-}
-
-/* A cross-side column: "ns (slow/1k)" */
-static const char *cross_cell(char *buf, size_t sz, const struct row *w, int c)
-{
-	snprintf(buf, sz, "%.1f (%.0f)", w->ns[c], w->slow[c]);
-	return buf;
-}
-
-static void print_cross_row(const struct row *w)
-{
-	char b[4][32];
-
-	printf("%-22s %-5s %5llu %3d | %11s %11s %8.2fx | %11s %11s %8.2fx | %3.0f%%\n",
-	       w->kernel, "", (unsigned long long)w->size, w->threads,
-	       cross_cell(b[0], sizeof(b[0]), w, 0), cross_cell(b[1], sizeof(b[1]), w, 1),
-	       w->ns[0] / w->ns[1], cross_cell(b[2], sizeof(b[2]), w, 2),
-	       cross_cell(b[3], sizeof(b[3]), w, 3), w->ns[2] / w->ns[3], 100 * w->share);
-}
-
-static void print_calib(const struct row *w)
-{
-	printf("calibration, ns per op: volatile add %.2f, call + return %.2f, lock cmpxchg +\n"
-	       "release store %.2f, glibc 64-B malloc + free %.2f\n", w->ns[CAL_PLAIN],
-	       w->ns[CAL_CALL], w->ns[CAL_CMPXCHG], w->ns[CAL_GLIBC]);
-}
-
-static const char *tcg_caution =
-	"caution (TCG): the emulator slows kinds of code by different factors (the calibration\n"
-	"line; `aa_bench_user --calibrate` prints it on any machine). Carry over to hardware:\n"
-	"slow/1k (counts), 1 against 2 threads of one path and pattern, the BPF side's\n"
-	"cross/own (JIT-ed BPF both). Do not: user/syscall (userspace C against a syscall\n"
-	"into the kernel and JIT-ed BPF), ratios across different slow/1k (hits against\n"
-	"aa__user runs: loop against batch, the user side's cross/own), user/glibc (userspace\n"
-	"C both, another mix of locked and plain instructions: a hint only). Absolute ns are\n"
-	"the emulator's.";
-
-static void print_targets(const struct row *rows, int n, const char *where)
-{
-	const struct row *worst = NULL, *slowest = NULL;
-	bool emulated;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		const struct row *w = &rows[i];
-
-		if (strcmp(w->kind, "pairs") || strcmp(w->where, where))
-			continue;
-		if (!worst || syscall_over_user(w) < syscall_over_user(worst))
-			worst = w;
-		if (!slowest || w->ns[PATH_USER] > slowest->ns[PATH_USER])
-			slowest = w;
-	}
-	if (!worst)
-		return;
-	/* neither target carries over from an emulator: see tcg_caution */
-	emulated = strstr(where, "QEMU guest") && !strstr(where, "KVM");
-	printf("target: user pair <= 1/%d of the syscall pair: worst 1/%.0f (%s %llu B, %d thread%s): "
-	       "%s\n", TARGET_RATIO, syscall_over_user(worst), worst->pattern,
-	       (unsigned long long)worst->size, worst->threads, worst->threads > 1 ? "s" : "",
-	       emulated ? "not judged (emulated: see the caution)"
-	       : syscall_over_user(worst) >= TARGET_RATIO ? "met" : "missed");
-	printf("target: user pair <= %d ns on hardware: worst %.1f ns (%s %llu B, %d thread%s): %s\n",
-	       TARGET_NS, slowest->ns[PATH_USER], slowest->pattern,
-	       (unsigned long long)slowest->size, slowest->threads,
-	       slowest->threads > 1 ? "s" : "",
-	       emulated ? "not judged (emulated)"
-	       : slowest->ns[PATH_USER] <= TARGET_NS ? "met" : "missed");
-}
-
-/* The rows, one block per kernel (where it ran above it): the pairs, the
- * cross-side frees, the targets. */
-static void print_rows(const struct row *rows, int n)
-{
-	int i, j;
-
-	for (i = 0; i < n; i++) {
-		const struct row *w = &rows[i];
-		bool new_where = !i || strcmp(w->where, rows[i - 1].where);
-
-		if (new_where) {
-			printf("%swhere: %s\n", i ? "\n" : "", w->where);
-			if (strstr(w->where, "TCG"))
-				printf("%s\n", tcg_caution);
-		}
-		if (!strcmp(w->kind, "calib")) {
-			print_calib(w);
-			continue;
-		}
-		if (new_where || strcmp(w->kind, rows[i - 1].kind)) {
-			if (!strcmp(w->kind, "pairs")) {
-				printf("\nPairs: ns per malloc + free pair (user: aa_heap__malloc/free; "
-				       "syscall: aa_heap__call\nAA_OP_MALLOC/AA_OP_FREE; glibc: "
-				       "malloc/free)\n");
-				print_pairs_header();
-			} else {
-				printf("\nCross-side frees: ns per object freed (slow/1k), batches "
-				       "of %d; A's>B: A allocated\n(untimed), B frees (timed)\n", BATCH);
-				print_cross_header();
-			}
-		}
-		if (!strcmp(w->kind, "pairs"))
-			print_pairs_row(w);
-		else
-			print_cross_row(w);
-		if (i == n - 1 || strcmp(w->where, rows[i + 1].where))
-			print_targets(rows, n, w->where);
-	}
-	for (j = 0; j < n; j++)
-		if (rows[j].errors)
-			printf("FAILED calls: %llu in %s %s %llu B, %d thread%s (%s)\n",
-			       (unsigned long long)rows[j].errors, rows[j].kind, rows[j].pattern,
-			       (unsigned long long)rows[j].size, rows[j].threads,
-			       rows[j].threads > 1 ? "s" : "", rows[j].kernel);
-	printf("  loop: malloc, write a byte, free, again; batch: %d mallocs, then their frees;\n"
-	       "  user/syscall as 1/N: the syscall pair costs N user pairs; slow/1k: misses +\n"
-	       "  spills per 1000 pairs (user path: of the thread's user cache, an aa__user run\n"
-	       "  each) or per 1000 frees (cross: of the cache the frees go to, the thread's or\n"
-	       "  its CPU's); cross/own: the free of the other side's objects over the free of\n"
-	       "  the freeing side's own; >BPF: one AA_OP_FREE_BULK run per batch, its syscall\n"
-	       "  included; cpu: the smallest share of its CPU a thread had; each figure the\n"
-	       "  median of the passes\n", BATCH);
-}
-
-/* --- TSV ----------------------------------------------------------------- */
-
-static int write_row(FILE *f, const struct row *w)
-{
-	int i;
-
-	fprintf(f, "%s\t%s\t%s\t%llu\t%d", w->kind, w->kernel, w->pattern,
-		(unsigned long long)w->size, w->threads);
-	for (i = 0; i < 4; i++)
-		fprintf(f, "\t%.3f", w->ns[i]);
-	for (i = 0; i < 4; i++)
-		fprintf(f, "\t%.3f", w->slow[i]);
-	return fprintf(f, "\t%.3f\t%llu\t%s\n", w->share, (unsigned long long)w->errors,
-		       w->where) < 0 ? -EIO : 0;
-}
-
-static int read_row(const char *line, struct row *w)
-{
-	memset(w, 0, sizeof(*w));
-	return sscanf(line, "%7[^\t]\t%64[^\t]\t%7[^\t]\t%llu\t%d\t%lf\t%lf\t%lf\t%lf"
-		      "\t%lf\t%lf\t%lf\t%lf\t%lf\t%llu\t%255[^\n]", w->kind, w->kernel, w->pattern,
-		      (unsigned long long *)&w->size, &w->threads, &w->ns[0], &w->ns[1], &w->ns[2],
-		      &w->ns[3], &w->slow[0], &w->slow[1], &w->slow[2], &w->slow[3], &w->share,
-		      (unsigned long long *)&w->errors, w->where) == 16 ? 0 : -EINVAL;
-}
-
-static int print_table(const char *path)
-{
-	struct row *rows = NULL, *more;
-	char line[1024];
-	FILE *f = fopen(path, "r");
-	int n = 0, bad = 0;
-
-	if (!f) {
-		fprintf(stderr, "user: %s: %s\n", path, strerror(errno));
-		return 1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		more = realloc(rows, (n + 1) * sizeof(*rows));
-		if (!more) {
-			bad = 1;
-			break;
-		}
-		rows = more;
-		if (read_row(line, &rows[n])) {
-			fprintf(stderr, "user: %s: not a row: %s", path, line);
-			bad = 1;
-			break;
-		}
-		n++;
-	}
-	fclose(f);
-	if (!n && !bad)
-		fprintf(stderr, "user: %s has no rows\n", path);
-	if (n)
-		print_rows(rows, n);
-	free(rows);
-	return bad || !n;
 }
 
 /* --- main ---------------------------------------------------------------- */

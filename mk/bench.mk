@@ -24,7 +24,7 @@ $(eval $(call bpf_prog,$(OUTPUT)/bench/bench,bench/bpf/bench.bpf.c,bench/bench.h
 
 # The harness, split by role (bench/main.c lists the files).
 BENCH_SRCS := $(filter-out bench/jit_dump.c bench/memory.c bench/burst.c bench/storage.c \
-	bench/user.c,$(wildcard bench/*.c))
+	bench/user.c bench/user_table.c,$(wildcard bench/*.c))
 BENCH_OBJS := $(patsubst bench/%.c,$(OUTPUT)/bench/%.o,$(BENCH_SRCS))
 
 $(BENCH_OBJS): $(OUTPUT)/bench/%.o: bench/%.c bench/harness.h bench/bench.h bench/where.h $(wildcard include/*.h) $(OUTPUT)/bench/bench.skel.h | $(DEPS_STAMP)
@@ -192,9 +192,10 @@ BENCH_USER_KERNELS ?= 6.12 7.3
 BENCH_USER_ARGS ?=
 BENCH_USER_OUT := $(OUTPUT)/bench/user.tsv
 
-$(BENCH_USER): bench/user.c bench/where.h $(LIB_A) $(wildcard include/*.h) | $(OUTPUT)/bench $(DEPS_STAMP)
+$(BENCH_USER): bench/user.c bench/user_table.c bench/user.h bench/where.h $(LIB_A) $(wildcard include/*.h) | $(OUTPUT)/bench $(DEPS_STAMP)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_A) $(LIBBPF_LIBS) -lelf -lz -lm -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) bench/user.c bench/user_table.c $(LIB_A) $(LIBBPF_LIBS) \
+		-lelf -lz -lm -lpthread -o $@
 
 $(eval $(call bench_kernels,user,$(BENCH_USER),$(BENCH_USER_KERNELS),$(BENCH_USER_OUT),\
 	Userspace calls,$(BENCH_USER_ARGS)))
