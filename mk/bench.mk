@@ -20,7 +20,7 @@ BENCH_SVG ?= docs/bench-latency.svg
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
-$(eval $(call bpf_prog,$(OUTPUT)/bench/bench,bench/bpf/bench.bpf.c,bench/bench.h))
+$(eval $(call bpf_prog,$(OUTPUT)/bench/bench,bench/bpf/bench.bpf.c,bench/bench.h bench/bpf/htab.bpf.c))
 
 # The harness, split by role (bench/main.c lists the files).
 BENCH_SRCS := $(filter-out bench/jit_dump.c bench/memory.c bench/burst.c bench/storage.c \
