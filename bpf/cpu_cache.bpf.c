@@ -75,7 +75,6 @@ static __always_inline __u32 cache_batch(struct aa_cpu_cache __arena *cc, __u32 
 
 	if (cc->cpu & AA_USER_CACHE)
 		batch = cache_cap(cc, c) / 2;
-
 	if (batch == 0)
 		return 1;
 	return batch > AA_CPU_CACHE_MAX / 2 ? AA_CPU_CACHE_MAX / 2 : batch;

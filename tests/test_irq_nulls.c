@@ -113,7 +113,8 @@ static void why_nulls(const char *what)
 		    (unsigned long long)refills, (unsigned long long)fails,
 		    (unsigned long long)past_tc, (unsigned long long)tc_fails,
 		    (unsigned long long)r->stats.err[AA_ERR_BUSY],
-		    (unsigned long long)r->stats.err[AA_ERR_NESTED], (unsigned long long)r->stats.self_grows);
+		    (unsigned long long)r->stats.err[AA_ERR_NESTED],
+		    (unsigned long long)r->stats.self_grows);
 }
 
 static void run(__u32 flags, const char *what, bool strict)
@@ -174,9 +175,9 @@ static void run(__u32 flags, const char *what, bool strict)
 		    (unsigned long long)held[IN_HELD_SHORT], IN_LONG_NS / 1000,
 		    (unsigned long long)held[IN_HELD_LONG], (unsigned long long)held[IN_HELD_STALL],
 		    IN_STALL_NS / 1000, (unsigned long long)skel->bss->in_held_max / 1000);
-	/* under TCG a vCPU may not run for milliseconds (the host's
-	 * scheduler tick), lock held or not: NULLs behind such a hold are
-	 * the emulator's, and left out there; on a CPU every NULL counts */
+	/* under TCG a vCPU may not run for milliseconds (descheduled by the
+	 * host, say), lock held or not: NULLs behind such a hold are the
+	 * emulator's, and left out there; on a CPU every NULL counts */
 	if (tcg())
 		nulls -= held[IN_HELD_STALL];
 	if (!strict && tcg())	/* the same outcome on every run: skipped */

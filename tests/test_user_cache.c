@@ -130,6 +130,7 @@ Test(user_cache, a_thread_allocates_from_its_own_cache)
 	cr_assert_eq(cc->cpu, AA_USER_CACHE | idx);
 	cr_assert_eq(cc->cls[c].stats.allocs, 100);
 	cr_assert_geq(cc->cls[c].stats.refills, 1);
+	cr_assert_geq(cc->cls[c].cap, 2);
 	cr_assert_leq(cc->cls[c].stats.refills, 100 / (cc->cls[c].cap / 2) + 1,
 		      "%llu refills for 100 allocations: a syscall per miss only, each moving "
 		      "half the cache's capacity (%u)", (unsigned long long)cc->cls[c].stats.refills,
