@@ -74,6 +74,12 @@
 
 #include "user.h"
 
+#define MiB		(1ULL << 20)
+#define MAX_THREADS	2
+#define MAX_PASSES	15
+
+enum side { SIDE_USER, SIDE_BPF };
+
 static const __u64 sizes[] = { 64, 1024 };
 #define NR_SIZES	(sizeof(sizes) / sizeof(sizes[0]))
 
@@ -109,7 +115,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-double median(double *v, int n)
+static double median(double *v, int n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;

@@ -8,15 +8,11 @@
 #include <sys/utsname.h>
 #include <linux/types.h>
 
-#define MiB		(1ULL << 20)
 #define BATCH		256	/* objects per batch and per cross-side round */
-#define MAX_THREADS	2
-#define MAX_PASSES	15
 #define TARGET_RATIO	40	/* user pair <= 1/40 of the syscall pair */
 #define TARGET_NS	50	/* user pair <= 50 ns on hardware */
 
 enum path { PATH_USER, PATH_SYSCALL, PATH_GLIBC, NR_PATHS };
-enum side { SIDE_USER, SIDE_BPF };
 
 #define NR_CROSS	4	/* cross-side columns (user.c's cross_cols[]) */
 
@@ -40,9 +36,6 @@ struct row {
 
 /* Calibration probes (user.c): ns per op of each kind. */
 enum calib { CAL_PLAIN, CAL_CALL, CAL_CMPXCHG, CAL_GLIBC, NR_CALIB };
-
-/* user.c */
-double median(double *v, int n);
 
 /* user_table.c */
 void print_calib(const struct row *w);
