@@ -655,7 +655,10 @@ static int teardown_locked(void)
 	clear_order_maps();
 	for (k = 0; k < AA_NR_ORDERS; k++)
 		aa__root.stats.free_blocks[k] = 0;
+	/* the parked frees go with every other block: completed, for the
+	 * counters (frees_unparked <= frees_parked, heap.bpf.c) */
 	aa__root.parked = AA_NIL;
+	aa__root.stats.frees_unparked = READ_ONCE_ARENA(aa__root.stats.frees_parked);
 	init_classes();		/* unpublished above: empty central lists */
 	aa__root.stats.nr_chunks = 0;
 	aa__root.stats.large_chunks = 0;

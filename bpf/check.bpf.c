@@ -20,7 +20,8 @@
  * maps must say whether its lists are empty; the list lengths must add up
  * to stats.free_blocks[]. Then every central list: each span's first entry
  * must name its class, its free objects must carry span marks and number
- * objs - used. Finally the page invariant of buddy.bpf.c must hold.
+ * objs - used. Finally the page invariant of buddy.bpf.c must hold, and
+ * the parked list its counters' bound (check_parked_locked(), heap.bpf.c).
  * One chunk or one class per hold of the heap lock (a waiter in IRQ
  * context waits for one at most); the totals are compared only if no one
  * else held the lock in between (lock_gen), which is so at rest.
@@ -177,6 +178,8 @@ int aa__buddy_check(void)
 		if (!ret && free_pages + aa__root.stats.span_pages + aa__root.stats.run_pages != heap_pages)
 			ret = 10;
 	}
+	if (!ret && aa_heap_ready())
+		ret = check_parked_locked();
 	aa_unlock();
 	return ret;
 }

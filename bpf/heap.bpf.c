@@ -276,22 +276,34 @@ struct aa_parked {
 
 typedef struct aa_parked __arena aa_parked_t;
 
+/*
+ * The counters bound the list at every instant (aa_shared.h, struct
+ * aa_stats): blocks are counted in frees_parked before the push that makes
+ * them visible and in frees_unparked after the pop that takes them, so
+ *   frees_unparked <= frees_parked, and
+ *   blocks on the list <= frees_parked - frees_unparked
+ * (less only while a push is under way); every block on the list carries a
+ * transit mark (FREED, or CACHED from a transfer cache's drain).
+ * check_parked_locked() checks both. The list is the heap's only while it
+ * is published: before the first init aa__root.parked is 0, not AA_NIL,
+ * and teardown drops the list with every page.
+ */
+
 /* Push the chain first .. last (arena offsets, linked through
- * aa_parked.next; n blocks, counted in frees_parked) on the parked list.
- * Lock-free, any context. */
+ * aa_parked.next; n blocks) on the parked list. Lock-free, any context. */
 static __always_inline void park_chain(__u32 first, __u32 last, __u32 n)
 {
 	aa_parked_t *tail = aa_addr(last);
 
+	__sync_fetch_and_add(&aa__root.stats.frees_parked, n);	/* before: see above */
 	aa_stack_push(&aa__root.parked, first, &tail->next);
-	__sync_fetch_and_add(&aa__root.stats.frees_parked, n);
 }
 
 /* Complete up to max parked frees. The heap lock holder is the only one who
  * pops, so the head it read cannot be popped and pushed again meanwhile
  * (no ABA); a failed cmpxchg means a push came in: read again.
- * REQUIRES: heap lock held. Inlined into aa__heap_unpark(), its only
- * caller. */
+ * REQUIRES: heap lock held, heap published (aa__heap_unpark() checks it
+ * under the lock). Inlined into aa__heap_unpark(), its only caller. */
 static __always_inline __u32 unpark_locked(__u32 max)
 {
 	__u32 head, next, done = AA_ZERO;
@@ -315,15 +327,51 @@ static __always_inline __u32 unpark_locked(__u32 max)
 	return done;
 }
 
-/* After a lock hold of the heap's operations below: if frees are parked,
- * complete a batch (aa__heap_unpark(): one more lock round trip, only
- * while something is parked). Called by their inline wrappers, in their
- * callers' frames (internal.h, call frames), so that unpark_locked() is
- * verified once, in aa__heap_unpark(). */
+/* After a call of the heap's operations below, whatever it returned: if
+ * frees are parked, complete a batch (aa__heap_unpark(): one more lock
+ * round trip, only while something is parked; it completes nothing in a
+ * heap that is not published, whose head may read 0 before the first
+ * init: a round trip for each allocation refused before init). Called by
+ * their inline wrappers, in their callers' frames (internal.h, call
+ * frames), so that unpark_locked() is verified once, in
+ * aa__heap_unpark(). Verifier: the head only, no readiness test here: one
+ * more live value costs aa_malloc_bulk_u64() a stack slot, and callers
+ * four frames deep past the 512-byte stack. */
 static __always_inline void heap_settle(void)
 {
 	if (READ_ONCE_ARENA(aa__root.parked) != AA_NIL)
 		aa__heap_unpark();
+}
+
+/* The parked list against the rules above: 0, or a checker code (check.bpf.c
+ * numbers them). Walks at most AA_CHECK_PARKED blocks (a bounded hold);
+ * frees_parked is read after each block, so that a push counted after the
+ * walk began is not taken for an uncounted block.
+ * REQUIRES: heap lock held, heap published. */
+#define AA_CHECK_PARKED	256
+
+static int check_parked_locked(void)
+{
+	__u64 unparked = aa__root.stats.frees_unparked, seen = AA_ZERO, w;
+	__u32 off = READ_ONCE_ARENA(aa__root.parked);
+	aa_parked_t *p;
+
+	if (unparked > READ_ONCE_ARENA(aa__root.stats.frees_parked))
+		return 20;	/* a block completed that was never parked */
+	aa_repeat(AA_CHECK_PARKED) {
+		if (off == AA_NIL)
+			break;
+		if (off >= aa__root.arena_size || (off & (AA_MIN_SIZE - 1)))
+			return 21;
+		p = aa_addr(off);
+		w = p->mark;
+		if (w != aa_custody((__u64)p, AA_TAG_FREED) && w != aa_custody((__u64)p, AA_TAG_CACHED))
+			return 21;	/* a parked block that is not in transit */
+		if (++seen > READ_ONCE_ARENA(aa__root.stats.frees_parked) - unparked)
+			return 22;	/* more blocks than parked: parked twice, or a cycle */
+		off = p->next;
+	}
+	return 0;
 }
 
 /* --- Global entry points --------------------------------------------------
@@ -693,8 +741,8 @@ static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u
 	return got;
 }
 
-/* Complete a batch of parked frees. Returns how many (0: none left), or
- * -errno if the lock could not be taken. */
+/* Complete a batch of parked frees. Returns how many (0: none left, or the
+ * heap is not published), or -errno if the lock could not be taken. */
 int aa__heap_unpark(void)
 {
 	int err = aa_lock();
@@ -702,7 +750,7 @@ int aa__heap_unpark(void)
 
 	if (err)
 		return aa_errno(-err);
-	n = unpark_locked(AA_HOLD_OBJS);
+	n = aa_heap_ready() ? unpark_locked(AA_HOLD_OBJS) : 0;
 	aa_unlock();
 	return n;
 }

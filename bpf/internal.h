@@ -124,8 +124,11 @@
  *  - Parked frees (aa__root.parked): a free whose lock is unavailable pushes
  *    its claimed block on this lock-free stack (cmpxchg push, any context);
  *    only the heap lock holder pops, so there is one consumer and no ABA.
- *    Every heap lock holder completes up to AA_HOLD_OBJS of them (after
- *    its unlock: aa__heap_unpark()); drain completes all.
+ *    After each heap operation, a caller completes up to AA_HOLD_OBJS of
+ *    them (aa__heap_unpark(), its own lock hold), in a published heap only
+ *    (before the first init the head is 0, not AA_NIL); drain completes
+ *    all. Counted before the push and after the pop, so that
+ *    frees_unparked <= frees_parked at every instant (heap.bpf.c).
  *  - Limbo (deferred free, AA_F_DEFER; defer.bpf.c has the epochs): a
  *    deferred object stays allocated for every tier (word 0 the user's),
  *    with its bit set in its chunk's pending bitmap and a node on

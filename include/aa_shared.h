@@ -354,6 +354,10 @@ enum aa_error {
  *                    - limbo_bytes
  *      nr_allocs - nr_frees == live_allocs (until a teardown drops live
  *                    objects: they count as freed in neither)
+ *    and at every instant (aa_heap__check() checks it, bpf/heap.bpf.c):
+ *      frees_unparked <= frees_parked
+ *      parked_objs = frees_parked - frees_unparked >= blocks on the
+ *                    parked list (more only while a push is under way)
  *    Each deferred free allocates one limbo node (through the CPU cache)
  *    and the reclaim frees it: those calls are the library's, hence the
  *    defer terms. A quarantined object was freed by its program: it counts
@@ -384,8 +388,11 @@ struct aa_stats {
 	__u64 lock_misses;	/* acquisitions given up whose caller recovered
 				 * (another tier, a parked free) */
 	__u64 frees_parked;	/* blocks parked: a free without the heap lock,
-				 * or a transfer-cache drain */
-	__u64 frees_unparked;	/* parked frees completed */
+				 * or a transfer-cache drain (counted before
+				 * they are pushed) */
+	__u64 frees_unparked;	/* parked blocks completed (counted after they
+				 * are popped; teardown sets it to
+				 * frees_parked): always <= frees_parked */
 	__u64 no_cache;		/* calls on a CPU without a CPU cache */
 	__u64 refill_events_lost; /* refill events the ring had no room for
 				 * (nobody reading it); need_refill was

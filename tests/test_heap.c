@@ -587,6 +587,46 @@ Test(heap, checker_finds_broken_free_lists)
 	t_check(h);
 }
 
+/* The parked list against its counters (bpf/heap.bpf.c): more completed
+ * than parked, a listed block that is not in transit, a block listed twice
+ * (here: a cycle). The list is written through the mmap, as anyone who
+ * maps the arena can; no allocator call runs meanwhile (it would complete
+ * the blocks). */
+Test(heap, checker_finds_a_broken_parked_list)
+{
+	struct aa_root *r = (struct aa_root *)aa_heap__root(h);
+	__u64 p = t_malloc(h, 64), q = t_malloc(h, 64), *w;
+	__u32 off = q - r->arena_base;
+
+	cr_assert(p && q);
+	cr_assert_eq(r->parked, AA_NIL);
+	cr_assert_eq(t_free(h, q), 0);	/* q: free in its span */
+	t_check(h);
+
+	r->stats.frees_unparked = r->stats.frees_parked + 1;
+	cr_assert_eq(aa_heap__check(h), 20, "more parked frees completed than parked");
+	r->stats.frees_unparked = r->stats.frees_parked;
+
+	r->stats.frees_parked++;	/* one block counted, as a free parks it */
+	r->parked = off;
+	cr_assert_eq(aa_heap__check(h), 21, "a parked block with a span mark");
+
+	w = aa_heap__ptr(h, p);	/* p: live, given the FREED mark, linked to itself */
+	off = p - r->arena_base;
+	w[0] = r->cache_key ^ p ^ 1;	/* AA_TAG_FREED */
+	((__u32 *)w)[2] = off;		/* struct aa_parked: mark, next */
+	r->parked = off;
+	cr_assert_eq(aa_heap__check(h), 22, "one block counted, the list never ends");
+	((__u32 *)w)[2] = AA_NIL;
+	t_check(h);	/* the same block once: what a parked free is */
+
+	r->parked = AA_NIL;
+	r->stats.frees_parked--;
+	w[0] = 0;
+	cr_assert_eq(t_free(h, p), 0);
+	t_check(h);
+}
+
 /* --- bounds ------------------------------------------------------------- */
 
 Test(heap, bulk_calls_refuse_more_than_the_maximum)

@@ -75,7 +75,10 @@ int underflow(struct __sk_buff *skb)
 	victim = (__u64)hi;
 	victim2 = (__u64)lo;
 	asked = req_size;
-	hi[-1] = 0x42;		/* the bug: one byte before the object */
+	/* the bug: one byte before the object, changed whatever it held (a
+	 * constant would equal the trailer's top byte, which follows the
+	 * address, in 1 run of 256) */
+	hi[-1] ^= 0x42;
 	ret_free = aa_free(hi);
 	ret_free2 = aa_free(lo);
 	return 0;
