@@ -184,6 +184,16 @@ static __always_inline bool __aa_cache_push(struct aa_cpu_cache __arena *cc, __u
 	if (n >= k->cap || n >= AA_CPU_CACHE_MAX)
 		return false;
 	k->objs[n] = ptr;
+	/* objs[n] before count, for the compiler too: a thread killed between
+	 * the two stores leaves a cache that does not count ptr (marked, in
+	 * no tier: lost, never owned twice), never one that counts a slot
+	 * not yet written (a stale pointer, which a reap would hand to a
+	 * tier). Program order is all a reap of a dead thread needs, on any
+	 * CPU: a kill stops the thread at an instruction boundary, and the
+	 * kernel makes its earlier stores visible before anyone can learn of
+	 * the death. Live readers wait for the claim, whose release orders
+	 * both stores. */
+	__aa_barrier();
 	k->count = n + 1;
 	k->stats.frees++;
 	return true;
