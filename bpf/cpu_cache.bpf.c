@@ -275,10 +275,51 @@ static __always_inline int aa_cpu_cache_free(__u64 ptr)
 	return __aa_cache_free(this_cpu_cache(), ptr, c);
 }
 
+/* --- Custody on the way out ------------------------------------------------
+ * A user cache is arena memory that its thread writes over the mmap, and
+ * the thread can die at any instruction: its slots are checked before a
+ * tier takes them. A hit writes objs[n] before count (aa_hit.h), so a
+ * cache is whole wherever its thread died, and a slot below count that
+ * holds no object of the cache's (a write through the mmap, a stale
+ * pointer) is an error: the park path of aa_heap_return_bulk() and the
+ * transfer caches would take it without a look, and write its next word.
+ */
+
+/* Check the objects arr[0 .. n) of a cache's class cls: each must be an
+ * object of class cls carrying a transit mark (FREED from a free, CACHED
+ * from a refill). One that does not is counted as corrupt and its slot
+ * zeroed (the heap's rounds skip zero slots): it stays out of every
+ * tier, never freed. Returns how many passed. Global: verified once.
+ * REQUIRES: the cache claimed; n <= AA_CPU_CACHE_MAX. */
+int aa__cpu_cache_vet(__u64 arr, __u32 n, __u32 cls)
+{
+	__u64 __arena *objs = (__u64 __arena *)arr;
+	__u32 off = 0, pmw = 0;
+	int i, kept = AA_ZERO;
+	__u64 p, w;
+
+	if (n > AA_CPU_CACHE_MAX)
+		return 0;
+	aa_for(i, 0, n) {
+		p = objs[i & (AA_CPU_CACHE_MAX - 1)];
+		if (lookup(p, &off, &pmw) == (int)cls) {
+			w = *(volatile __u64 __arena *)p;
+			if (w == aa_custody(p, AA_TAG_FREED) || w == aa_custody(p, AA_TAG_CACHED)) {
+				kept++;
+				continue;
+			}
+		}
+		objs[i & (AA_CPU_CACHE_MAX - 1)] = 0;
+		aa_fail(AA_ERR_CORRUPT);
+	}
+	return kept;
+}
+
 /* --- Drain ------------------------------------------------------------------ */
 
-/* Return every object of cc, which the caller claimed, to the heap.
- * Returns the number of objects. */
+/* Return every object of cc, which the caller claimed, to the heap; a
+ * slot that holds no object of the cache's is counted and left out
+ * (aa__cpu_cache_vet()). Returns the number of objects returned. */
 static __always_inline int cache_empty(struct aa_cpu_cache __arena *cc)
 {
 	__u32 n;
@@ -288,6 +329,10 @@ static __always_inline int cache_empty(struct aa_cpu_cache __arena *cc)
 		n = cc->cls[c].count;
 		if (!n || n > AA_CPU_CACHE_MAX)
 			continue;
+		if (aa__cpu_cache_vet((__u64)&cc->cls[c].objs[0], n, c) <= 0) {
+			cc->cls[c].count = 0;
+			continue;
+		}
 		moved = aa_heap_return_bulk((__u64)&cc->cls[c].objs[0], n);
 		if (moved <= 0)
 			continue;

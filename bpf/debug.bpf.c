@@ -328,14 +328,16 @@ __u64 aa__debug_quarantine(__u64 addr, __u32 cls)
 }
 
 /* Release every object in quarantine to the heap (drain). Returns how
- * many. */
+ * many. Every slot, not only those below tun.quarantine: the tunable is
+ * read where used, and slots above a lowered value keep their objects
+ * (nothing takes them out but this). */
 int aa__debug_flush(void)
 {
-	__u32 cap = quarantine_cap(), n = AA_ZERO;
+	__u32 n = AA_ZERO;
 	__u64 e;
 	int i;
 
-	aa_for(i, 0, cap) {
+	aa_for(i, 0, AA_QUARANTINE_MAX) {
 		e = __sync_lock_test_and_set(&aa__root.debug.quarantine[i & (AA_QUARANTINE_MAX - 1)], 0);
 		if (!e)
 			continue;

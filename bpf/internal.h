@@ -717,6 +717,7 @@ static int user_close(struct aa_user_args *a, bool reap);
  * static inline; the slow halves are declared in arena_alloc_fast.bpf.h) */
 __u64 aa__cpu_cache_alloc_slow(__u32 cls, __u64 size);
 int aa__cpu_cache_drain(__u32 cpu);
+int aa__cpu_cache_vet(__u64 arr, __u32 n, __u32 cls);
 
 /* transfer_cache.bpf.c: tier 2 (REQUIRES: caller holds a CPU cache claim,
  * but for drain) */

@@ -41,6 +41,16 @@
 #endif
 #define __aa_barrier()		asm volatile("" ::: "memory")
 
+/* The ordering primitives below. Built with -DAA_ORDERING_CHECK (GCC, the
+ * ordering check: scripts/ordering-check.py) each stays out of line under
+ * its own name, so that the assembly shows what it is made of and every
+ * place the hit path calls it. */
+#if defined(AA_ORDERING_CHECK) && !defined(__BPF__)
+#define __aa_ordering		static __attribute__((noipa, used))
+#else
+#define __aa_ordering		static __always_inline
+#endif
+
 /* x86 is TSO: a plain store after a compiler barrier is a release, and
  * loads are never reordered. BPF learns the target from
  * -D__TARGET_ARCH_<arch> (arena_alloc_fast.bpf.h warns without one). */
@@ -72,13 +82,25 @@ static const __u64 aa_class_hot[AA_NR_CLASSES] = {
 _Static_assert(sizeof(((struct aa_chunk_meta *)0)->pm) <= AA_PAGE_SIZE, "pm[] in one page");
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "AA_SLOT_WORD: state is the low half");
 
-/* Release store of a 32-bit arena word: every access before it is visible
- * to whoever sees the new value. BPF has no store-release before 6.15: on
- * TSO a plain store after a compiler barrier is one; elsewhere an
- * exchange, which BPF (and the C builtin) orders fully. */
-static __always_inline void __aa_store_release(__u32 __arena *p, __u32 v)
+/* Release store of a 32-bit arena word: every load and store before it
+ * is visible to whoever sees the new value (and reads it with an acquire:
+ * the claims below).
+ *  - userspace: a C11 release store (x86: a plain store, which TSO makes
+ *    a release; arm64: stlr). Not __sync_lock_test_and_set(), which GCC
+ *    documents as an acquire barrier only: aarch64 GCC makes it swpa, or
+ *    ldxr/stxr followed by `dmb ish`, and either lets the count and objs[]
+ *    stores of a hit become visible after the release.
+ *  - BPF on TSO: a plain store after a compiler barrier.
+ *  - BPF elsewhere: BPF has no store-release before 6.15 and clang-19
+ *    cannot build __atomic_*() for BPF; an exchange, which the kernel's
+ *    JITs make fully ordered (BPF_XCHG: arm64 swpal, or ldxr/stlxr + dmb
+ *    ish; the BPF memory model orders fetching atomics fully).
+ * scripts/ordering-check.py checks the userspace build for arm64. */
+__aa_ordering void __aa_store_release(__u32 __arena *p, __u32 v)
 {
-#if __AA_TSO
+#ifndef __BPF__
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+#elif __AA_TSO
 	__aa_barrier();
 	*(volatile __u32 __arena *)p = v;
 #else
@@ -105,7 +127,7 @@ static __always_inline __u64 __aa_load_after(const struct aa_fast *f, __aa_word6
  * expected value as it is, clang turns the comparison into the
  * instruction's success flag, which the BPF backend materialises through
  * the stack, on the critical path after the locked instruction. */
-static __always_inline __u64 __aa_cmpxchg64(__aa_word64 __arena *p, __u64 old, __u64 new)
+__aa_ordering __u64 __aa_cmpxchg64(__aa_word64 __arena *p, __u64 old, __u64 new)
 {
 	__u64 was = __sync_val_compare_and_swap(p, old, new);
 
@@ -121,7 +143,7 @@ static __always_inline __u64 __aa_cmpxchg64(__aa_word64 __arena *p, __u64 old, _
 
 /* Claim cc as `who`. A full barrier: what the last holder wrote before its
  * release is visible to us. */
-static __always_inline bool __aa_cache_claim(struct aa_cpu_cache __arena *cc, __u32 who)
+__aa_ordering bool __aa_cache_claim(struct aa_cpu_cache __arena *cc, __u32 who)
 {
 	__u32 old = __sync_val_compare_and_swap(&cc->busy, AA_CC_FREE, who);
 
@@ -162,6 +184,16 @@ static __always_inline bool __aa_cache_push(struct aa_cpu_cache __arena *cc, __u
 	if (n >= k->cap || n >= AA_CPU_CACHE_MAX)
 		return false;
 	k->objs[n] = ptr;
+	/* objs[n] before count, for the compiler too: a thread killed between
+	 * the two stores leaves a cache that does not count ptr (marked, in
+	 * no tier: lost, never owned twice), never one that counts a slot
+	 * not yet written (a stale pointer, which a reap would hand to a
+	 * tier). Program order is all a reap of a dead thread needs, on any
+	 * CPU: a kill stops the thread at an instruction boundary, and the
+	 * kernel makes its earlier stores visible before anyone can learn of
+	 * the death. Live readers wait for the claim, whose release orders
+	 * both stores. */
+	__aa_barrier();
 	k->count = n + 1;
 	k->stats.frees++;
 	return true;

@@ -172,9 +172,7 @@ struct __attribute__((aligned(8))) aa_slot {
 /* Counters of one size class in one CPU cache (64 bytes: one line of its
  * struct aa_cpu_class). Written by the cache's claim holder; `nested` by
  * callers that found it claimed (atomic add). Hits (allocs served without
- * a refill) are not counted: hits = allocs + failures - misses, less the
- * misses that only the transfer cache's last objects served (those count
- * in aa_stats.tc_allocs). */
+ * a refill) are not counted: aa_class_hits() derives them. */
 struct aa_cpu_class_stats {
 	__u64 allocs;		/* allocations served by this CPU for the class */
 	__u64 frees;		/* frees taken by this CPU's cache */
@@ -312,6 +310,32 @@ static inline bool aa_below_watermark(__u64 nr_chunks, __u64 bytes_in_use, __u64
 	__u64 mapped = nr_chunks << AA_CHUNK_SHIFT;
 
 	return mapped < bytes_in_use || mapped - bytes_in_use < low_watermark;
+}
+
+/* Counters derived from others, as every reader prints them (the stats
+ * commands, aa_heap__print_caches()), exact where they can be and clamped
+ * where they cannot: counters are read one by one while programs run, and
+ * anything that maps the arena can write them, so a difference is never
+ * printed as a negative number read as a __u64 (~1.8e19).
+ * aa_sub_clamp(): a - b, or 0 where b is larger; for differences whose
+ * true value cannot be negative (objects in use: out of the spans less
+ * cached; bytes lost to rounding: allocs * size less requested; a rate
+ * over a counter that went back, as at a re-init). */
+static inline __u64 aa_sub_clamp(__u64 a, __u64 b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* Hits of a cache's class (struct aa_cpu_class_stats): allocs + failures
+ * - misses is the hits less the misses that something past the cache
+ * served (the transfer cache's last objects, or the fallback through the
+ * front door when the heap was empty), which no counter keeps: a lower
+ * bound, exact when there were none, clamped to [0, allocs]. */
+static inline __u64 aa_class_hits(__u64 allocs, __u64 failures, __u64 misses)
+{
+	__u64 hits = aa_sub_clamp(allocs + failures, misses);
+
+	return hits < allocs ? hits : allocs;
 }
 
 /* Error codes: returned negated by BPF functions, counted in aa_stats.err. */

@@ -33,7 +33,50 @@ $(OUTPUT)/headers/so_check: tests/headers/user_alone.c $(LIB_SO) | $(OUTPUT)/hea
 	$(Q)LD_LIBRARY_PATH=$(OUTPUT) $@ 2>/dev/null || \
 		{ echo "so-check: $@ did not run against $(SONAME)" >&2; exit 1; }
 
-# --- test: the header checks, the suite, the short fuzz run ------------------
+# --- ordering-check: the userspace hit path's barriers, on arm64 --------------
+# The hit path of include/aa_hit.h and user/user_cache.c, cross-compiled for
+# aarch64 (weakly ordered) with -DAA_ORDERING_CHECK, which keeps each
+# ordering primitive out of line under its own name; scripts/ordering-check.py
+# then checks that the release is a store-release, the claims acquire, and
+# that the hit path calls them. Three code generations: GCC's default
+# (libgcc's outline atomics, -moutline-atomics), inline LL/SC and inline
+# LSE. aarch64-linux-gnu-gcc: scripts/install-deps.sh.
+.PHONY: ordering-check
+ORDER_CC ?= aarch64-linux-gnu-gcc
+ORDER_DIR := $(OUTPUT)/ordering
+ORDER_VARIANTS := outline llsc lse
+ORDER_FLAGS_outline :=
+ORDER_FLAGS_llsc := -mno-outline-atomics
+ORDER_FLAGS_lse := -mno-outline-atomics -march=armv8.1-a
+ORDER_CFLAGS := -O2 -S -DAA_ORDERING_CHECK -Wall -Werror -Wno-unused-function -Iinclude -Iuser
+ORDER_HDRS := include/aa_hit.h include/aa_shared.h include/aa_size_classes.h user/internal.h
+ORDER_CALLS_hit_path := --calls aa_oc_hit_alloc:__aa_cache_claim \
+	--calls aa_oc_hit_alloc:__aa_store_release --calls aa_oc_hit_free:__aa_cache_claim \
+	--calls aa_oc_hit_free:__aa_store_release --calls aa_oc_cache_release:__aa_store_release \
+	--calls aa_oc_claim_object:__aa_cmpxchg64
+ORDER_CALLS_user_cache := --calls aa_heap__malloc:__aa_cache_claim \
+	--calls aa_heap__malloc:__aa_store_release --calls aa_heap__free:__aa_cache_claim \
+	--calls aa_heap__free:__aa_store_release --calls aa_heap__free:__aa_cmpxchg64
+ORDER_ASM := $(foreach v,$(ORDER_VARIANTS),$(ORDER_DIR)/$(v)/hit_path.s $(ORDER_DIR)/$(v)/user_cache.s)
+
+ordering-check: $(ORDER_ASM) scripts/ordering-check.py
+	$(call msg,ORDER,$(ORDER_DIR))
+	$(Q)python3 scripts/ordering-check.py $(foreach v,$(ORDER_VARIANTS), \
+		$(ORDER_DIR)/$(v)/hit_path.s $(ORDER_CALLS_hit_path) \
+		$(ORDER_DIR)/$(v)/user_cache.s $(ORDER_CALLS_user_cache)) $(if $(Q),>/dev/null)
+
+define order_asm
+$(ORDER_DIR)/$(1)/%.s: $(2)/%.c $(ORDER_HDRS) | $(DEPS_STAMP)
+	$$(call msg,CC-A64,$$@,$(1))
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)command -v $$(ORDER_CC) >/dev/null || \
+		{ echo "ordering-check: no $$(ORDER_CC): run scripts/install-deps.sh" >&2; exit 1; }
+	$$(Q)$$(ORDER_CC) $$(ORDER_CFLAGS) $$(ORDER_FLAGS_$(1)) $$< -o $$@
+endef
+$(foreach v,$(ORDER_VARIANTS),$(eval $(call order_asm,$(v),tests/ordering)))
+$(foreach v,$(ORDER_VARIANTS),$(eval $(call order_asm,$(v),user)))
+
+# --- test: the header checks, the ordering check, the suite, the short fuzz run ------------------
 # Criterion runs each test in its own process; -j2 matches this machine.
 # Where the host refuses arena maps the suite runs in the guest
 # (RUN_BPF), after the tests that need no arena ran here (HOST_TESTS: the
@@ -43,7 +86,7 @@ $(OUTPUT)/headers/so_check: tests/headers/user_alone.c $(LIB_SO) | $(OUTPUT)/hea
 # fails make test.
 TEST_ARGS ?= -j2
 HOST_TESTS := @(probe|size_classes)/*
-test: $(TEST_BIN) header-check fuzz-build
+test: $(TEST_BIN) header-check ordering-check fuzz-build
 	$(Q)where=$$($(RUN_BPF) --name 'the test suite' --where) && \
 	if [ "$$where" = guest ]; then \
 		printf '  %-8s %s\n' TEST "$(TEST_BIN) --filter '$(HOST_TESTS)' (host)"; \

@@ -15,7 +15,7 @@ set -euo pipefail
 # libclang-rt-19-dev: libFuzzer and the sanitizer runtimes of clang-19
 # (tests/fuzz/, `make fuzz`; `make test` runs the short fuzz run).
 BOOKWORM_PKGS=(clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev libcriterion-dev libjansson-dev
-	pkg-config make gcc g++)
+	pkg-config make gcc g++ gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 BACKPORTS_PKGS=(libbpf-dev bpftool)
 # Only needed for `make vmtest`; installed with --vmtest. The 6.12 kernel that
 # scripts/get-kernel.sh fetches also comes from bookworm-backports.

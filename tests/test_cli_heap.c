@@ -174,6 +174,77 @@ Test(cli_heap, load_grow_work_stats_check_drain_trim_unload)
 	cr_assert_neq(stat(pin, &st), 0, "unload left %s", pin);
 }
 
+/* A number that went below zero, printed as a __u64: 2^64 - n. */
+#define WRAPPED		"1844674407"
+
+/* Counters that programs and the mmap can make disagree: misses served
+ * past the cache (by the fallback: more misses than allocs + failures),
+ * more objects cached than out of the spans, more bytes requested than
+ * the allocations hold. Every derived column stays in range, in stats
+ * --json and its table and in aa_heap__print_caches(). */
+Test(cli_heap, derived_counters_stay_in_range)
+{
+	static char out[1 << 16];
+	struct aa_cpu_cache *cc = NULL, *u;
+	struct aa_cpu_class_stats saved;
+	int i, c = aa_size_class(64);
+	json_t *j, *rows, *row;
+	size_t k, len, seen = 0;
+	struct aa_root *r;
+	struct aa_heap *h;
+	__u64 p, objs_out;
+	char *buf;
+	FILE *f;
+
+	cr_assert_eq(run(out, sizeof(out), true, "load --arena-mb 16 --init 2M"), 0, "%s", out);
+	h = aa_heap__open_pinned(pin);
+	cr_assert_not_null(h, "aa_heap__open_pinned: %s", strerror(errno));
+	cr_assert_neq(p = aa_heap__malloc(h, 64), 0);
+	r = (struct aa_root *)aa_heap__root(h);
+	for (i = 0; i < AA_MAX_USER_CACHES && !cc; i++) {
+		if (!r->user.off[i])
+			continue;
+		u = aa_heap__ptr(h, r->arena_base + r->user.off[i]);
+		if ((int)u->owner_pid == getpid())
+			cc = u;
+	}
+	cr_assert_not_null(cc, "this thread opened no user cache");
+	cr_assert_gt(cc->cls[c].count, 0, "the refill left objects in the cache");
+	saved = cc->cls[c].stats;
+	objs_out = r->central[c].objs_out;
+	cc->cls[c].stats.misses = saved.allocs + saved.failures + 3;
+	cc->cls[c].stats.req_bytes = saved.allocs * 64 + 100;
+	r->central[c].objs_out = 0;
+
+	j = run_json("stats");
+	rows = json_object_get(j, "user_caches");
+	cr_assert(json_is_array(rows));
+	json_array_foreach(rows, k, row) {
+		if (jint(row, "owner_pid") != getpid() || jint(row, "class") != c)
+			continue;
+		seen++;
+		cr_assert(jint(row, "hits") >= 0 && jint(row, "hits") <= jint(row, "allocs"),
+			  "hits %lld of %lld allocs", (long long)jint(row, "hits"),
+			  (long long)jint(row, "allocs"));
+	}
+	cr_assert_eq(seen, 1, "no row for this thread's 64-B class");
+	json_decref(j);
+	cr_assert_eq(run(out, sizeof(out), false, "stats"), 0);
+	cr_assert_null(strstr(out, WRAPPED), "stats: a negative count:\n%s", out);
+	f = open_memstream(&buf, &len);
+	cr_assert_not_null(f);
+	cr_assert_eq(aa_heap__print_caches(h, f), 0);
+	fclose(f);
+	cr_assert_null(strstr(buf, WRAPPED), "aa_heap__print_caches: a negative count:\n%s", buf);
+	free(buf);
+
+	cc->cls[c].stats = saved;
+	r->central[c].objs_out = objs_out;
+	cr_assert_eq(aa_heap__free(h, p), 0);
+	aa_heap__destroy(h);
+	cr_assert_eq(run(out, sizeof(out), true, "unload"), 0, "%s", out);
+}
+
 /* load --tunable: the values reach the heap's root (stats --json reads
  * them back), per class by object size or for every class. */
 Test(cli_heap, load_tunables_reach_the_heap)

@@ -372,6 +372,36 @@ Test(debug, the_quarantine_delays_reuse_and_finds_writes_made_there)
 	t_check(h);
 }
 
+/* The quarantine tunable is read where used (the root, writable through
+ * the mmap): lowered while the quarantine is full, the slots above the new
+ * value keep their objects, and a drain still releases every one. */
+Test(debug, lowering_the_quarantine_strands_nothing)
+{
+	struct aa_root *r;
+	struct aa_stats st;
+	__u64 p[16];
+	int i;
+
+	setup_heap(16, 0, "");
+	r = (struct aa_root *)aa_heap__root(h);
+	for (i = 0; i < 16; i++)
+		cr_assert_neq(p[i] = t_malloc(h, 64), 0);
+	for (i = 0; i < 16; i++)
+		cr_assert_eq(t_free(h, p[i]), 0);
+	cr_assert_eq(r->debug.q_objs, 16, "the quarantine holds every free");
+	r->tun.quarantine = 2;
+	cr_assert_geq(aa_heap__drain(h), 0);
+	cr_assert_eq(r->debug.q_objs, 0, "%llu objects stayed in quarantine",
+		     (unsigned long long)r->debug.q_objs);
+	for (i = 0; i < AA_QUARANTINE_MAX; i++)
+		cr_assert_eq(r->debug.quarantine[i], 0, "slot %d still holds an object", i);
+	st = t_stats(h);
+	cr_assert_eq(st.live_allocs, 0);
+	cr_assert_eq(st.heap_live, 0, "%llu objects the heap still counts as out",
+		     (unsigned long long)st.heap_live);
+	t_check(h);
+}
+
 Test(debug, the_inline_api_takes_the_checked_path)
 {
 	struct aa_stats st;

@@ -530,3 +530,49 @@ Test(user_cache, bpf_never_waits_for_a_stopped_or_killed_process)
 	cr_assert_eq(cache_of(pid, -1), -1, "the killed process's cache was reaped");
 	t_check(h);
 }
+
+/* A cache whose count covers slots that hold no object of its own (the
+ * two stores of a push in the wrong order and a kill between them; a
+ * write through the mmap): a drain refuses and counts each, even one that
+ * finds the heap lock held and parks what it empties, and never writes to
+ * the memory a stale entry names. */
+Test(user_cache, stale_pointers_in_a_cache_are_refused_and_counted)
+{
+	struct aa_root *r = (struct aa_root *)aa_heap__root(h);
+	__u64 q[8], corrupt = t_stats(h).err[AA_ERR_CORRUPT];
+	int i, j, idx, c = aa_size_class(64);
+	struct aa_cpu_cache *cc;
+	unsigned char *b;
+	__u32 n;
+
+	for (i = 0; i < 8; i++) {
+		cr_assert_neq(q[i] = aa_heap__malloc(h, 64), 0);
+		memset(aa_heap__ptr(h, q[i]), 0x40 + i, 64);
+	}
+	for (i = 0; i < 4; i++)
+		cr_assert_eq(aa_heap__free(h, q[i]), 0);
+	idx = cache_of(getpid(), gettid_());
+	cr_assert_geq(idx, 0, "this thread opened no cache");
+	cc = aa_heap__ptr(h, r->arena_base + r->user.off[idx]);
+	n = cc->cls[c].count;
+	cr_assert(n >= 4 && n + 2 <= AA_CPU_CACHE_MAX, "count %u", n);
+	cc->cls[c].objs[n] = q[5];		/* a live object */
+	cc->cls[c].objs[n + 1] = q[6] + 16;	/* inside one */
+	cc->cls[c].count = n + 2;
+	__atomic_store_n(&r->lock, 2, __ATOMIC_SEQ_CST);	/* held, as by CPU 1 */
+	aa_heap__drain(h);	/* parks what it empties; -EBUSY: it cannot unpark */
+	__atomic_store_n(&r->lock, 0, __ATOMIC_SEQ_CST);
+	cr_assert_geq(aa_heap__drain(h), 0, "drain: %s", strerror(errno));
+	cr_assert_eq(cc->cls[c].count, 0);
+	for (i = 4; i < 8; i++) {
+		b = aa_heap__ptr(h, q[i]);
+		for (j = 0; j < 64; j++)
+			cr_assert_eq(b[j], 0x40 + i, "live object %d: byte %d is 0x%x", i, j, b[j]);
+	}
+	cr_assert_eq(t_stats(h).err[AA_ERR_CORRUPT] - corrupt, 2, "%llu refused as corrupt",
+		     (unsigned long long)(t_stats(h).err[AA_ERR_CORRUPT] - corrupt));
+	for (i = 4; i < 8; i++)
+		cr_assert_eq(aa_heap__free(h, q[i]), 0, "object %d: still live, still ours", i);
+	t_check(h);
+	assert_ledger();
+}

@@ -137,7 +137,12 @@ static bool below_watermark(const struct aa_root *r)
  */
 static void refill_answered(struct aa_heap *h, __u32 *flag)
 {
-	__atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
+	/* the clear before the loads of below_watermark(), against an
+	 * allocation that writes the stats and then raises the flag (a full
+	 * barrier in BPF): a full fence, since a later load may pass even a
+	 * seq_cst store on arm64 (stlr, then a plain ldr) */
+	__atomic_store_n(flag, 0, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (below_watermark(h->root) && __sync_bool_compare_and_swap(flag, 0, 1))
 		__sync_fetch_and_add((__u64 *)&h->root->refill_signals, 1);
 }

@@ -28,12 +28,6 @@ AA_API const char *aa_error_str(enum aa_error err)
 
 /* --- Totals: the calls programs made (equations: struct aa_stats) ------- */
 
-/* a - b, or 0: counters read one by one while programs run can cross. */
-static __u64 sub0(__u64 a, __u64 b)
-{
-	return a > b ? a - b : 0;
-}
-
 /* Bytes of the smallest class of at least bytes (a limbo node's). */
 static __u64 class_bytes(const struct aa_root *r, __u64 bytes)
 {
@@ -117,15 +111,16 @@ AA_API int aa_heap__stats(const struct aa_heap *h, struct aa_stats *out)
 			   (r->flags & AA_F_DEBUG ? AA_DEBUG_TAIL : 0));
 	out->limbo_objs = 2 * nodes;
 	out->limbo_bytes = r->defer.pending_bytes + nodes * node;
-	out->parked_objs = sub0(out->frees_parked, out->frees_unparked);
+	out->parked_objs = aa_sub_clamp(out->frees_parked, out->frees_unparked);
 
-	out->nr_allocs = sub0(cs.allocs + out->tc_allocs + out->direct_allocs, r->defer.deferred);
-	out->nr_frees = sub0(cs.frees + out->tc_frees + out->direct_frees + out->quarantined_objs +
-			     r->defer.deferred, r->defer.reclaimed);
-	out->live_allocs = sub0(out->heap_live, out->cached_objs + out->quarantined_objs +
-				out->limbo_objs + out->parked_objs);
-	out->bytes_in_use = sub0(out->heap_bytes, out->cached_bytes + out->quarantined_bytes +
-				 out->limbo_bytes);
+	out->nr_allocs = aa_sub_clamp(cs.allocs + out->tc_allocs + out->direct_allocs,
+				      r->defer.deferred);
+	out->nr_frees = aa_sub_clamp(cs.frees + out->tc_frees + out->direct_frees +
+				     out->quarantined_objs + r->defer.deferred, r->defer.reclaimed);
+	out->live_allocs = aa_sub_clamp(out->heap_live, out->cached_objs + out->quarantined_objs +
+					out->limbo_objs + out->parked_objs);
+	out->bytes_in_use = aa_sub_clamp(out->heap_bytes, out->cached_bytes +
+					 out->quarantined_bytes + out->limbo_bytes);
 	return 0;
 }
 
@@ -182,7 +177,8 @@ AA_API int aa_stats__print(const struct aa_stats *st, FILE *out)
 
 /* Per class: spans, objects out of the spans, how many of those sit in
  * caches (the rest are in use), and bytes lost to rounding so far by
- * allocations through the CPU caches. */
+ * allocations through the CPU caches; in use and lost are clamped
+ * differences (aa_sub_clamp()). */
 static int print_classes(const struct aa_heap *h, FILE *out)
 {
 	const struct aa_root *r = aa_heap__root(h);
@@ -207,8 +203,8 @@ static int print_classes(const struct aa_heap *h, FILE *out)
 		fprintf(out, "%5d %6u %6u %8llu %10llu %10llu %10llu %12llu\n", c,
 			r->class_size[c], r->class_pages[c], (unsigned long long)ce->spans,
 			(unsigned long long)ce->objs_out, (unsigned long long)cached,
-			(unsigned long long)(ce->objs_out - cached),
-			(unsigned long long)(allocs * r->class_size[c] - req));
+			(unsigned long long)aa_sub_clamp(ce->objs_out, cached),
+			(unsigned long long)aa_sub_clamp(allocs * r->class_size[c], req));
 	}
 	return 0;
 }
@@ -242,7 +238,8 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 			fprintf(out, "%-4s %6u %10llu %10llu %10llu %8llu %8llu %8llu %8llu %8llu %6u\n",
 				who, r->class_size[c], (unsigned long long)s->allocs,
 				(unsigned long long)s->frees,
-				(unsigned long long)(s->allocs + s->failures - s->misses),
+				(unsigned long long)aa_class_hits(s->allocs, s->failures,
+								  s->misses),
 				(unsigned long long)s->misses, (unsigned long long)s->refills,
 				(unsigned long long)s->spills, (unsigned long long)s->nested,
 				(unsigned long long)s->failures, cc->cls[c].count);

@@ -15,8 +15,8 @@
 
 /* A CPU cache's class, or a user cache's (a userspace thread's: cpu is
  * then the cache's index, pid and tid its owner's), as the table shows
- * it; hits are derived (no hit counter: struct aa_cpu_class_stats in
- * aa_shared.h has the formula). */
+ * it; hits are derived (no hit counter: aa_class_hits() of aa_shared.h,
+ * a lower bound clamped to [0, allocs]). */
 struct row {
 	int cpu, cls;
 	__u32 size, cached;
@@ -32,7 +32,7 @@ static bool row_active(const struct row *r)
 
 static __u64 row_hits(const struct row *r)
 {
-	return r->s->allocs + r->s->failures - r->s->misses;
+	return aa_class_hits(r->s->allocs, r->s->failures, r->s->misses);
 }
 
 static void cache_rows(const struct aa_cpu_cache *cc, struct row *r,
@@ -281,8 +281,9 @@ static void remember_row(const struct row *r, void *ctx)
 static void print_rate_row(const struct row *r, void *ctx)
 {
 	double dt = *(double *)ctx;
-	__u64 a = r->s->allocs - prev_allocs[r->cpu][r->cls];
-	__u64 f = r->s->frees - prev_frees[r->cpu][r->cls];
+	/* clamped: a counter that went back (a re-init) shows 0 */
+	__u64 a = aa_sub_clamp(r->s->allocs, prev_allocs[r->cpu][r->cls]);
+	__u64 f = aa_sub_clamp(r->s->frees, prev_frees[r->cpu][r->cls]);
 
 	printf("%4d %6u %12.0f %12.0f %10llu %8llu %7u\n", r->cpu, r->size, a / dt, f / dt,
 	       (unsigned long long)r->s->misses, (unsigned long long)r->s->failures, r->cached);
@@ -317,8 +318,8 @@ static int watch(struct aa_heap *h)
 		       "refill signals %llu%s\n",
 		       (unsigned long long)st.bytes_in_use, (unsigned long long)st.live_allocs,
 		       (unsigned long long)st.nr_chunks,
-		       (st.nr_allocs - prev.nr_allocs) / watch_secs,
-		       (st.nr_frees - prev.nr_frees) / watch_secs,
+		       aa_sub_clamp(st.nr_allocs, prev.nr_allocs) / watch_secs,
+		       aa_sub_clamp(st.nr_frees, prev.nr_frees) / watch_secs,
 		       (unsigned long long)aa_heap__root(h)->refill_signals,
 		       aa_heap__root(h)->need_refill ? " (raised)" : "");
 		printf("%4s %6s %12s %12s %10s %8s %7s\n", "cpu", "class", "allocs/s", "frees/s",
