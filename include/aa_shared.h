@@ -46,8 +46,8 @@
 
 /* Largest request: a quarter of the biggest arena (page runs above). */
 #define AA_MAX_ALLOC		(1ULL << 30)
-/* Chunks one allocation may map itself (AA_F_SELF_GROW): larger ones get
- * NULL from an empty heap, as without self-growth. */
+/* Chunks one allocation may map itself (AA_F_SELF_GROW): one that lacks
+ * more gets NULL from an empty heap, as without self-growth. */
 #define AA_SELF_GROW_MAX	16
 
 /*
