@@ -48,7 +48,8 @@ static __always_inline int aa_aligned_class(__u64 size, __u64 align)
 #define AA_CLS_LAZY	(-2)	/* route_alloc(): class not known yet */
 
 /* The heap had no block for bytes bytes of class cls (< 0: a page run),
- * and it may grow itself (AA_DRY): map the chunks that need, then try once
+ * and it may grow itself (AA_DRY): map what that needs (a chunk; above a
+ * chunk, the slots that complete a run of free chunks), then try once
  * more, from the heap (the next refill takes a batch of the new chunk).
  * Here, in a public function's own frame (internal.h, call frames).
  * REQUIRES: aa_self_grows(). Returns an address, or 0 (counted). */
@@ -57,7 +58,7 @@ static __always_inline __u64 grow_and_retry(__u64 bytes, int cls)
 	__u64 p = AA_DRY;
 
 	if (aa__arena_self_grow(cls >= 0 || bytes <= AA_CHUNK_SIZE ? 1 :
-				large_chunks((bytes + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT)) > 0)
+				large_chunks((bytes + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT)) >= 0)
 		p = heap_alloc(bytes, cls);
 	if (p != AA_DRY)
 		return p;	/* an address, or 0 counted */

@@ -31,9 +31,18 @@
  * waited for) and userspace readers of the mmap, who must not hold
  * pointers to objects across their own unlink-then-defer.
  *
- * Bound: when limbo holds more than tun.defer_limit bytes, a deferred free
- * raises need_refill (the agent reclaims and grows); an allocation that
- * fails while limbo holds objects counts defer.nomem_in_limbo.
+ * Bound, which needs no agent: limbo never holds more than twice
+ * tun.defer_limit bytes. A deferred free reserves its object's bytes in
+ * pending_bytes (an atomic add) before anything else; one that would take
+ * it past the bound gives them back and is refused with -ENOMEM (counted
+ * in defer.limit_refusals): its object stays allocated, as when no node
+ * can be had, and the caller keeps it (frees it plainly if nothing can
+ * still find it, or defers it again later). Reclaim needs an RCU grace
+ * period, which no BPF program can wait for: an agent that is not
+ * scheduled delays reclaim, never lets limbo eat the heap. Over
+ * tun.defer_limit a deferred free raises need_refill (the agent reclaims,
+ * and grows if that was not enough); an allocation that fails while limbo
+ * holds objects counts defer.nomem_in_limbo.
  */
 #include "internal.h"
 
@@ -75,8 +84,8 @@ static __always_inline void limbo_push(__u32 e, __u32 first, aa_defer_node_t *la
 	aa_stack_push(&aa__root.defer.limbo[e & 1], first, &last->next);
 }
 
-/* Limbo over its bound: raise the refill signal (the agent reclaims, and
- * grows if that was not enough). */
+/* Limbo over tun.defer_limit: raise the refill signal (the agent reclaims,
+ * and grows if that was not enough). */
 static __always_inline void limbo_check_limit(__u64 pending)
 {
 	if (pending <= aa__root.tun.defer_limit || READ_ONCE_ARENA(aa__root.need_refill))
@@ -86,6 +95,14 @@ static __always_inline void limbo_check_limit(__u64 pending)
 		__sync_fetch_and_add(&aa__root.defer.limit_signals, 1);
 		refill_notify(AA_EV_LIMBO_LIMIT);
 	}
+}
+
+/* Limbo holding pending bytes (> 0) is past its bound, twice
+ * tun.defer_limit; without the product, which a huge tunable (a value in
+ * the mmap) would wrap. */
+static __always_inline bool limbo_over_bound(__u64 pending)
+{
+	return (pending - 1) >> 1 >= aa__root.tun.defer_limit;
 }
 
 static __always_inline int free_deferred_inline(__u64 ptr)
@@ -111,8 +128,19 @@ static __always_inline int free_deferred_inline(__u64 ptr)
 		pending_update(w, bit, false);
 		return aa_fail(AA_ERR_DOUBLE_FREE);
 	}
+	/* the bound: reserve the bytes first, so that racing frees cannot
+	 * all pass it together */
+	pending = __sync_add_and_fetch(&aa__root.defer.pending_bytes, bytes);
+	if (limbo_over_bound(pending)) {
+		__sync_fetch_and_sub(&aa__root.defer.pending_bytes, bytes);
+		pending_update(w, bit, false);
+		__sync_fetch_and_add(&aa__root.defer.limit_refusals, 1);
+		limbo_check_limit(pending);	/* the agent may still be asleep */
+		return -ENOMEM;
+	}
 	node_addr = malloc_inline(sizeof(struct aa_defer_node));
 	if (!node_addr) {
+		__sync_fetch_and_sub(&aa__root.defer.pending_bytes, bytes);
 		pending_update(w, bit, false);
 		__sync_fetch_and_add(&aa__root.defer.node_failures, 1);
 		return -ENOMEM;		/* counted in err[NOMEM] by the malloc */
@@ -124,7 +152,6 @@ static __always_inline int free_deferred_inline(__u64 ptr)
 	node->epoch = e;
 	if (__sync_fetch_and_add(&aa__root.defer.pending_objs, 1) == 0)
 		refill_notify(AA_EV_LIMBO_START);	/* wake the agent */
-	pending = __sync_add_and_fetch(&aa__root.defer.pending_bytes, bytes);
 	if (pending > aa__root.defer.peak_pending_bytes)
 		aa__root.defer.peak_pending_bytes = pending;	/* racy max: a statistic */
 	__sync_fetch_and_add(&aa__root.defer.deferred, 1);

@@ -621,7 +621,7 @@ static __always_inline bool aa_heap_ready(void)
  *      aa__arena_self_grow();
  *   3. a tier's operation: the transfer cache, aa__heap_alloc(),
  *      aa__heap_return(), their rounds, aa__heap_unpark(),
- *      aa__buddy_add_chunk();
+ *      aa__buddy_add_chunk(), aa__arena_run_find();
  *   4. leaves, which call nothing: aa_lock_wait(), free_claimed_locked(),
  *      run_alloc_locked(), refill_notify(); and, one frame higher at
  *      most, lookup(), debug_report() and the embedder's page functions.
@@ -769,6 +769,7 @@ int aa__arena_grow_chunks(__u64 bytes, __u32 unpublished);
 int aa__arena_grow(__u64 bytes);
 int aa__arena_grow_one(__u32 cursor, __u32 unpublished);
 int aa__arena_self_grow(__u32 chunks);
+int aa__arena_run_find(__u32 need, __u64 taken);
 int aa__arena_trim(__u64 keep_bytes);
 int aa__arena_teardown(void);
 int aa__arena_user_cache_new(__u32 pid);

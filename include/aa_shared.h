@@ -46,8 +46,8 @@
 
 /* Largest request: a quarter of the biggest arena (page runs above). */
 #define AA_MAX_ALLOC		(1ULL << 30)
-/* Chunks one allocation may map itself (AA_F_SELF_GROW): larger ones get
- * NULL from an empty heap, as without self-growth. */
+/* Chunks one allocation may map itself (AA_F_SELF_GROW): one that lacks
+ * more gets NULL from an empty heap, as without self-growth. */
 #define AA_SELF_GROW_MAX	16
 
 /*
@@ -294,7 +294,8 @@ struct aa_tunables {
 	__u32 transfer_cap[AA_NR_CLASSES];	/* <= AA_TRANSFER_MAX */
 	__u64 keep_bytes;	/* trim keeps this much free memory mapped */
 	__u64 low_watermark;	/* signal a refill below this many free bytes */
-	__u64 defer_limit;	/* signal a reclaim above this many bytes in limbo */
+	__u64 defer_limit;	/* signal a reclaim above this many bytes in
+				 * limbo; refuse deferred frees past twice it */
 	__u32 quarantine;	/* AA_F_DEBUG: freed objects held back from
 				 * reuse, <= AA_QUARANTINE_MAX (0: none) */
 	__u32 pad;
@@ -587,7 +588,9 @@ struct aa_defer {
 	__u64 latency_last_ns;	/* deferred -> reclaimed, newest node reclaimed */
 	__u64 latency_max_ns;
 	__u64 latency_sum_ns;	/* over `reclaimed` */
-	__u64 pad2[2];
+	__u64 limit_refusals;	/* deferred frees refused: limbo would pass
+				 * twice tun.defer_limit (any CPU, atomic) */
+	__u64 pad2;
 } __attribute__((aligned(64)));
 
 /*

@@ -128,7 +128,8 @@ int aa_free_bulk_u64(__u64 arr, __u32 n);
  * kept, until every program that could have found it before the call has
  * finished (an RCU grace period: non-sleepable programs, and sleepable ones
  * inside bpf_rcu_read_lock()); call it after unlinking ptr. 0, the errno of
- * aa_free_u64(), -ENOMEM (no limbo record: ptr stays allocated), or
+ * aa_free_u64(), -ENOMEM (no limbo record, or limbo at its bound of twice
+ * the defer_limit tunable: ptr stays allocated, the caller keeps it), or
  * -EOPNOTSUPP without AA_F_DEFER. Lock-free. */
 int aa_free_deferred_u64(__u64 ptr);
 /* aa_free_deferred_u64() of arr[0..n), as aa_free_bulk_u64(). */

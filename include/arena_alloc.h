@@ -270,7 +270,9 @@ AA_API int aa_heap__wait_refill(struct aa_heap *heap, int timeout_ms,
 /** @brief **aa_heap__free_deferred()** frees addr after an RCU grace
  * period, as aa_free_deferred() does in BPF (heaps with AA_F_DEFER).
  * @return 0; negative error (-EALREADY double free, ... as
- * aa_heap__free(); -EOPNOTSUPP without AA_F_DEFER) */
+ * aa_heap__free(); -ENOMEM: no limbo record, or limbo holds twice the
+ * defer_limit tunable already, and addr stays allocated; -EOPNOTSUPP
+ * without AA_F_DEFER) */
 AA_API int aa_heap__free_deferred(struct aa_heap *heap, __u64 addr);
 
 /** @brief **aa_heap__reclaim()** runs one reclaim round: advances the

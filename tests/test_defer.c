@@ -178,13 +178,55 @@ Test(defer, limbo_over_its_limit_raises_the_signal)
 	cr_assert_eq(r->need_refill, 1, "limbo over its limit raised no signal");
 	cr_assert_eq(r->refill_signals, signals + 1);
 	cr_assert_eq(r->defer.limit_signals, 1);
-	for (i = 17; i < 40; i++)
+	for (i = 17; i < 32; i++)	/* up to the bound, twice the limit */
 		cr_assert_eq(t_defer(objs[i]), 0);
 	while ((x = t_malloc(h, 4096)))	/* the rest of the heap */
 		;
 	cr_assert_geq(r->defer.nomem_in_limbo, 1, "a failed allocation did not say limbo held memory");
-	cr_assert_eq(aa_heap__reclaim(h), 40);
+	cr_assert_eq(aa_heap__reclaim(h), 32);
 	cr_assert_neq(t_malloc(h, 4096), 0, "reclaimed memory is not reusable");
+}
+
+/* The hard bound, with no agent at all: limbo never holds more than
+ * twice tun.defer_limit. The deferred free that would pass it is refused
+ * (-ENOMEM, counted) and leaves the object allocated and untouched: a
+ * plain free of it works. */
+Test(defer, limbo_never_holds_more_than_twice_its_limit)
+{
+	struct aa_tunables t;
+	__u64 objs[40], *w;
+	int i;
+
+	close_heap();	/* this one with its own tunables */
+	cr_assert_eq(aa_tunables__default(&t), 0);
+	t.defer_limit = 64 << 10;
+	AA_OPTS(aa_heap_opts, o, .arena_pages = 1 << 12, .init_bytes = MiB,
+		.flags = AA_F_DEFER, .tunables = &t);
+	h = aa_heap__open(&o);
+	cr_assert_not_null(h);
+	r = aa_heap__root(h);
+	for (i = 0; i < 40; i++) {
+		objs[i] = t_malloc(h, 4096);
+		cr_assert_neq(objs[i], 0);
+		((__u64 *)aa_heap__ptr(h, objs[i]))[0] = 0x5555 + i;
+	}
+	for (i = 0; i < 32; i++)	/* 128 KiB: twice the limit, not over it */
+		cr_assert_eq(t_defer(objs[i]), 0, "deferred free %d refused", i);
+	for (i = 32; i < 40; i++)
+		cr_assert_eq(t_defer(objs[i]), -ENOMEM, "limbo past twice its limit (free %d)", i);
+	cr_assert_eq(r->defer.pending_bytes, 128 << 10);
+	cr_assert_leq(r->defer.peak_pending_bytes, 128 << 10);
+	cr_assert_eq(r->defer.limit_refusals, 8);
+	cr_assert_eq(r->defer.node_failures, 0, "a refusal is not a node failure");
+	cr_assert_eq(r->need_refill, 1, "limbo over its limit raised no signal");
+	for (i = 32; i < 40; i++) {	/* refused: still allocated, untouched */
+		w = aa_heap__ptr(h, objs[i]);
+		cr_assert_eq(w[0], 0x5555 + i);
+		cr_assert_eq(t_free(h, objs[i]), 0);
+	}
+	cr_assert_eq(aa_heap__reclaim(h), 32);
+	cr_assert_eq(t_defer(t_malloc(h, 4096)), 0, "limbo emptied: deferred frees again");
+	cr_assert_eq(aa_heap__check(h), 0);
 }
 
 /* Rounds: what was deferred after a round began waits for the next one;

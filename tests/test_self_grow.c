@@ -65,18 +65,22 @@ static __u64 burst(__u64 size, __u64 bytes)
 	return skel->bss->out.nulls - nulls;
 }
 
+/* The CPU caches' pages and the user caches' (a thread that called
+ * aa_heap__free() has one). */
 static __u64 cache_pages(void)
 {
 	__u64 pages = 0;
-	int cpu;
+	int cpu, i;
 
 	for (cpu = 0; aa_heap__cpu_cache(h, cpu); cpu++)
 		pages += AA_CPU_CACHE_PAGES;
+	for (i = 0; i < AA_MAX_USER_CACHES; i++)
+		pages += r->user.off[i] ? AA_CPU_CACHE_PAGES : 0;
 	return pages;
 }
 
 /* Pages got from the kernel less pages given back: the chunks' and their
- * metadata's (pages_mapped) and the CPU caches', exactly. */
+ * metadata's (pages_mapped) and the caches', exactly. */
 static void assert_ledger(void)
 {
 	__u64 held = r->fault.pages_got - r->fault.pages_put, caches = cache_pages();
@@ -198,6 +202,109 @@ Test(self_grow, refused_pages_leave_the_ledger_exact)
 	cr_assert_leq(nulls, r->stats.self_grow_fails, "%llu NULLs, %llu failed self-grows",
 		      (unsigned long long)nulls, (unsigned long long)r->stats.self_grow_fails);
 	cr_assert_gt(r->stats.self_grows, 0);
+	t_check(h);
+	assert_ledger();
+}
+
+/* Linux >= 7.0. Chunks mapped (pages_mapped) per chunk: the chunk and its
+ * metadata pages. */
+static __u64 chunk_pages(void)
+{
+	return r->stats.pages_mapped / r->stats.nr_chunks;
+}
+
+/* Every chunk of the heap held by one 1-MiB run (a whole chunk each);
+ * then the runs of the two chunks after the first freed and trimmed: a
+ * hole of two unmapped slots between held chunks. Returns the hole's
+ * first slot. */
+static __u32 hold_all_but_a_hole(__u64 *runs, __u32 n)
+{
+	__u32 i, s, hole;
+
+	cr_assert_eq(r->stats.nr_chunks, n, "%llu chunks", (unsigned long long)r->stats.nr_chunks);
+	for (i = 0; i < n; i++) {
+		runs[i] = aa_heap__malloc(h, MiB);
+		cr_assert_neq(runs[i], 0, "run %u: %s", i, strerror(errno));
+	}
+	cr_assert_eq(r->stats.nr_chunks, n, "holding the runs grew the heap");
+	/* runs[1] and runs[2] in two adjacent slots, runs[3] after them */
+	for (i = 1; i < 4; i++)
+		cr_assert_eq((runs[i] - r->arena_base) >> 20, ((runs[1] - r->arena_base) >> 20) + i - 1,
+			     "runs not in adjacent chunks");
+	hole = (runs[1] - r->arena_base) >> 20;
+	cr_assert_eq(aa_heap__free(h, runs[1]), 0);
+	cr_assert_eq(aa_heap__free(h, runs[2]), 0);
+	runs[1] = runs[2] = 0;
+	cr_assert_eq(aa_heap__trim(h, 0), 2, "trim: %s", strerror(errno));
+	for (s = hole; s < hole + 2; s++)
+		cr_assert_eq(r->slots[s].state, AA_SLOT_UNMAPPED, "slot %u not trimmed", s);
+	return hole;
+}
+
+/* One allocation of size bytes from the tc program, kept: whether it
+ * got memory. */
+static bool tc_alloc(__u64 size)
+{
+	__u64 ok = skel->bss->out.ok;
+
+	skel->bss->cfg.size = size;
+	skel->bss->cfg.keep = 1;
+	skel->bss->cfg.per_run = 1;
+	t_run_pkt(skel->progs.burst);
+	return skel->bss->out.ok == ok + 1;
+}
+
+/* Linux >= 7.0: 2 MiB + 4 KiB (three chunks in a row) from a tc program
+ * into a heap whose every chunk is held but for a two-slot hole, with
+ * room after the heap: the allocation maps three slots in a row (the
+ * hole cannot take it) and no more. */
+Test(self_grow, a_large_run_after_a_trim_maps_a_run_of_slots)
+{
+	__u64 runs[8], mapped, per_chunk, grows;
+
+	if (!kernel_grows())
+		cr_skip_test("Linux < 7.0: a tc program cannot map arena pages");
+	open_heap(32, 8, 0);
+	per_chunk = chunk_pages();
+	hold_all_but_a_hole(runs, 8);
+	mapped = r->stats.pages_mapped;
+	grows = r->stats.self_grows;
+	cr_assert(tc_alloc(2 * MiB + 4096), "NULL for 2 MiB + 4 KiB with %u free slots",
+		  r->nr_slots - 1 - 6);
+	cr_assert_eq(r->stats.self_grows - grows, 3, "%llu chunks mapped for 3",
+		     (unsigned long long)(r->stats.self_grows - grows));
+	cr_assert_eq(r->stats.pages_mapped - mapped, 3 * per_chunk, "%llu pages mapped for 3 chunks",
+		     (unsigned long long)(r->stats.pages_mapped - mapped));
+	t_check(h);
+	assert_ledger();
+}
+
+/* Linux >= 7.0: the same hole in an arena with no other room: a request
+ * for three chunks in a row gets NULL and maps nothing, however often it
+ * is made; two chunks in a row fill the hole exactly. */
+Test(self_grow, no_run_of_slots_maps_nothing)
+{
+	__u64 runs[16], mapped, per_chunk;
+	__u32 n, hole, i;
+
+	if (!kernel_grows())
+		cr_skip_test("Linux < 7.0: a tc program cannot map arena pages");
+	open_heap(16, 16, 0);	/* every slot that takes a chunk */
+	n = r->stats.nr_chunks;
+	cr_assert_leq(n, 16);
+	cr_assert_geq(n, 6);
+	per_chunk = chunk_pages();
+	hole = hold_all_but_a_hole(runs, n);
+	mapped = r->stats.pages_mapped;
+	for (i = 0; i < 3; i++)
+		cr_assert_not(tc_alloc(2 * MiB + 4096), "three chunks in a row from a two-slot hole");
+	cr_assert_eq(r->stats.pages_mapped, mapped, "%llu pages mapped for nothing",
+		     (unsigned long long)(r->stats.pages_mapped - mapped));
+	cr_assert_geq(r->stats.self_grow_fails, 3);
+	cr_assert(tc_alloc(2 * MiB), "NULL for 2 MiB with a two-slot hole");
+	cr_assert_eq(r->stats.pages_mapped - mapped, 2 * per_chunk);
+	for (i = hole; i < hole + 2; i++)
+		cr_assert_neq(r->slots[i].state, AA_SLOT_UNMAPPED, "slot %u still unmapped", i);
 	t_check(h);
 	assert_ledger();
 }
