@@ -181,15 +181,17 @@ static __always_inline int user_give_back(struct aa_cpu_cache __arena *cc)
 }
 
 /* AA_USER_CLOSE: the calling process gives cache a->idx of its thread
- * a->owner_tid back. Returns the number of objects, or -ENOENT, -ESRCH
- * (another owner), -EBUSY (claimed: the thread is inside a call, or a
- * drain is). */
+ * a->owner_tid back. Returns the number of objects, or -ENODEV, -ENOENT,
+ * -ESRCH (another owner), -EBUSY (claimed: the thread is inside a call,
+ * or a drain is). */
 static int user_close(struct aa_user_args *a)
 {
 	struct aa_cpu_cache __arena *cc = user_cache(a->idx);
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	__u64 start = 0, exec = 0;
 
+	if (!aa_heap_ready())
+		return -ENODEV;	/* a teardown holds it: the next init disowns it */
 	if (!cc)
 		return -ENOENT;
 	if (!owner_identity(pid, &start, &exec) || cc->owner_pid != pid ||
@@ -250,12 +252,14 @@ static __always_inline int user_reap_one(__u32 idx)
 }
 
 /* AA_USER_REAP: cache a->idx, or every cache (AA_USER_ALL), whose owner
- * is gone. Returns the number reaped. */
+ * is gone. Returns the number reaped, or -ENODEV, -ENOENT. */
 static int user_reap(struct aa_user_args *a)
 {
 	__u32 from = a->idx, to = a->idx + 1;
 	int i, n = 0;
 
+	if (!aa_heap_ready())
+		return -ENODEV;	/* a teardown holds every cache */
 	if (a->idx == AA_USER_ALL) {
 		from = 0;
 		to = AA_MAX_USER_CACHES;

@@ -61,14 +61,26 @@ static struct aa_uc *uc_all;	/* every handle's records */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 void (*aa__uc_open_hook)(struct aa_heap *h);
 
+/* A fork waits for a close in progress: the child gets uc_lock free. */
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&uc_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&uc_lock);
+}
+
 static void atfork_child(void)
 {
 	forks++;
+	pthread_mutex_unlock(&uc_lock);
 }
 
 static void atfork_register(void)
 {
-	pthread_atfork(NULL, NULL, atfork_child);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
 static int run_user(struct aa_heap *h, struct aa_user_args *a)
@@ -364,7 +376,8 @@ AA_API int aa_heap__free(struct aa_heap *h, __u64 addr)
 	/* not taken (the run failed, or found no cache): the block is still
 	 * ours, claimed; word 0 back as it was (the claim undone), and the
 	 * free goes through aa__call, which claims it again */
-	__sync_val_compare_and_swap((__u64 *)(unsigned long)addr, h->fast.key ^ addr ^ AA_TAG_FREED, v);
+	__sync_val_compare_and_swap((__aa_word64 *)(unsigned long)addr,
+				    h->fast.key ^ addr ^ AA_TAG_FREED, v);
 	return call_free(h, addr);
 }
 

@@ -9,7 +9,7 @@
  * aa_heap__destroy() at the same time. Exit 0 with no ASan report, or
  * non-zero.
  *
- *   uc_destroy [ROUNDS [THREADS]]   (default 40 rounds of 8 threads)
+ *   uc_destroy [ROUNDS [THREADS]]   (default 20 rounds of 8 threads)
  */
 #include <pthread.h>
 #include <sched.h>
@@ -50,7 +50,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	int rounds = argc > 1 ? atoi(argv[1]) : 40, threads = argc > 2 ? atoi(argv[2]) : 8;
+	int rounds = argc > 1 ? atoi(argv[1]) : 20, threads = argc > 2 ? atoi(argv[2]) : 8;
 	struct arena_alloc *skel;
 	pthread_attr_t attr;
 	pthread_t t;
