@@ -105,7 +105,7 @@ static int close_cache(struct aa_heap *h, __u32 idx, __u32 tid)
 #define AA_UC_CLOSE_TRIES	100
 
 /* Close uc's cache. 0, or -errno: -EBUSY only after AA_UC_CLOSE_TRIES.
- * REQUIRES: uc_lock held, uc off uc_all or its closer. */
+ * REQUIRES: uc_lock held (a destroy waits for the close). */
 static int uc_close(struct aa_uc *uc)
 {
 	const struct aa_root *r = uc->h->root;
