@@ -226,8 +226,8 @@ void bpf_preempt_disable___aa(void) __ksym;
 void bpf_preempt_enable___aa(void) __ksym;
 
 /* A task by its pid in the initial pid namespace, referenced (NULL: no
- * such task), and its release (6.2+; syscall programs since 6.11): a user
- * cache's owner (user_cache.bpf.c). */
+ * such task), and its release (6.2+; syscall programs call them on 6.12
+ * and 7.3, the suite's kernels): a user cache's owner (user_cache.bpf.c). */
 struct task_struct *bpf_task_from_pid___aa(s32 pid) __ksym;
 void bpf_task_release___aa(struct task_struct *p) __ksym;
 
