@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # arena-alloc: bpf -> linked object -> skeleton -> lib -> CLI -> tests.
-# The rest is in mk/: test, install, examples, fuzz, vmtest, stress, bench.
+# The rest is in mk/: test, asan, install, examples, fuzz, vmtest, stress, bench.
 OUTPUT := build
 CLANG ?= clang-19
 LLVM_STRIP ?= llvm-strip-19
@@ -189,7 +189,7 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT)
 
-include mk/test.mk mk/install.mk mk/examples.mk mk/fuzz.mk mk/vmtest.mk mk/stress.mk mk/bench.mk
+include mk/test.mk mk/asan.mk mk/install.mk mk/examples.mk mk/fuzz.mk mk/vmtest.mk mk/stress.mk mk/bench.mk
 
 .DELETE_ON_ERROR:
 .SECONDARY:

@@ -217,7 +217,7 @@ static void init_user_caches(void)
 		reset_cache(cc);
 		cc->owner_tid = 0;
 		cc->owner_start = 0;
-		cc->owner_pidns = 0;
+		cc->owner_exec = 0;
 		cc->owner_pid = 0;
 		__aa_cache_release(cc);
 	}

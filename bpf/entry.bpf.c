@@ -310,8 +310,10 @@ int aa__user(struct aa_user_args *a)
 		a->ret = aa__user_cache_free(a->idx, a->ptr, a->cls);
 		break;
 	case AA_USER_CLOSE:
+		a->ret = user_close(a);
+		break;
 	case AA_USER_REAP:
-		a->ret = user_close(a, a->op == AA_USER_REAP);
+		a->ret = user_reap(a);
 		break;
 	default:
 		a->ret = -EINVAL;

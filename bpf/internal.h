@@ -32,7 +32,7 @@
  *   CPU cache cls[] (not .nested)  the claim holder           CPU cache claim
  *   user cache (the same struct)   the claim holder: its      CPU cache claim;
  *                                    thread, aa__user, drain,   owner_pid by
- *                                    close, teardown            cmpxchg
+ *                                    close, reap, teardown      cmpxchg
  *   transfer cache tc[c]           its lock holder            tc[c].lock
  *   central lists, spans, page     the heap lock holder       aa__root.lock
  *     heap, page map, slots, stats   (lock-free readers: below)
@@ -224,6 +224,12 @@ extern void __arena *bpf_arena_alloc_pages_non_sleepable___aa(void *p__map, void
 /* Linux 6.10+, every program type. */
 void bpf_preempt_disable___aa(void) __ksym;
 void bpf_preempt_enable___aa(void) __ksym;
+
+/* A task by its pid in the initial pid namespace, referenced (NULL: no
+ * such task), and its release (6.2+; syscall programs call them on 6.12
+ * and 7.3, the suite's kernels): a user cache's owner (user_cache.bpf.c). */
+struct task_struct *bpf_task_from_pid___aa(s32 pid) __ksym;
+void bpf_task_release___aa(struct task_struct *p) __ksym;
 
 /* Open-coded number iterators (6.4+) on the flavored names: aa_for(i,
  * start, end) is bpf_for() of <bpf/bpf_helpers.h> (the same bounds check
@@ -709,7 +715,8 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a);
 
 /* user_cache.bpf.c: the aa__user program's bodies */
 static int user_open(struct aa_user_args *a);
-static int user_close(struct aa_user_args *a, bool reap);
+static int user_close(struct aa_user_args *a);
+static int user_reap(struct aa_user_args *a);
 
 /* --- Cross-file functions (global BPF functions: verified once each) ---- */
 

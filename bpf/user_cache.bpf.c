@@ -9,7 +9,8 @@
  *             cannot do runs here, in the aa__user syscall program
  *             (entry.bpf.c): open a cache for the thread, refill it on a
  *             miss, spill it on an overflow, close it (its objects back to
- *             the heap), and reap the cache of a process that died.
+ *             the heap), and reap the caches of a process that died or
+ *             exec()ed (the kernel tells, "Owners" below).
  * From below: the CPU caches' slow paths on this cache
  *             (cache_alloc_slow(), cache_free_slow(), cache_empty() of
  *             cpu_cache.bpf.c: transfer caches, then the heap); pages for
@@ -18,7 +19,8 @@
  * Locking:    the CPU cache claim (internal.h's model): the owning thread
  *             claims its cache as AA_CC_OWNER from userspace for each hit;
  *             these paths claim it as the owner would, drain and close as
- *             AA_CC_DRAIN. A thread never holds a lock that a BPF program
+ *             AA_CC_DRAIN (reap too, taking a dead owner's AA_CC_OWNER
+ *             claim over). A thread never holds a lock that a BPF program
  *             waits for: a program never touches a user cache, and a
  *             user cache's claim only keeps out its own thread, drain,
  *             close and teardown, which give up (-EBUSY) rather than wait.
@@ -89,22 +91,52 @@ int aa__user_cache_drain(__u32 idx)
 	return n;
 }
 
-/* AA_USER_OPEN: a cache for the thread a names, one without owner if
- * there is one, else new pages. 0 with a->idx, a->cache and a->gen, or
- * -ENODEV (no heap), -EOPNOTSUPP (caches off, or debug mode: userspace
- * then calls the heap through aa__call), -EINVAL, -ENOMEM, -ENOSPC. */
+/* --- Owners ---------------------------------------------------------------
+ * aa__user runs in the calling thread, so the kernel records a cache's
+ * owner itself (user_open()): owner_pid and owner_tid, its ids in the
+ * initial pid namespace (whatever namespace it runs in), and owner_start
+ * and owner_exec, what tells this process from a later one with the same
+ * pid (its start time) and from the image it exec()s (its exec count).
+ * Both are read from the thread group leader, the task that the process's
+ * pid names: a thread that execs takes the leader's place and its start
+ * time over, and bumps self_exec_id. A process owns its caches while a
+ * lookup of owner_pid finds a task with both the same (a zombie does too,
+ * until its parent reaps it); a reap never depends on /proc or on the
+ * reaper's pid namespace.
+ */
+
+/* Process pid's identity: true with *start and *exec, or false (no such
+ * process). */
+static __always_inline bool owner_identity(__u32 pid, __u64 *start, __u64 *exec)
+{
+	struct task_struct *t = bpf_task_from_pid___aa((s32)pid);
+
+	if (!t)
+		return false;
+	*start = t->start_time;
+	*exec = t->self_exec_id;
+	bpf_task_release___aa(t);
+	return true;
+}
+
+/* AA_USER_OPEN: a cache for the calling thread, one without owner if
+ * there is one, else new pages. 0 with a->idx, a->cache, a->gen and the
+ * owner's ids, or -ENODEV (no heap), -EOPNOTSUPP (caches off, or debug
+ * mode: userspace then calls the heap through aa__call), -ESRCH, -ENOMEM,
+ * -ENOSPC. */
 static int user_open(struct aa_user_args *a)
 {
 	struct aa_cpu_cache __arena *cc;
-	__u32 pid = a->owner_pid;
+	__u64 id = bpf_get_current_pid_tgid(), start = 0, exec = 0;
+	__u32 pid = id >> 32;
 	int i, idx = -1;
 
 	if (!aa_heap_ready())
 		return -ENODEV;
 	if (aa__root.flags & (AA_F_NO_CACHES | AA_F_DEBUG))
 		return -EOPNOTSUPP;
-	if (!pid)
-		return -EINVAL;
+	if (!pid || !owner_identity(pid, &start, &exec) || !start)
+		return -ESRCH;
 	aa_for(i, 0, AA_MAX_USER_CACHES) {
 		cc = user_cache(i);
 		if (cc && cc->owner_pid == 0 &&
@@ -120,44 +152,122 @@ static int user_open(struct aa_user_args *a)
 	cc = user_cache(idx);
 	if (!cc)
 		return -ENOENT;
-	cc->owner_tid = a->owner_tid;
-	cc->owner_start = a->owner_start;
-	cc->owner_pidns = a->owner_pidns;
+	cc->owner_tid = (__u32)id;
+	cc->owner_exec = exec;
+	aa_store_fence();	/* a reaper that sees owner_start sees the rest */
+	WRITE_ONCE_ARENA(cc->owner_start, start);
 	a->idx = idx;
 	a->cache = (__u64)cc;
 	a->gen = aa__root.user.gen;
+	a->owner_pid = pid;
+	a->owner_tid = (__u32)id;
 	__sync_fetch_and_add(&aa__root.user.opens, 1);
 	return 0;
 }
 
-/* AA_USER_CLOSE, AA_USER_REAP: give cache a->idx back, if its owner is
- * the one a names: its objects to the heap, then no owner. A reap takes
- * over the claim of an owner that died inside a hit (internal.h's model
- * says why the cache is whole). Returns the number of objects, or -ENOENT,
- * -ESRCH (another owner), -EBUSY (claimed: the thread is inside a call,
- * or a drain is). */
-static int user_close(struct aa_user_args *a, bool reap)
+/* Empty cc, which the caller claimed as AA_CC_DRAIN, and give it back:
+ * no owner, released. Returns the number of objects. */
+static __always_inline int user_give_back(struct aa_cpu_cache __arena *cc)
 {
-	struct aa_cpu_cache __arena *cc = user_cache(a->idx);
-	int n;
+	int n = cache_empty(cc);
 
-	if (!cc)
-		return -ENOENT;
-	if (!a->owner_pid || cc->owner_pid != a->owner_pid || cc->owner_tid != a->owner_tid ||
-	    cc->owner_start != a->owner_start || cc->owner_pidns != a->owner_pidns)
-		return -ESRCH;
-	if (!__aa_cache_claim(cc, AA_CC_DRAIN) &&
-	    !(reap && __sync_val_compare_and_swap(&cc->busy, AA_CC_OWNER, AA_CC_DRAIN) ==
-			      AA_CC_OWNER))
-		return -EBUSY;
-	n = cache_empty(cc);
 	cc->owner_tid = 0;
 	cc->owner_start = 0;
-	cc->owner_pidns = 0;
+	cc->owner_exec = 0;
 	__aa_store_release(&cc->owner_pid, 0);	/* an OPEN may take it now */
 	__aa_cache_release(cc);
 	__sync_fetch_and_add(&aa__root.user.closes, 1);
-	if (reap)
-		__sync_fetch_and_add(&aa__root.user.reaped, 1);
+	return n;
+}
+
+/* AA_USER_CLOSE: the calling process gives cache a->idx of its thread
+ * a->owner_tid back. Returns the number of objects, or -ENODEV, -ENOENT,
+ * -ESRCH (another owner), -EBUSY (claimed: the thread is inside a call,
+ * or a drain is). */
+static int user_close(struct aa_user_args *a)
+{
+	struct aa_cpu_cache __arena *cc = user_cache(a->idx);
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 start = 0, exec = 0;
+
+	if (!aa_heap_ready())
+		return -ENODEV;	/* a teardown holds it: the next init disowns it */
+	if (!cc)
+		return -ENOENT;
+	if (!owner_identity(pid, &start, &exec) || cc->owner_pid != pid ||
+	    cc->owner_tid != a->owner_tid || cc->owner_start != start || cc->owner_exec != exec)
+		return -ESRCH;
+	if (!__aa_cache_claim(cc, AA_CC_DRAIN))
+		return -EBUSY;
+	return user_give_back(cc);
+}
+
+/*
+ * Cache idx, if its owner is gone: claimed (an AA_CC_OWNER claim is taken
+ * over: internal.h's model says why the cache is whole), emptied and
+ * given back. Returns 1 (reaped), 0 (no owner, a live one, or one an OPEN
+ * is still recording) or -EBUSY.
+ *
+ * Under the claim (a full barrier) an owner changes only by an OPEN of a
+ * cache without owner, which records owner_start last: if the fields
+ * still name the process judged gone, it was the owner all along; if not
+ * (another reaper gave the cache back and a new owner took it between
+ * the judgement and the claim), nothing was touched, and a claim taken
+ * over is handed back as it was (or, if its holder released it since,
+ * left to whoever holds it now).
+ */
+static __always_inline int user_reap_one(__u32 idx)
+{
+	struct aa_cpu_cache __arena *cc = user_cache(idx);
+	__u64 start, exec, s = 0, e = 0;
+	bool took = false;
+	__u32 pid;
+
+	if (!cc)
+		return 0;
+	pid = READ_ONCE_ARENA(cc->owner_pid);
+	start = READ_ONCE_ARENA(cc->owner_start);
+	exec = READ_ONCE_ARENA(cc->owner_exec);
+	if (!pid || !start || (owner_identity(pid, &s, &e) && s == start && e == exec))
+		return 0;
+	if (!__aa_cache_claim(cc, AA_CC_DRAIN)) {
+		if (__sync_val_compare_and_swap(&cc->busy, AA_CC_OWNER, AA_CC_DRAIN) != AA_CC_OWNER)
+			return -EBUSY;
+		took = true;
+	}
+	/* owner_start by a cmpxchg that changes nothing: ordered after
+	 * owner_pid and before owner_exec (user_open() writes it last) */
+	if (READ_ONCE_ARENA(cc->owner_pid) != pid ||
+	    __sync_val_compare_and_swap(&cc->owner_start, 0, 0) != start ||
+	    READ_ONCE_ARENA(cc->owner_exec) != exec) {
+		if (took)
+			__sync_val_compare_and_swap(&cc->busy, AA_CC_DRAIN, AA_CC_OWNER);
+		else
+			__aa_cache_release(cc);
+		return 0;
+	}
+	user_give_back(cc);
+	__sync_fetch_and_add(&aa__root.user.reaped, 1);
+	return 1;
+}
+
+/* AA_USER_REAP: cache a->idx, or every cache (AA_USER_ALL), whose owner
+ * is gone. Returns the number reaped, or -ENODEV, -ENOENT. */
+static int user_reap(struct aa_user_args *a)
+{
+	__u32 from = a->idx, to = a->idx + 1;
+	int i, n = 0;
+
+	if (!aa_heap_ready())
+		return -ENODEV;	/* a teardown holds every cache */
+	if (a->idx == AA_USER_ALL) {
+		from = 0;
+		to = AA_MAX_USER_CACHES;
+	} else if (a->idx >= AA_MAX_USER_CACHES) {
+		return -ENOENT;
+	}
+	aa_for(i, from, to)
+		if (user_reap_one(i) > 0)
+			n++;
 	return n;
 }

@@ -21,7 +21,7 @@
 #include "aa_size_classes.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	12
+#define AA_LAYOUT_VERSION	13
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -217,13 +217,15 @@ struct aa_cpu_class {
 struct aa_cpu_cache {
 	__u32 busy;		/* AA_CC_*: who holds the claim */
 	__u32 cpu;		/* its CPU, or AA_USER_CACHE | its index */
-	__u32 owner_pid;	/* user cache: the owning process (in the pid
-				 * namespace owner_pidns), 0 = no owner */
-	__u32 owner_tid;	/* and thread */
-	__u64 owner_start;	/* the process's start time (clock ticks
-				 * after boot, /proc/<pid>/stat): a reused
-				 * pid is not the owner */
-	__u64 owner_pidns;	/* inode of the owner's pid namespace */
+	__u32 owner_pid;	/* user cache: the owning process, its pid in
+				 * the initial pid namespace; 0 = no owner */
+	__u32 owner_tid;	/* and thread (same namespace) */
+	__u64 owner_start;	/* the process's start time (ns, its thread
+				 * group leader's task start_time): a reused
+				 * pid is not the owner; 0 while an OPEN
+				 * records the owner */
+	__u64 owner_exec;	/* the process's exec count (its leader's
+				 * self_exec_id): after an exec, not the owner */
 	__u32 pad[8];		/* busy alone on its line */
 	struct aa_cpu_class cls[AA_NR_CLASSES];
 };
@@ -652,8 +654,11 @@ struct aa_fault {
  * aa__user syscall program (bpf/user_cache.bpf.c), which moves batches
  * from and to the tiers below as a CPU cache's slow paths do.
  * Ownership: a cache is taken by a cmpxchg of owner_pid from 0
- * (AA_USER_OPEN) and given back, emptied, by AA_USER_CLOSE (the thread's
- * exit, aa_heap__destroy(), or aa_heap__drain() for a process that died).
+ * (AA_USER_OPEN, which records its caller as the kernel knows it) and
+ * given back, emptied, by AA_USER_CLOSE (the thread's exit,
+ * aa_heap__destroy(): the owning process only) or AA_USER_REAP (its owner
+ * is gone, or exec()ed: aa_heap__reap(), which aa_heap__drain() calls,
+ * from any process in any pid namespace).
  * Caches keep their pages (a later owner reuses them) until a failed init;
  * a teardown claims them with the CPU caches, init empties them, disowns
  * them and bumps gen (an owner that sees another gen opens again).
@@ -741,7 +746,7 @@ struct aa_root {
 #define AA_PIN_FIELD(s, f, off, n)	\
 	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 12,
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 13,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
@@ -780,7 +785,7 @@ AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);
 AA_PIN_FIELD(aa_fast, defer, 40, 8);		AA_PIN_FIELD(aa_fast, cc, 48, 2048);
 AA_PIN_FIELD(aa_cpu_cache, busy, 0, 4);		AA_PIN_FIELD(aa_cpu_cache, cpu, 4, 4);
 AA_PIN_FIELD(aa_cpu_cache, owner_pid, 8, 4);	AA_PIN_FIELD(aa_cpu_cache, owner_tid, 12, 4);
-AA_PIN_FIELD(aa_cpu_cache, owner_start, 16, 8);	AA_PIN_FIELD(aa_cpu_cache, owner_pidns, 24, 8);
+AA_PIN_FIELD(aa_cpu_cache, owner_start, 16, 8);	AA_PIN_FIELD(aa_cpu_cache, owner_exec, 24, 8);
 AA_PIN_FIELD(aa_cpu_cache, cls, 64, 51840);
 AA_PIN_FIELD(aa_user_caches, off, 0, 1024);	AA_PIN_FIELD(aa_user_caches, gen, 1024, 4);
 AA_PIN_FIELD(aa_cpu_class, count, 0, 4);	AA_PIN_FIELD(aa_cpu_class, cap, 4, 4);

@@ -82,18 +82,24 @@ struct aa_batch_args {
 /* aa__user: a userspace thread's cache (aa_shared.h, "User caches"). */
 enum aa_user_op {
 	AA_USER_OPEN = 0,	/* take a cache without owner, else map a new
-				 * one: idx, cache and gen out */
+				 * one, for the calling thread: idx, cache,
+				 * gen, owner_pid and owner_tid out */
 	AA_USER_ALLOC = 1,	/* a miss: refill class cls, one object of size
 				 * bytes out in ptr (0: ret = -errno) */
 	AA_USER_FREE = 2,	/* an overflow: take ptr, an object of class
 				 * cls the caller claimed (word 0 = the FREED
-				 * mark), spilling a batch if full */
+				 * mark), spilling a batch if full; ret 0 or
+				 * -EUCLEAN: taken, else not */
 	AA_USER_CLOSE = 3,	/* give the cache back: its objects to the
 				 * heap (ret = how many), owner cleared; only
-				 * if the owner_* fields match */
-	AA_USER_REAP = 4,	/* CLOSE for an owner that died, even inside
-				 * a hit (its claim is taken over) */
+				 * from the owning process, for thread
+				 * owner_tid; -EBUSY while claimed */
+	AA_USER_REAP = 4,	/* CLOSE cache idx (AA_USER_ALL: every cache)
+				 * if its owner is gone or exec()ed, even
+				 * inside a hit (its claim is taken over);
+				 * ret = caches reaped */
 };
+#define AA_USER_ALL	0xffffffffU
 
 struct aa_user_args {
 	__u32 op;		/* in: enum aa_user_op */
@@ -103,10 +109,8 @@ struct aa_user_args {
 	__u64 cache;		/* OPEN out: the cache's user address */
 	__u64 size;		/* ALLOC in: bytes asked for */
 	__u64 ptr;		/* ALLOC out, FREE in */
-	__u64 owner_start;	/* OPEN, CLOSE, REAP in: aa_cpu_cache.owner_* */
-	__u64 owner_pidns;
-	__u32 owner_pid;
-	__u32 owner_tid;
+	__u32 owner_pid;	/* OPEN out: aa_cpu_cache.owner_pid */
+	__u32 owner_tid;	/* OPEN out, CLOSE in: aa_cpu_cache.owner_tid */
 	__s64 ret;		/* out: 0, a count, or -errno */
 };
 

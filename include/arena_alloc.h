@@ -236,10 +236,13 @@ AA_API int aa_heap__teardown(struct aa_heap *heap);
 AA_API long aa_heap__drain(struct aa_heap *heap);
 
 /** @brief **aa_heap__reap()** closes the user caches (aa_shared.h) of
- * processes that died with them: their objects go back to the heap, the
- * caches to threads that open one later. A process is dead when its pid is
- * gone or names a process started at another time; owners in another pid
- * namespace than the caller's are left alone (they cannot be told).
+ * processes that died with them, or exec()ed since: their objects go back
+ * to the heap, the caches to threads that open one later. The kernel
+ * tells (the aa__user program looks the owner up by its pid in the initial
+ * pid namespace and compares its start time and exec count), so any
+ * process reaps any other's, across pid namespaces; a zombie's caches are
+ * reaped once its parent has waited for it. Also closes the caches of
+ * this handle's threads that exited while a drain held them.
  * What a dead process allocated and never freed stays allocated.
  * aa_heap__drain() and `arena-alloc refill-agent` call it.
  * @return caches reaped (>= 0); negative error */

@@ -82,11 +82,11 @@ $(foreach v,$(ORDER_VARIANTS),$(eval $(call order_asm,$(v),user)))
 # (RUN_BPF), after the tests that need no arena ran here (HOST_TESTS: the
 # probe's diagnosis on this very kernel, the size-class table); the last
 # "Synthesis:" line is then the guest's. Then the short fuzz run
-# (fuzz-short, mk/fuzz.mk; its lines come after Criterion's): any failing
-# fails make test.
+# (fuzz-short, mk/fuzz.mk; its lines come after Criterion's) and the ASan
+# checks (mk/asan.mk, where BPF runs): any failing fails make test.
 TEST_ARGS ?= -j2
 HOST_TESTS := @(probe|size_classes)/*
-test: $(TEST_BIN) header-check ordering-check fuzz-build
+test: $(TEST_BIN) header-check ordering-check fuzz-build asan-build
 	$(Q)where=$$($(RUN_BPF) --name 'the test suite' --where) && \
 	if [ "$$where" = guest ]; then \
 		printf '  %-8s %s\n' TEST "$(TEST_BIN) --filter '$(HOST_TESTS)' (host)"; \
@@ -96,3 +96,4 @@ test: $(TEST_BIN) header-check ordering-check fuzz-build
 	AA_TEST_WHERE=$$where AA_TEST_WHERE_SAID=1 $(RUN_BPF) --name 'the test suite' -- \
 		$(TEST_BIN) $(TEST_ARGS)
 	$(call fuzz_run,$(FUZZ_SHORT_SECONDS))
+	$(asan_run)

@@ -11,6 +11,7 @@
 
 #include <criterion/criterion.h>
 #include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/utsname.h>
@@ -185,6 +186,40 @@ static inline struct aa_cpu_cache *t_cpu_cache_mmap(struct aa_heap *h, int cpu)
 
 	cr_assert(cpu < (int)r->nr_cpus && r->cpu_cache_off[cpu], "CPU %d has no cache", cpu);
 	return aa_heap__ptr(h, r->arena_base + r->cpu_cache_off[cpu]);
+}
+
+/* User cache idx in the mmap, for tests that write it (aa_heap__user_cache()
+ * returns a copy). */
+static inline struct aa_cpu_cache *t_user_cache_mmap(struct aa_heap *h, int idx)
+{
+	const struct aa_root *r = aa_heap__root(h);
+
+	cr_assert(idx >= 0 && idx < AA_MAX_USER_CACHES && r->user.off[idx],
+		  "no user cache %d", idx);
+	return aa_heap__ptr(h, r->arena_base + r->user.off[idx]);
+}
+
+/* The heap of h, opened again in a forked child from its arena map (fd)
+ * mapped at start (read in the parent):
+ * a child inherits the arena's mapping but cannot fault its pages in
+ * (SIGSEGV), so the parent's handle reads nothing there; unmapped, the
+ * range takes the child's own mapping (the kernel maps an arena at one
+ * address in every process), where the parent's handle reads again too.
+ * Exits the child (3, 4, 5) when it cannot. */
+static inline struct aa_heap *t_child_heap(struct aa_heap *h, int arena_fd, void *start)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+	struct aa_heap *c;
+
+	if (bpf_map_get_info_by_fd(arena_fd, &mi, &len))
+		_exit(3);
+	if (munmap(start, aa_heap__arena_size(h)))	/* h's fields: not the mmap */
+		_exit(5);
+	c = aa_heap__open_map_id(mi.id);
+	if (!c)
+		_exit(4);
+	return c;
 }
 
 static inline void t_check(struct aa_heap *h)

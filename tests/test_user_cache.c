@@ -269,25 +269,9 @@ Test(user_cache, a_thread_exit_gives_its_cache_back)
 	t_check(h);
 }
 
-/* The heap, opened again in a forked child: a child inherits the arena's
- * mapping but cannot fault its pages in (SIGSEGV), so the parent's handle
- * reads nothing there; unmapped, the range takes the child's own mapping
- * (the kernel maps an arena at one address in every process), where the
- * parent's handle reads again too. */
 static struct aa_heap *child_heap(void)
 {
-	struct bpf_map_info mi = {};
-	__u32 len = sizeof(mi);
-	struct aa_heap *c;
-
-	if (bpf_map_get_info_by_fd(bpf_map__fd(skel->maps.arena), &mi, &len))
-		_exit(3);
-	if (munmap(arena_start, aa_heap__arena_size(h)))	/* h's fields: not the mmap */
-		_exit(5);
-	c = aa_heap__open_map_id(mi.id);
-	if (!c)
-		_exit(4);
-	return c;
+	return t_child_heap(h, bpf_map__fd(skel->maps.arena), arena_start);
 }
 
 /* A child that allocates 40 objects of 64 B, frees 20 (they stay in its

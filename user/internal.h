@@ -16,14 +16,6 @@ struct arena_alloc;
 struct ring_buffer;
 struct aa_uc;
 
-/* Who owns a user cache (aa_cpu_cache.owner_*): a thread of a process,
- * told from a later process with the same pid by its start time. */
-struct aa__owner {
-	__u32 pid, tid;
-	__u64 start;		/* clock ticks after boot (/proc/<pid>/stat) */
-	__u64 pidns;		/* inode of its pid namespace */
-};
-
 /* The library's refill event ring map (bpf/buddy.bpf.c). */
 #define AA_REFILL_RING	"aa_refill_rb"
 /* The debug-mode error ring (bpf/debug.bpf.c). */
@@ -76,7 +68,6 @@ struct aa_heap {
 	int uc_state;			/* 0 not set up, 1 on, -1 off */
 	__u32 uc_off_gen;		/* gen + 1 of a heap without them */
 	pthread_key_t uc_key;		/* the thread's struct aa_uc */
-	struct aa_uc *uc_list;		/* every thread's, for destroy */
 	struct aa_fast fast;		/* what the hit path reads */
 };
 
@@ -101,16 +92,12 @@ int aa__heap_keep_fd(struct aa_heap *h, int fd);
 int aa__heap_set_prog(struct aa_heap *h, const char *name, int fd);
 /* refill.c */
 void aa__heap_close_refill(struct aa_heap *h);
-/* user_cache.c: user caches; the owner of this thread, and whether one
- * died (1: its process is gone, or its pid is another process's now; 0:
- * alive, or in another pid namespace, where it cannot be told) */
+/* user_cache.c: user caches */
 void aa__heap_close_user(struct aa_heap *h);
 void aa__heap_fast_refresh(struct aa_heap *h);
-int aa__owner_self(struct aa__owner *o);
-int aa__owner_dead(const struct aa__owner *o);
-/* stats.c: the owner of the user cache at arena offset off, read under
- * the reader pin; 0 or -EBUSY */
-int aa__heap_read_owner(const struct aa_heap *h, __u32 off, struct aa__owner *o);
+/* Tests only: called by a thread opening its cache after it read the
+ * heap's generation and before it asks for a cache (NULL: nothing). */
+extern void (*aa__uc_open_hook)(struct aa_heap *h);
 /* defer.c */
 void aa__heap_close_defer(struct aa_heap *h);
 /* debug.c */

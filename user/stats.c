@@ -352,23 +352,6 @@ static const struct aa_cpu_cache *cache_at(const struct aa_heap *h, int *i)
 	return NULL;
 }
 
-int aa__heap_read_owner(const struct aa_heap *h, __u32 off, struct aa__owner *o)
-{
-	const struct aa_cpu_cache *cc;
-
-	if (off > h->arena_size - sizeof(*cc))
-		return -EINVAL;
-	if (reader_pin(h))
-		return -EBUSY;
-	cc = (const struct aa_cpu_cache *)(h->arena + off);
-	o->pid = __atomic_load_n(&cc->owner_pid, __ATOMIC_ACQUIRE);
-	o->tid = cc->owner_tid;
-	o->start = cc->owner_start;
-	o->pidns = cc->owner_pidns;
-	reader_unpin(h);
-	return 0;
-}
-
 /* --- Chunks, for dump-like tools (read from the mmap, no program runs) --- */
 
 AA_API int aa_heap__chunk(const struct aa_heap *h, __u32 slot, struct aa_chunk_info *out)

@@ -11,108 +11,76 @@
  *
  * Lifetime: a thread's first call opens its cache (pthread key per heap
  * handle); its exit closes it (the key's destructor), as does
- * aa_heap__destroy() for every thread's cache of the handle. A process
- * that dies with open caches leaves them owned by a pid that is gone:
- * aa_heap__reap() closes them (aa_heap__drain() and the refill agent
- * call it). A forked child
- * opens caches of its own (the parent's stay the parent's). A heap that
- * was torn down and initialised again (aa_root.user.gen changed) makes
- * every thread open again.
+ * aa_heap__destroy() for every thread's cache of the handle. The kernel
+ * records the owner (bpf/user_cache.bpf.c, "Owners"): a process that
+ * dies, or exec()s, with open caches leaves them to aa_heap__reap()
+ * (aa_heap__drain() and the refill agent call it), which any process
+ * runs, in any pid namespace. A forked child opens caches of its own (the
+ * parent's stay the parent's). A heap that was torn down and initialised
+ * again (aa_root.user.gen changed) makes every thread open again.
  *
  * The fast path needs a heap with CPU caches and without debug mode (a
  * debug heap checks every free in BPF): otherwise, and for sizes above
  * AA_MAX_CLASS_SIZE, every call runs aa__call as before.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <time.h>
 #include "internal.h"
 #include "aa_hit.h"
 
-/* A thread's cache of one heap: in the thread's h->uc_key slot and in
- * h->uc_list (under uc_lock, for aa_heap__destroy()). */
+/*
+ * A thread's cache of one heap: in the thread's h->uc_key slot and on
+ * uc_all. Who closes and frees it: exactly one of the thread's exit
+ * (uc_thread_exit()), aa_heap__destroy() (aa__heap_close_user()) and, for
+ * a thread that exited while a drain held the cache, aa_heap__reap(); each
+ * takes it off uc_all under uc_lock and closes it there, so a destroy that
+ * runs while a thread exits waits for that thread's close, or finds the
+ * record gone (pthread_key_delete() does not wait for a destructor that
+ * already started: the destructor looks for its record before touching it).
+ */
 struct aa_uc {
 	struct aa_heap *h;
 	struct aa_cpu_cache *cc;	/* NULL: none could be opened (this gen) */
 	__u32 idx, gen;
-	struct aa__owner owner;		/* the thread, as the cache records it */
+	__u32 tid;			/* the owner thread, as the cache records it */
+	pthread_t thread;		/* the thread that opened it */
+	bool exited;			/* its thread exited, the cache still owned */
 	unsigned long forks;		/* `forks` when opened */
-	struct aa_uc *next;
+	struct aa_uc *next;		/* on uc_all */
 };
 
 /* Forks seen by this process: a record from before a fork belongs to the
  * parent's thread, and is never used or closed here. */
 static unsigned long forks;
-/* Every handle's uc_list and setup (opening a cache is rare). */
+/* uc_all, every handle's uc_state and setup, and every close: opening a
+ * cache is rare, closing one rarer. */
 static pthread_mutex_t uc_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct aa_uc *uc_all;	/* every handle's records */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+void (*aa__uc_open_hook)(struct aa_heap *h);
+
+/* A fork waits for a close in progress: the child gets uc_lock free. */
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&uc_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&uc_lock);
+}
 
 static void atfork_child(void)
 {
 	forks++;
+	pthread_mutex_unlock(&uc_lock);
 }
 
 static void atfork_register(void)
 {
-	pthread_atfork(NULL, NULL, atfork_child);
-}
-
-/* The process's start time, field 22 of /proc/<pid>/stat (after the
- * command, which may hold spaces and parentheses: from the last ')'). */
-static __u64 proc_start(int pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	FILE *f;
-	size_t n;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	/* fields 3 .. 22 follow ") " */
-	for (i = 3; p && i <= 22; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		sscanf(p, " %llu", &start);
-	return start;
-}
-
-static __u64 pidns_ino(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) ? 0 : st.st_ino;
-}
-
-int aa__owner_self(struct aa__owner *o)
-{
-	o->pid = getpid();
-	o->tid = syscall(SYS_gettid);
-	o->start = proc_start(o->pid);
-	o->pidns = pidns_ino("/proc/self/ns/pid");
-	return o->start && o->pidns ? 0 : -ENOENT;
-}
-
-int aa__owner_dead(const struct aa__owner *o)
-{
-	__u64 start;
-
-	if (o->pidns != pidns_ino("/proc/self/ns/pid"))
-		return 0;	/* another pid namespace: cannot tell */
-	if (kill(o->pid, 0) && errno == ESRCH)
-		return 1;
-	start = proc_start(o->pid);
-	return start && start != o->start;	/* 0: read failed or the same */
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
 static int run_user(struct aa_heap *h, struct aa_user_args *a)
@@ -122,49 +90,87 @@ static int run_user(struct aa_heap *h, struct aa_user_args *a)
 	return err ? (err < 0 ? err : -EINVAL) : 0;
 }
 
-/* Close uc's cache (its objects to the heap). 0, or -errno. */
-static int uc_close(struct aa_uc *uc, __u32 op)
+/* CLOSE cache idx of thread tid: its objects to the heap. 0, or -errno. */
+static int close_cache(struct aa_heap *h, __u32 idx, __u32 tid)
 {
-	struct aa_user_args a = {
-		.op = op, .idx = uc->idx, .owner_pid = uc->owner.pid,
-		.owner_tid = uc->owner.tid, .owner_start = uc->owner.start,
-		.owner_pidns = uc->owner.pidns,
-	};
-	int err;
+	struct aa_user_args a = { .op = AA_USER_CLOSE, .idx = idx, .owner_tid = tid };
+	int err = run_user(h, &a);
 
-	/* no cache, the parent's, or one that the next init disowns (a heap
-	 * torn down holds every cache until then) */
-	if (!uc->cc || uc->forks != forks ||
-	    __atomic_load_n(&uc->h->root->magic, __ATOMIC_ACQUIRE) != AA_ROOT_MAGIC ||
-	    uc->gen != __atomic_load_n(&uc->h->root->user.gen, __ATOMIC_ACQUIRE))
-		return 0;
-	err = run_user(uc->h, &a);
 	return err ? err : (a.ret < 0 ? (int)a.ret : 0);
 }
 
-static void uc_unlink(struct aa_heap *h, struct aa_uc *uc)
+/* A drain holds a cache's claim while it empties it: a close that finds
+ * it claimed tries again, 1 ms apart, for at most this long (a drainer
+ * descheduled for longer leaves the cache to aa_heap__reap()). */
+#define AA_UC_CLOSE_TRIES	100
+
+/* Close uc's cache. 0, or -errno: -EBUSY only after AA_UC_CLOSE_TRIES.
+ * REQUIRES: uc_lock held (a destroy waits for the close). */
+static int uc_close(struct aa_uc *uc)
+{
+	const struct aa_root *r = uc->h->root;
+	struct timespec ms = { 0, 1000000 };
+	int err, tries;
+
+	for (tries = 1;; tries++) {
+		/* no cache, the parent's, or one that the next init disowns
+		 * (a heap torn down holds every cache until then) */
+		if (!uc->cc || uc->forks != forks ||
+		    __atomic_load_n(&r->magic, __ATOMIC_ACQUIRE) != AA_ROOT_MAGIC ||
+		    uc->gen != __atomic_load_n(&r->user.gen, __ATOMIC_ACQUIRE))
+			return 0;
+		err = close_cache(uc->h, uc->idx, uc->tid);
+		if (err != -EBUSY || tries == AA_UC_CLOSE_TRIES)
+			return err;
+		nanosleep(&ms, NULL);
+	}
+}
+
+/* The link to uc on uc_all, or NULL (not there). Compares addresses only:
+ * uc may be freed memory. REQUIRES: uc_lock held. */
+static struct aa_uc **uc_find(const struct aa_uc *uc)
 {
 	struct aa_uc **pp;
 
-	pthread_mutex_lock(&uc_lock);
-	for (pp = &h->uc_list; *pp; pp = &(*pp)->next)
-		if (*pp == uc) {
-			*pp = uc->next;
-			break;
-		}
-	pthread_mutex_unlock(&uc_lock);
+	for (pp = &uc_all; *pp; pp = &(*pp)->next)
+		if (*pp == uc)
+			return pp;
+	return NULL;
+}
+
+/* Close *pp's cache and free it, unless the cache stays owned (a drain
+ * held it past the tries): then it stays on the list, for
+ * aa_heap__reap() (keep) or as a leak said (!keep). 1 when freed.
+ * REQUIRES: uc_lock held. */
+static int uc_retire(struct aa_uc **pp, bool keep)
+{
+	struct aa_uc *uc = *pp;
+	int err = uc_close(uc);
+
+	if (err == -EBUSY && keep) {
+		uc->exited = true;
+		return 0;
+	}
+	if (err && err != -ENODEV && err != -ESRCH)
+		pr_warn("closing the cache of thread %u: %s%s\n", uc->tid, strerror(-err),
+			err == -EBUSY ? " (it stays owned while this process lives)" : "");
+	*pp = uc->next;
+	free(uc);
+	return 1;
 }
 
 /* The key's destructor: the thread exits. */
 static void uc_thread_exit(void *v)
 {
-	struct aa_uc *uc = v;
-	int err = uc_close(uc, AA_USER_CLOSE);
+	struct aa_uc **pp;
 
-	if (err && err != -ENODEV)
-		pr_warn("closing the cache of thread %u: %s\n", uc->owner.tid, strerror(-err));
-	uc_unlink(uc->h, uc);
-	free(uc);
+	pthread_mutex_lock(&uc_lock);
+	pp = uc_find(v);
+	/* else aa_heap__destroy() took it; and an address freed there and
+	 * reused is another thread's record */
+	if (pp && pthread_equal((*pp)->thread, pthread_self()))
+		uc_retire(pp, true);
+	pthread_mutex_unlock(&uc_lock);
 }
 
 /* Open a cache for this thread (replacing old, a record of another gen or
@@ -174,44 +180,56 @@ static struct aa_uc *uc_open(struct aa_heap *h, struct aa_uc *old)
 {
 	struct aa_user_args a = { .op = AA_USER_OPEN };
 	__u32 gen = __atomic_load_n(&h->root->user.gen, __ATOMIC_ACQUIRE);
-	struct aa_uc *uc;
+	struct aa_uc *uc, **pp;
 	int err;
 
 	if (old && old->forks == forks && old->gen == gen)
 		return NULL;	/* already tried in this gen */
-	if (old && old->forks == forks) {	/* an earlier gen: init disowned it */
-		uc_unlink(h, old);
-		free(old);
-	}	/* else the parent's: left in the list, which destroy frees */
-	if (old)
+	if (old) {
 		pthread_setspecific(h->uc_key, NULL);
+		pthread_mutex_lock(&uc_lock);
+		/* of an earlier gen: init disowned its cache; else the
+		 * parent's: left on the list, which destroy frees */
+		if (old->forks == forks && (pp = uc_find(old))) {
+			*pp = old->next;
+			free(old);
+		}
+		pthread_mutex_unlock(&uc_lock);
+	}
 	uc = calloc(1, sizeof(*uc));
 	if (!uc)
 		return NULL;
 	uc->h = h;
 	uc->gen = gen;
 	uc->forks = forks;
-	if (aa__owner_self(&uc->owner) == 0) {
-		a.owner_pid = uc->owner.pid;
-		a.owner_tid = uc->owner.tid;
-		a.owner_start = uc->owner.start;
-		a.owner_pidns = uc->owner.pidns;
-		err = run_user(h, &a);
-		if (!err && a.ret == 0 && a.gen == gen &&
-		    (uc->cc = aa_heap__ptr(h, a.cache)) &&
-		    a.cache + sizeof(*uc->cc) <= h->arena_base + h->arena_size) {
-			uc->idx = a.idx;
+	uc->thread = pthread_self();
+	if (aa__uc_open_hook)
+		aa__uc_open_hook(h);
+	err = run_user(h, &a);
+	if (!err && a.ret == 0) {
+		/* the cache is ours from here on: of a.gen, which an init
+		 * between the read of gen and the run made newer */
+		uc->gen = a.gen;
+		uc->idx = a.idx;
+		uc->tid = a.owner_tid;
+		uc->cc = aa_heap__ptr(h, a.cache);
+		if (uc->cc && a.cache + sizeof(*uc->cc) <= h->arena_base + h->arena_size) {
 			aa__heap_fast_refresh(h);
-		} else if (!err && a.ret == -EOPNOTSUPP) {
-			__atomic_store_n(&h->uc_off_gen, gen + 1, __ATOMIC_RELAXED);
-		} else if (!err && a.ret != -ENODEV) {
-			pr_warn("no cache for thread %u (aa_heap__malloc() takes the slow path): %s\n",
-				uc->owner.tid, strerror(a.ret < 0 ? (int)-a.ret : EINVAL));
+		} else {
+			pr_warn("aa__user opened a cache outside the arena (0x%llx)\n",
+				(unsigned long long)a.cache);
+			uc->cc = NULL;
+			close_cache(h, a.idx, a.owner_tid);
 		}
+	} else if (!err && a.ret == -EOPNOTSUPP) {
+		__atomic_store_n(&h->uc_off_gen, gen + 1, __ATOMIC_RELAXED);
+	} else if (err || a.ret != -ENODEV) {
+		pr_warn("no cache for this thread (aa_heap__malloc() takes the slow path): %s\n",
+			strerror(err ? -err : a.ret < 0 ? (int)-a.ret : EINVAL));
 	}
 	pthread_mutex_lock(&uc_lock);
-	uc->next = h->uc_list;
-	h->uc_list = uc;
+	uc->next = uc_all;
+	uc_all = uc;
 	pthread_mutex_unlock(&uc_lock);
 	pthread_setspecific(h->uc_key, uc);
 	return uc->cc ? uc : NULL;
@@ -333,6 +351,7 @@ AA_API int aa_heap__free(struct aa_heap *h, __u64 addr)
 	__u32 *pm = NULL, e = 0;
 	struct aa_uc *uc;
 	int c, err;
+	__u64 v = 0;
 
 	AA_CHECK_HEAP(h, -EINVAL);
 	if (!addr)
@@ -341,7 +360,9 @@ AA_API int aa_heap__free(struct aa_heap *h, __u64 addr)
 	if (!uc)
 		return call_free(h, addr);
 	c = __aa_class_of(&h->fast, addr, &pm, &e);
-	if (c < 0 || __aa_claim_object(&h->fast, addr, pm, e))
+	if (c < 0 || !__aa_claim_word(addr, h->fast.key, &v) ||
+	    __aa_claim(&h->fast, addr, h->fast.key, v, pm, e,
+		       (__u64)(unsigned long)pm & ~(__u64)(AA_PAGE_SIZE - 1), AA_SLOT_CHUNK))
 		return call_free(h, addr);	/* judged and counted there */
 	if (__aa_hit_free(uc->cc, addr, c))
 		return 0;
@@ -350,7 +371,14 @@ AA_API int aa_heap__free(struct aa_heap *h, __u64 addr)
 	a.cls = c;
 	a.ptr = addr;
 	err = run_user(h, &a);
-	return aa_err(err ? err : (int)a.ret);
+	if (!err && (a.ret == 0 || a.ret == -EUCLEAN))
+		return aa_err((int)a.ret);	/* taken */
+	/* not taken (the run failed, or found no cache): the block is still
+	 * ours, claimed; word 0 back as it was (the claim undone), and the
+	 * free goes through aa__call, which claims it again */
+	__sync_val_compare_and_swap((__aa_word64 *)(unsigned long)addr,
+				    h->fast.key ^ addr ^ AA_TAG_FREED, v);
+	return call_free(h, addr);
 }
 
 /* --- Setup, teardown, reaping ------------------------------------------- */
@@ -358,24 +386,34 @@ AA_API int aa_heap__free(struct aa_heap *h, __u64 addr)
 /* Close every cache this process's threads opened through h. */
 void aa__heap_close_user(struct aa_heap *h)
 {
-	struct aa_uc *uc, *next;
-	int err;
+	struct aa_uc **pp;
 
 	pthread_mutex_lock(&uc_lock);
 	if (h->uc_state > 0) {
-		pthread_key_delete(h->uc_key);	/* no destructor runs after this */
-		for (uc = h->uc_list; uc; uc = next) {
-			next = uc->next;
-			err = uc_close(uc, AA_USER_CLOSE);
-			if (err && err != -ENODEV && err != -ESRCH)
-				pr_warn("closing the cache of thread %u: %s\n", uc->owner.tid,
-					strerror(-err));
-			free(uc);
-		}
-		h->uc_list = NULL;
+		pthread_key_delete(h->uc_key);	/* no destructor starts after this */
+		for (pp = &uc_all; *pp;)
+			if ((*pp)->h != h || !uc_retire(pp, false))
+				pp = &(*pp)->next;
 	}
 	h->uc_state = -1;
 	pthread_mutex_unlock(&uc_lock);
+}
+
+/* Close the caches of h's threads that exited while a drain held them.
+ * Returns how many were closed. */
+static int uc_close_exited(struct aa_heap *h)
+{
+	struct aa_uc **pp;
+	int n = 0;
+
+	pthread_mutex_lock(&uc_lock);
+	for (pp = &uc_all; *pp;)
+		if ((*pp)->h == h && (*pp)->exited && uc_retire(pp, true))
+			n++;
+		else
+			pp = &(*pp)->next;
+	pthread_mutex_unlock(&uc_lock);
+	return n;
 }
 
 /* The copy of the heap's hot fields that the hit path reads (aa_fast's,
@@ -394,31 +432,15 @@ void aa__heap_fast_refresh(struct aa_heap *h)
 
 AA_API int aa_heap__reap(struct aa_heap *h)
 {
-	struct aa_user_args a;
-	const struct aa_cpu_cache *cc;
-	struct aa__owner o;
-	int i, n = 0, err;
-	__u32 off;
+	struct aa_user_args a = { .op = AA_USER_REAP, .idx = AA_USER_ALL };
+	int n, err;
 
 	AA_CHECK_HEAP(h, -EINVAL);
 	if (h->prog[AA_PROG_USER] < 0 || !h->root)
 		return 0;
-	for (i = 0; i < AA_MAX_USER_CACHES; i++) {
-		off = __atomic_load_n(&h->root->user.off[i], __ATOMIC_RELAXED);
-		if (!off || off > h->arena_size - sizeof(*cc))
-			continue;
-		if (aa__heap_read_owner(h, off, &o) || !o.pid || !aa__owner_dead(&o))
-			continue;
-		memset(&a, 0, sizeof(a));
-		a.op = AA_USER_REAP;
-		a.idx = i;
-		a.owner_pid = o.pid;
-		a.owner_tid = o.tid;
-		a.owner_start = o.start;
-		a.owner_pidns = o.pidns;
-		err = run_user(h, &a);
-		if (!err && a.ret >= 0)
-			n++;
-	}
-	return n;
+	n = uc_close_exited(h);
+	err = run_user(h, &a);
+	if (err)
+		return aa_err(err);
+	return n + (a.ret > 0 ? (int)a.ret : 0);
 }
