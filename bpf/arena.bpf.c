@@ -199,8 +199,43 @@ static __always_inline void reset_cache(struct aa_cpu_cache __arena *cc)
 	}
 }
 
-/* The user caches a teardown kept (it left them claimed): emptied,
- * disowned and released; gen tells their former owners to open again.
+/* --- Teardown claims -------------------------------------------------------
+ * A teardown claims every cache as AA_CC_TEARDOWN and keeps the claims until
+ * init (or gives them back when it fails); only a claim so taken is ever
+ * given back by a teardown or an init, with a cmpxchg from AA_CC_TEARDOWN,
+ * so neither releases a claim that a thread or a drain holds. How a cache
+ * registered during a teardown is kept out: aa_shared.h, "User caches".
+ */
+
+/* Claim the cache at arena offset off for a teardown (the only one:
+ * user.closing), unless a teardown holds it already (a CPU cache init
+ * kept unpublished). True when it does now (or off is 0: no cache). */
+static __always_inline bool teardown_claim(__u32 off)
+{
+	__u32 v;
+
+	if (!off)
+		return true;
+	v = __sync_val_compare_and_swap(&((struct aa_cpu_cache __arena *)aa_addr(off))->busy,
+					AA_CC_FREE, AA_CC_TEARDOWN);
+	return v == AA_CC_FREE || v == AA_CC_TEARDOWN;
+}
+
+/* Give back the teardown's claim of the cache at off (0: none); any other
+ * claim stays. */
+static __always_inline void teardown_release(__u32 off)
+{
+	if (off)
+		__sync_val_compare_and_swap(&((struct aa_cpu_cache __arena *)aa_addr(off))->busy,
+					    AA_CC_TEARDOWN, AA_CC_FREE);
+}
+
+/* The user caches a teardown kept (it left them claimed) and those
+ * registered since by an OPEN that then failed (unclaimed, no one's):
+ * emptied, disowned and released; gen tells their former owners to open
+ * again, and OPENs work again. A cache someone else holds a claim of
+ * cannot be reset: by the protocol there is none; one is left to its
+ * holder, out of the table (counted as corrupt).
  * REQUIRES: heap not published (init). */
 static void init_user_caches(void)
 {
@@ -213,14 +248,20 @@ static void init_user_caches(void)
 		off = aa__root.user.off[i];
 		if (!off)
 			continue;
+		if (!teardown_claim(off)) {
+			aa__root.user.off[i] = 0;
+			aa_fail(AA_ERR_CORRUPT);
+			continue;
+		}
 		cc = aa_addr(off);
 		reset_cache(cc);
 		cc->owner_tid = 0;
 		cc->owner_start = 0;
 		cc->owner_exec = 0;
 		cc->owner_pid = 0;
-		__aa_cache_release(cc);
+		teardown_release(off);
 	}
+	WRITE_ONCE_ARENA(aa__root.user.closing, 0);
 }
 
 /* A new user cache for process pid (its owner from the start: no OPEN can
@@ -289,8 +330,7 @@ static int init_caches(__u32 n)
 			cc = aa_addr(off);
 		}
 		reset_cache(cc);
-		if (off)	/* kept from before a teardown, which left it claimed */
-			__aa_cache_release(cc);
+		teardown_release(off);	/* kept from before a teardown: its claim */
 	}
 	if (drop)
 		open_readers();
@@ -716,56 +756,41 @@ int aa__arena_trim(__u64 keep_bytes)
 	return n;
 }
 
-/* Release the caches of CPUs [0, upto) and the user caches [0, uupto)
- * that claim_all_caches() claimed.
- * Verifier: tests the offset, not the address (a second branch per CPU). */
-static __always_inline void release_caches(__u32 upto, __u32 uupto)
+/* Give back the teardown's claims of every CPU and user cache (a failed
+ * teardown: the only one, user.closing says), and let OPENs and
+ * teardowns in again. */
+static __always_inline void release_caches(void)
 {
-	__u32 off;
 	int cpu, i;
 
-	aa_for(cpu, 0, upto) {
-		off = aa__root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)];
-		if (off)
-			__aa_cache_release(aa_addr(off));
-	}
-	aa_for(i, 0, uupto) {
-		off = aa__root.user.off[i & (AA_MAX_USER_CACHES - 1)];
-		if (off)
-			__aa_cache_release(aa_addr(off));
-	}
+	aa_for(cpu, 0, AA_MAX_CPUS)
+		teardown_release(aa__root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)]);
+	aa_for(i, 0, AA_MAX_USER_CACHES)
+		teardown_release(aa__root.user.off[i & (AA_MAX_USER_CACHES - 1)]);
+	WRITE_ONCE_ARENA(aa__root.user.closing, 0);
 }
 
 /* Claim every CPU and user cache for teardown, from this CPU (the CPU
- * cache claim: internal.h's model). Returns 0 with all claimed, or
- * -EBUSY with none claimed (a program or a user thread is inside one). */
+ * cache claim: internal.h's model), after setting user.closing: one
+ * teardown at a time, and a cache registered meanwhile is claimed here or
+ * its OPEN fails (aa_shared.h, "User caches"). Returns 0 with all claimed
+ * and closing set, or -EBUSY with none claimed and closing as it was (a
+ * program or a user thread is inside one, or another teardown runs). */
 static int claim_all_caches(void)
 {
-	__u32 n = aa__root.nr_cpus, off;
-	int cpu, i, busy = -1;
+	int cpu, i;
 
-	n = n < AA_MAX_CPUS ? n : AA_MAX_CPUS;
-	aa_for(cpu, 0, n) {
-		off = aa__root.cpu_cache_off[cpu];
-		if (off && !__aa_cache_claim(aa_addr(off), AA_CC_TEARDOWN)) {
-			busy = cpu;
-			break;
-		}
-	}
-	if (busy >= 0) {
-		release_caches(busy, 0);
+	if (__sync_lock_test_and_set(&aa__root.user.closing, 1))
 		return -EBUSY;
-	}
-	aa_for(i, 0, AA_MAX_USER_CACHES) {
-		off = aa__root.user.off[i];
-		if (off && !__aa_cache_claim(aa_addr(off), AA_CC_TEARDOWN)) {
-			busy = i;
-			break;
-		}
-	}
-	if (busy < 0)
-		return 0;
-	release_caches(n, busy);
+	aa_for(cpu, 0, AA_MAX_CPUS)
+		if (!teardown_claim(aa__root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)]))
+			goto busy;
+	aa_for(i, 0, AA_MAX_USER_CACHES)
+		if (!teardown_claim(aa__root.user.off[i & (AA_MAX_USER_CACHES - 1)]))
+			goto busy;
+	return 0;
+busy:
+	release_caches();
 	return -EBUSY;
 }
 
@@ -857,8 +882,7 @@ int aa__arena_teardown(void)
 		aa_unlock();
 	}
 	if (n < 0) {
-		release_caches(aa__root.nr_cpus < AA_MAX_CPUS ? aa__root.nr_cpus : AA_MAX_CPUS,
-			       AA_MAX_USER_CACHES);
+		release_caches();
 		open_readers();
 		return n;
 	}

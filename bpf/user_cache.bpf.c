@@ -44,12 +44,13 @@ static __always_inline struct aa_cpu_cache __arena *user_cache(__u32 idx)
 
 /* A miss of user cache idx: refill class cls, one object for a request of
  * size bytes (<= the class's size). Returns it (word 0 cleared), 0 or
- * AA_DRY (the caller falls back to aa_malloc_u64()). */
+ * AA_DRY (the caller falls back to aa_malloc_u64()); 0 in a heap that is
+ * not published, as every entry. */
 __u64 aa__user_cache_alloc(__u32 idx, __u32 cls, __u64 size)
 {
 	struct aa_cpu_cache __arena *cc = user_cache(idx);
 
-	if (!cc || cls >= AA_NR_CLASSES || size - 1 >= aa_class(cls)->size)
+	if (!cc || !aa_heap_ready() || cls >= AA_NR_CLASSES || size - 1 >= aa_class(cls)->size)
 		return 0;
 	return cache_alloc_slow(cc, cls, size);
 }
@@ -57,8 +58,9 @@ __u64 aa__user_cache_alloc(__u32 idx, __u32 cls, __u64 size)
 /* An overflow of user cache idx: take ptr, an object of class cls that
  * the thread claimed (word 0 = the FREED mark), spilling a batch first if
  * the class is full. Returns 0 (taken), -EUCLEAN (the heap found it
- * inconsistent), -ENOENT (no such cache) or -EINVAL (counted as corrupt:
- * ptr is not a claimed object of class cls; nothing taken). */
+ * inconsistent), -ENOENT (no such cache), -ENODEV (the heap is not
+ * published) or -EINVAL (counted as corrupt: ptr is not a claimed object
+ * of class cls; nothing taken). */
 int aa__user_cache_free(__u32 idx, __u64 ptr, __u32 cls)
 {
 	struct aa_cpu_cache __arena *cc = user_cache(idx);
@@ -67,6 +69,8 @@ int aa__user_cache_free(__u32 idx, __u64 ptr, __u32 cls)
 
 	if (!cc)
 		return -ENOENT;
+	if (!aa_heap_ready())
+		return -ENODEV;
 	if (__aa_class_of(&aa_fast, ptr, &pm, &e) != (int)cls ||
 	    *(volatile __u64 __arena *)ptr != aa_custody(ptr, AA_TAG_FREED)) {
 		aa_fail(AA_ERR_CORRUPT);
@@ -152,6 +156,13 @@ static int user_open(struct aa_user_args *a)
 	cc = user_cache(idx);
 	if (!cc)
 		return -ENOENT;
+	/* after the cmpxchg that took or registered cc: a teardown that
+	 * started before it may not have claimed cc (aa_shared.h, "User
+	 * caches"); then it is given back and the OPEN fails */
+	if (READ_ONCE_ARENA(aa__root.user.closing) || !aa_heap_ready()) {
+		__aa_store_release(&cc->owner_pid, 0);
+		return -ENODEV;
+	}
 	cc->owner_tid = (__u32)id;
 	cc->owner_exec = exec;
 	aa_store_fence();	/* a reaper that sees owner_start sees the rest */

@@ -661,7 +661,13 @@ struct aa_fault {
  * from any process in any pid namespace).
  * Caches keep their pages (a later owner reuses them) until a failed init;
  * a teardown claims them with the CPU caches, init empties them, disowns
- * them and bumps gen (an owner that sees another gen opens again).
+ * them and bumps gen (an owner that sees another gen opens again). A
+ * registration racing a teardown: the OPEN registers (or takes) its cache
+ * with a cmpxchg and then reads `closing`; the teardown sets `closing`
+ * with an exchange and then claims every cache: one of the two sees
+ * the other (both are full barriers), so every cache a thread can hold is
+ * claimed by the teardown, or the OPEN fails. Init releases only the
+ * claims the teardown took (a cmpxchg from AA_CC_TEARDOWN).
  */
 #define AA_MAX_USER_CACHES	256
 #define AA_USER_CACHE		0x80000000U	/* aa_cpu_cache.cpu: a user cache */
@@ -669,7 +675,10 @@ struct aa_fault {
 struct aa_user_caches {
 	__u32 off[AA_MAX_USER_CACHES];	/* arena offset of cache i, 0 = none */
 	__u32 gen;		/* bumped by every init */
-	__u32 pad;
+	__u32 closing;		/* 1 from a teardown's start to the next init
+				 * (or its failure): one teardown at a time,
+				 * and an OPEN gives back what it took and
+				 * fails */
 	__u64 opens;		/* caches taken by a thread */
 	__u64 closes;		/* given back (reaped ones included) */
 	__u64 reaped;		/* of a process that died with them */

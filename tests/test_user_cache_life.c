@@ -6,7 +6,8 @@
  * aa__user run fails after the object was claimed, an init between a
  * thread's look at the heap's generation and its open, and owners that
  * the pid alone does not tell apart: a process that exec()ed, a process
- * in another pid namespace. (The ASan check tests/asan/uc_destroy.c
+ * in another pid namespace; a teardown against a thread opening its
+ * cache. (The ASan check tests/asan/uc_destroy.c
  * races thread exits with aa_heap__destroy().)
  */
 #define _GNU_SOURCE
@@ -385,5 +386,79 @@ Test(user_cache_life, a_process_in_another_pid_namespace_is_reaped)
 	cr_assert_eq(r->user.reaped - reaped, 1);
 	cr_assert_geq(cache_of(getpid(), gettid_()), 0, "this process's cache is untouched");
 	cr_assert_eq(aa_heap__free(h, p), 0);
+	t_check(h);
+}
+
+/* --- A teardown against a thread opening its cache ------------------------
+ * A teardown sets user.closing before it claims the caches: an OPEN that
+ * finds it set gives back what it took, and init resets and releases only
+ * what a teardown claimed (aa_shared.h, "User caches"). Both states are
+ * written through the mmap, as the interleavings leave them. */
+
+struct caller {
+	int tid, caches;
+	__u64 p;
+};
+
+static void *caller_run(void *arg)
+{
+	struct caller *c = arg;
+
+	c->tid = gettid_();
+	c->p = aa_heap__malloc(h, 64);
+	c->caches = caches_of(getpid(), c->tid, NULL);
+	if (c->p)
+		aa_heap__free(h, c->p);
+	return NULL;
+}
+
+Test(user_cache_life, an_open_during_a_teardown_takes_no_cache)
+{
+	struct aa_root *r = (struct aa_root *)aa_heap__root(h);
+	__u64 opens = r->user.opens;
+	struct caller c = {};
+	pthread_t t;
+
+	r->user.closing = 1;	/* a teardown claiming the caches */
+	cr_assert_eq(pthread_create(&t, NULL, caller_run, &c), 0);
+	pthread_join(t, NULL);
+	r->user.closing = 0;
+	cr_assert_neq(c.p, 0, "the allocation went through aa__call");
+	cr_assert_eq(c.caches, 0, "the thread took a cache the teardown may not have claimed");
+	cr_assert_eq(r->user.opens, opens, "an OPEN succeeded");
+	cr_assert_eq(caches_of(getpid(), -1, NULL), 0, "a cache kept its owner");
+	t_check(h);
+}
+
+Test(user_cache_life, init_releases_only_what_the_teardown_claimed)
+{
+	struct aa_root *r = (struct aa_root *)aa_heap__root(h);
+	struct aa_cpu_cache *cc;
+	struct closer x;
+	__u64 corrupt;
+	__u32 closing;
+	pthread_t t;
+
+	sem_init(&x.opened, 0, 0);
+	sem_init(&x.go, 0, 0);
+	cr_assert_eq(pthread_create(&t, NULL, closer_run, &x), 0);
+	sem_wait(&x.opened);
+	cr_assert_geq(x.idx, 0, "the thread opened no cache");
+	cc = t_user_cache_mmap(h, x.idx);
+	cr_assert_geq(aa_heap__teardown(h), 0, "teardown: %s", strerror(errno));
+	cr_assert_eq(cc->busy, AA_CC_TEARDOWN, "the teardown claimed the cache");
+	closing = r->user.closing;
+	/* as a thread inside a hit would hold a cache the teardown missed */
+	cc->busy = AA_CC_OWNER;
+	corrupt = t_stats(h).err[AA_ERR_CORRUPT];
+	cr_assert_geq(aa_heap__init(h, 4 * MiB), 0, "init: %s", strerror(errno));
+	cr_assert_eq(cc->busy, AA_CC_OWNER, "init released a claim the teardown never took");
+	cr_assert_eq(r->user.off[x.idx], 0, "a cache init could not reset is still listed");
+	cr_assert_eq(t_stats(h).err[AA_ERR_CORRUPT], corrupt + 1, "not counted");
+	cr_assert_eq(closing, 1, "no OPEN was kept out until init");
+	cr_assert_eq(r->user.closing, 0, "OPENs work again");
+	cc->busy = AA_CC_FREE;
+	sem_post(&x.go);
+	pthread_join(t, NULL);
 	t_check(h);
 }

@@ -208,6 +208,7 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 		jw_kv_uint(w, "node_failures", d->node_failures);
 		jw_kv_uint(w, "nomem_in_limbo", d->nomem_in_limbo);
 		jw_kv_uint(w, "limit_signals", d->limit_signals);
+		jw_kv_uint(w, "limit_refusals", d->limit_refusals);
 		jw_kv_uint(w, "latency_last_ns", d->latency_last_ns);
 		jw_kv_uint(w, "latency_max_ns", d->latency_max_ns);
 		jw_kv_uint(w, "latency_mean_ns", d->reclaimed ? d->latency_sum_ns / d->reclaimed : 0);
@@ -351,7 +352,7 @@ static void print_defer(const struct aa_defer *d, __u64 limit)
 	       "oldest waiting %u, reclaimed up to %u; %llu grace periods\n"
 	       "  deferred %llu, reclaimed %llu; deferred -> freed: last %.2f ms, max %.2f ms, "
 	       "mean %.2f ms; refused for want of a node %llu, allocations failed while limbo "
-	       "held memory %llu, limit signals %llu\n\n",
+	       "held memory %llu, limit signals %llu, refused past twice the limit %llu\n\n",
 	       (unsigned long long)d->pending_objs, (unsigned long long)d->pending_bytes,
 	       (unsigned long long)d->peak_pending_bytes, (unsigned long long)limit, d->epoch,
 	       d->oldest_epoch, d->reclaim_epoch, (unsigned long long)d->grace_periods,
@@ -359,7 +360,7 @@ static void print_defer(const struct aa_defer *d, __u64 limit)
 	       d->latency_last_ns / 1e6, d->latency_max_ns / 1e6,
 	       d->reclaimed ? (double)d->latency_sum_ns / d->reclaimed / 1e6 : 0.0,
 	       (unsigned long long)d->node_failures, (unsigned long long)d->nomem_in_limbo,
-	       (unsigned long long)d->limit_signals);
+	       (unsigned long long)d->limit_signals, (unsigned long long)d->limit_refusals);
 }
 
 static void print_fault(const struct aa_fault *f)
