@@ -768,18 +768,19 @@ int aa__debug_flush(void);
 __u32 aa__defer_advance(void);
 int aa__defer_reclaim_node(__u32 off, __u32 e);
 
-/* arena.bpf.c: pages from the kernel, sleepable only; but
- * aa__arena_self_grow(), under aa_self_grows() */
+/* arena.bpf.c: pages from the kernel, sleepable only */
 int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
 		  __u64 grow_bytes);
 int aa__arena_grow_chunks(__u64 bytes, __u32 unpublished);
 int aa__arena_grow(__u64 bytes);
 int aa__arena_grow_one(__u32 cursor, __u32 unpublished);
-int aa__arena_self_grow(__u32 chunks);
-int aa__arena_run_find(__u32 need, __u64 taken);
 int aa__arena_trim(__u64 keep_bytes);
 int aa__arena_teardown(void);
 int aa__arena_user_cache_new(__u32 pid);
+
+/* self_grow.bpf.c: pages from any program, under aa_self_grows() */
+int aa__arena_self_grow(__u32 chunks);
+int aa__arena_run_find(__u32 need, __u64 taken);
 
 /* user_cache.bpf.c: tier 1 for userspace threads, the slow paths */
 __u64 aa__user_cache_alloc(__u32 idx, __u32 cls, __u64 size);

@@ -166,7 +166,7 @@ struct __attribute__((aligned(8))) aa_slot {
 						 * refill agent do) */
 /* Set by init, never given: an allocation that finds the page heap empty
  * maps chunks itself (Linux >= 7.0 lets every program allocate arena
- * pages; bpf/arena.bpf.c, aa__arena_self_grow()), unless AA_F_NO_SELF_GROW. */
+ * pages; bpf/self_grow.bpf.c, aa__arena_self_grow()), unless AA_F_NO_SELF_GROW. */
 #define AA_F_SELF_GROW		(1U << 4)
 
 /* Counters of one size class in one CPU cache (64 bytes: one line of its
