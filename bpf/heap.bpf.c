@@ -512,23 +512,29 @@ static __always_inline int heap_return(__u64 ptr)
 int aa__heap_return_round(__u64 arr, __u32 from, __u32 end)
 {
 	__u64 __arena *in = (__u64 __arena *)arr;
-	__u32 done = AA_ZERO, off;
+	__u32 done = AA_ZERO, off, first = AA_NIL, last = AA_NIL;
 	int i;
 	__u64 e;
 
 	if (end > from + AA_HOLD_OBJS)
 		end = from + AA_HOLD_OBJS;
 	aa_lock_yield();
-	if (aa_lock()) {
+	if (aa_lock()) {	/* one chain of the round's blocks, parked at once */
 		aa_count(lock_misses);
 		aa_for(i, from, end) {
 			e = in[i];
 			if (!e)
 				continue;
 			off = e - aa__root.arena_base;
-			park_chain(off, off, 1);
+			if (last == AA_NIL)
+				first = off;
+			else
+				((aa_parked_t *)aa_addr(last))->next = off;
+			last = off;
 			done++;
 		}
+		if (done)
+			park_chain(first, last, done);
 		return done;
 	}
 	aa_for(i, from, end) {
