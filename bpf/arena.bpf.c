@@ -228,6 +228,16 @@ static __always_inline void teardown_release(__u32 off)
 					    AA_CC_TEARDOWN, AA_CC_FREE);
 }
 
+/* No owner for user cache cc: the owner fields cleared, owner_pid last
+ * (an OPEN may take it once it reads 0). REQUIRES: cc claimed. */
+static __always_inline void user_cache_disown(struct aa_cpu_cache __arena *cc)
+{
+	cc->owner_tid = 0;
+	cc->owner_start = 0;
+	cc->owner_exec = 0;
+	__aa_store_release(&cc->owner_pid, 0);
+}
+
 /* The user caches a teardown kept (it left them claimed) and those
  * registered since by an OPEN that then failed (unclaimed, no one's):
  * emptied, disowned and released; gen tells their former owners to open
@@ -253,10 +263,7 @@ static void init_user_caches(void)
 		}
 		cc = aa_addr(off);
 		reset_cache(cc);
-		cc->owner_tid = 0;
-		cc->owner_start = 0;
-		cc->owner_exec = 0;
-		cc->owner_pid = 0;
+		user_cache_disown(cc);
 		teardown_release(off);
 	}
 	WRITE_ONCE_ARENA(aa__root.user.closing, 0);

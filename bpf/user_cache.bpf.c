@@ -182,10 +182,7 @@ static __always_inline int user_give_back(struct aa_cpu_cache __arena *cc)
 {
 	int n = cache_empty(cc);
 
-	cc->owner_tid = 0;
-	cc->owner_start = 0;
-	cc->owner_exec = 0;
-	__aa_store_release(&cc->owner_pid, 0);	/* an OPEN may take it now */
+	user_cache_disown(cc);	/* an OPEN may take it now */
 	__aa_cache_release(cc);
 	__sync_fetch_and_add(&aa__root.user.closes, 1);
 	return n;
