@@ -465,9 +465,9 @@ int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flag
 }
 
 /* Map one chunk at the first slot >= cursor that takes it. Returns the
- * next cursor (slot + 1), or -errno. Inline, and calls only leaves (the
- * embedder's page functions, aa__buddy_add_chunk()): aa__arena_self_grow()
- * has one frame below it. unpublished: init's first grow. */
+ * next cursor (slot + 1), or -errno. For init and grow (sleepable);
+ * self-growth maps runs (self_grow.bpf.c). unpublished: init's first
+ * grow. */
 static __always_inline int grow_one(__u32 cursor, __u32 unpublished)
 {
 	void __arena *meta, *chunk;

@@ -780,7 +780,7 @@ int aa__arena_user_cache_new(__u32 pid);
 
 /* self_grow.bpf.c: pages from any program, under aa_self_grows() */
 int aa__arena_self_grow(__u32 chunks);
-int aa__arena_run_find(__u32 need, __u64 taken);
+int aa__arena_run_find(__u32 need, __u32 from);
 
 /* user_cache.bpf.c: tier 1 for userspace threads, the slow paths */
 __u64 aa__user_cache_alloc(__u32 idx, __u32 cls, __u64 size);

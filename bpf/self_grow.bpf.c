@@ -7,9 +7,9 @@
  *             arena pages; pruned at load before), map the chunk, or the
  *             run of chunks, that an allocation lacks, from the calling
  *             program, whatever its context.
- * From below: pages through arena.bpf.c's pages_get() / pages_put() and
- *             grow_one() (its page ledger and fault injection), chunks into
- *             the page heap by aa__buddy_add_chunk().
+ * From below: pages through arena.bpf.c's pages_get() / pages_put() (its
+ *             page ledger and fault injection), chunks into the page heap
+ *             by aa__buddy_add_chunk().
  * To above:   aa__arena_self_grow(), for the public functions'
  *             grow_and_retry() (alloc.bpf.c; frame 2 of internal.h's call
  *             frames).
@@ -22,86 +22,63 @@
 
 /* --- Self-growth ------------------------------------------------------------
  * An allocation that found the page heap empty maps what it lacks, from
- * the calling program, whatever its context (aa_self_grows()): one chunk
- * for an object or a run up to a chunk (grow_one(): the first slot that
- * takes one); for a large allocation of `need` chunks in a row, the
- * unmapped slots of a run of `need` slots that are each unmapped or an
- * entirely free chunk, the run with the fewest unmapped
- * (aa__arena_run_find()). So it never maps a slot that the allocation
- * cannot use, and a call that fails leaves nothing mapped that an earlier
- * one would not have: a repeated failure maps nothing again.
+ * the calling program, whatever its context (aa_self_grows()): a run of
+ * `need` slots in a row (1 for an object or a run up to a chunk), each
+ * unmapped or an entirely free chunk, the first such run
+ * (aa__arena_run_find()), whose unmapped slots it maps (run_map()). So it
+ * never maps a slot that the allocation cannot use, and a call that fails
+ * leaves nothing mapped that an earlier one would not have: a repeated
+ * failure maps nothing again.
  *
  *   slots   0    1   2   3   4   5   6   7   8   9
- *          root  H   .   .   H   H   H   .   .   .     H held, . unmapped
- *   need 3: the hole 2-3 is two long; 7-9 is the run: 3 slots mapped
+ *          root  H   .   .   H   F   .   .   .   .     H held, F free, . unmapped
+ *   need 3: the hole 2-3 is two long; 4-6 is the run: slots 5 and 6 mapped
  *
  * The chunks' pages are mapped first, every one of the run, then their
  * metadata pages (which the kernel places at the lowest free address, that
  * is, in no slot of the run). A slot whose pages the kernel refuses holds
  * something else (metadata, caches, a user's pages) or was taken by
- * another grower: what this run got goes back and another run is tried
- * without that slot, AA_SELF_GROW_TRIES runs at most.
+ * another grower: what this run got goes back and the search goes on
+ * after that slot, AA_SELF_GROW_TRIES runs at most.
  */
-#define AA_SELF_GROW_TRIES	4
+#define AA_SELF_GROW_TRIES	8
 _Static_assert(!(AA_SELF_GROW_MAX & (AA_SELF_GROW_MAX - 1)), "run_map() masks with it");
 
-/* Up to AA_SELF_GROW_TRIES slots packed in 16 bits each (0xffff: none):
- * slots a self-grow found taken. */
-static __always_inline bool slot_in(__u64 set, __u32 s)
+/* The first run of need slots from slot `from` on, each unmapped or an
+ * entirely free chunk: its first slot | its unmapped slots << 16, or -1.
+ * A lock-free snapshot: the mapping checks each slot again (the kernel
+ * refuses taken pages, aa__buddy_add_chunk() a slot that is not
+ * UNMAPPED).
+ * Verifier: a global function (frame 3, a leaf), whose variables start
+ * from AA_ZERO: constants made the slot numbers precise and the loop was
+ * walked slot by slot ("The sequence of 8193 jumps is too complex"). */
+int aa__arena_run_find(__u32 need, __u32 from)
 {
-	return (set & 0xffff) == s || ((set >> 16) & 0xffff) == s ||
-	       ((set >> 32) & 0xffff) == s || (set >> 48) == s;
-}
-
-/* The run of need slots, each unmapped or an entirely free chunk and
- * none in `taken`, with the fewest unmapped (the first such run): its
- * first slot | unmapped << 16, or -1. A lock-free snapshot: the mapping
- * checks each slot again (the kernel refuses taken pages,
- * aa__buddy_add_chunk() a slot that is not UNMAPPED). The count of
- * unmapped slots in the window is kept by reading the slot that leaves it
- * again: a state changed meanwhile makes it a poor hint (a count that
- * wrapped rules its windows out), never an index.
- * Verifier: a global function (frame 3, a leaf), and every variable
- * starts from AA_ZERO: a constant (the first try's `taken`, "none found
- * yet") made the slot numbers precise and the loop was walked slot by
- * slot ("The sequence of 8193 jumps is too complex"). */
-int aa__arena_run_find(__u32 need, __u64 taken)
-{
-	__u32 nr_slots = aa__root.nr_slots, run = AA_ZERO, cnt = AA_ZERO;
-	__u32 best = AA_ZERO - 1, first = AA_ZERO, state;
+	__u32 nr_slots = aa__root.nr_slots, run = AA_ZERO, cnt = AA_ZERO, state;
 	int s;
 
-	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+	aa_for(s, from, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
 		state = READ_ONCE_ARENA(aa__root.slots[s].state);
-		if (slot_in(taken, s) || (state != AA_SLOT_UNMAPPED && !chunk_is_free(s))) {
+		if (state != AA_SLOT_UNMAPPED && !chunk_is_free(s)) {
 			run = AA_ZERO;
 			cnt = AA_ZERO;
 			continue;
 		}
 		run++;
 		cnt += state == AA_SLOT_UNMAPPED;
-		if (run > need)		/* slot s - need left the window */
-			cnt -= READ_ONCE_ARENA(aa__root.slots[(s - need) & (AA_MAX_SLOTS - 1)].state) ==
-			       AA_SLOT_UNMAPPED;
-		if (run >= need && cnt < best) {
-			best = cnt;
-			first = s + 1 - need;
-			if (cnt <= 1)
-				break;
-		}
+		if (run >= need)
+			return ((s + 1 - need) & (AA_MAX_SLOTS - 1)) | cnt << 16;
 	}
-	if (best > AA_MAX_SLOTS)
-		return -1;
-	return (first & (AA_MAX_SLOTS - 1)) | best << 16;
+	return -1;
 }
 
 /* Map the unmapped slots of the run of need slots at first (at most
  * AA_SELF_GROW_MAX of them) into the heap. Returns the chunks added (0:
- * the run was already free), or -errno with *taken gaining the slot the
+ * the run was already free), or -EBUSY with *next set past the slot the
  * kernel refused (nothing of this run mapped), or -errno for a chunk that
  * its metadata or the page heap refused (the chunks added before it
  * stay, free in the heap; the others go back). */
-static __always_inline int run_map(__u32 first, __u32 need, __u64 *taken)
+static __always_inline int run_map(__u32 first, __u32 need, __u32 *next)
 {
 	__u16 slot[AA_SELF_GROW_MAX];
 	void __arena *meta;
@@ -117,7 +94,7 @@ static __always_inline int run_map(__u32 first, __u32 need, __u64 *taken)
 			break;
 		}
 		if (!pages_get(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES)) {
-			*taken = *taken << 16 | s;
+			*next = s + 1;
 			err = -EBUSY;
 			break;
 		}
@@ -143,21 +120,20 @@ static __always_inline int run_map(__u32 first, __u32 need, __u64 *taken)
 	return err ? err : added;
 }
 
-/* A large allocation of need chunks found none free in a row: map the
- * unmapped slots of the best run (aa__arena_run_find()), trying another
- * run when a slot is taken. Returns the chunks added (0: a run is free already), or
- * -errno: no run with at most AA_SELF_GROW_MAX unmapped slots (-ENOMEM),
- * or the last try's error. */
+/* Map the unmapped slots of the first run of need slots (aa__arena_run_find()),
+ * searching on after a slot that is taken. Returns the chunks added (0: a run
+ * is free already), or -errno: no run with at most AA_SELF_GROW_MAX unmapped
+ * slots (-ENOMEM), or the last try's error. */
 static __always_inline int self_grow_run(__u32 need)
 {
-	__u64 taken = ~0ULL;
+	__u32 from = AA_ZERO;
 	int i, found, ret = -ENOMEM;
 
 	aa_for(i, 0, AA_SELF_GROW_TRIES) {
-		found = aa__arena_run_find(need, taken);
+		found = aa__arena_run_find(need, from);
 		if (found < 0 || (found >> 16) > AA_SELF_GROW_MAX)
 			return -ENOMEM;
-		ret = run_map(found & (AA_MAX_SLOTS - 1), need, &taken);
+		ret = run_map(found & (AA_MAX_SLOTS - 1), need, &from);
 		if (ret != -EBUSY)
 			break;
 	}
@@ -165,12 +141,11 @@ static __always_inline int self_grow_run(__u32 need)
 }
 
 /* An allocation found the page heap empty: map what `chunks` chunks in a
- * row need (1: any one chunk; more: self_grow_run()) from the calling
- * program, whatever its context, with grow's rules (slots, page ledger,
- * fault injection) and no lock held across a kfunc. Returns the chunks
- * added (> 0; 0 for a run that was free already), or -errno: no slot, or
- * no run of slots, to map, or the kernel had no page (counted in
- * stats.self_grow_fails).
+ * row need (self_grow_run()) from the calling program, whatever its
+ * context, with grow's rules (slots, page ledger, fault injection) and no
+ * lock held across a kfunc. Returns the chunks added (> 0; 0 for a run
+ * that was free already), or -errno: no run of slots to map, or the
+ * kernel had no page (counted in stats.self_grow_fails).
  * Called by public functions only (frame 2 of internal.h's call frames).
  * REQUIRES: aa_self_grows(); heap published. */
 int aa__arena_self_grow(__u32 chunks)
@@ -180,12 +155,7 @@ int aa__arena_self_grow(__u32 chunks)
 
 	if (!aa_self_grows() || !aa_heap_ready())
 		return -EOPNOTSUPP;
-	if (chunks > 1) {
-		ret = self_grow_run(chunks < AA_MAX_SLOTS ? chunks : AA_MAX_SLOTS);
-	} else {
-		ret = grow_one(0, 0);
-		ret = ret > 0 ? 1 : ret;
-	}
+	ret = self_grow_run(chunks < 1 ? 1 : chunks < AA_MAX_SLOTS ? chunks : AA_MAX_SLOTS);
 	if (ret > 0)
 		__sync_fetch_and_add(&aa__root.stats.self_grows, ret);
 	else if (ret < 0)
