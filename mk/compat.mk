@@ -54,7 +54,10 @@ COMPAT_RUNNER_SRCS := tests/compat/runner.c tests/compat/test_progs.h tests/comp
 # (6.12 refuses v4's sign-extending arena loads), their tree's libbpf
 # headers with the system's generated bpf_helper_defs.h, <errno.h> for
 # bpf_arena_htab.h from the system.
-COMPAT_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__x86_64__ -Wno-unused-function
+# -Wno-missing-declarations: the nine harmless warnings of bpftool's
+# vmlinux.h of 7.3 (libarena's own Makefile turns them off too).
+COMPAT_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__x86_64__ -Wno-unused-function \
+	-Wno-missing-declarations
 COMPAT_SYS_INCLUDES := -idirafter /usr/include/bpf -idirafter /usr/include/x86_64-linux-gnu
 # aa: our front ends first, and what they include.
 COMPAT_AA_INCLUDES := $(if $(filter aa,$(COMPAT_ALLOC)),-Iinclude/compat -Iinclude -I$(OUTPUT))
@@ -130,7 +133,7 @@ COMPAT_LA_SRCS = $(wildcard $(call compat_st,7.3)/libarena/src/*.bpf.c \
 	$(call compat_st,7.3)/libarena/selftests/*.bpf.c)
 COMPAT_LA_OBJS = $(addprefix $(COMPAT_LA_O)/,$(notdir $(COMPAT_LA_SRCS:.bpf.c=.bpf.o)))
 COMPAT_LA_BPF_CFLAGS := $(COMPAT_BPF_CFLAGS) -mcpu=v4 -DENABLE_ATOMICS_TESTS \
-	-Wno-incompatible-pointer-types-discards-qualifiers -Wno-missing-declarations \
+	-Wno-incompatible-pointer-types-discards-qualifiers \
 	-include tests/compat/libarena_kfuncs.h
 
 $(COMPAT_LA_O)/%.bpf.o: $(COMPAT)/7.3/.fetched $(COMPAT)/7.3/vmlinux.h tests/compat/libarena_kfuncs.h \
@@ -143,8 +146,11 @@ $(COMPAT_LA_O)/%.bpf.o: $(COMPAT)/7.3/.fetched $(COMPAT)/7.3/vmlinux.h tests/com
 		-I$(call compat_st,7.3) -I$(COMPAT_BPFTOOL73)/libbpf/include -c $$src -o $@
 # libarena's object: its files, in aa mode then the library and our
 # arena_malloc/arena_free (strong, over libarena's __weak ones).
-$(COMPAT_LA_O)/libarena.bpf.o: $(COMPAT)/7.3/.fetched
-	$(Q)$(MAKE) $(COMPAT_LA_OBJS) $(if $(filter aa,$(COMPAT_ALLOC)),$(LIB_BPF) $(COMPAT_LIBARENA_AA))
+# Its file list exists once the sources are fetched: a sub-make compiles
+# them, after this make has made everything they depend on.
+$(COMPAT_LA_O)/libarena.bpf.o: $(COMPAT)/7.3/.fetched $(COMPAT)/7.3/vmlinux.h \
+		tests/compat/libarena_kfuncs.h $(if $(filter aa,$(COMPAT_ALLOC)),$(LIB_BPF) $(COMPAT_LIBARENA_AA))
+	$(Q)$(MAKE) $(COMPAT_LA_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(COMPAT_BPFTOOL73)/bpftool gen object $@ $(COMPAT_LA_OBJS) \
 		$(if $(filter aa,$(COMPAT_ALLOC)),$(LIB_BPF) $(COMPAT_LIBARENA_AA))
