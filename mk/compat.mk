@@ -22,16 +22,19 @@
 #     include path (its bpf_arena_alloc.h replaces the selftests'), every
 #     peer object linked with $(LIB_BPF) before its skeleton is generated,
 #     libarena's also with $(COMPAT)/libarena_aa.bpf.o (strong arena_malloc
-#     and arena_free over libarena's __weak ones; a symbol check of the
-#     linked object shows they are ours), and the runners check the heap
-#     after each test (tests/compat/aa_check.c)
-#   COMPAT_KERNELS=6.12   one guest only; COMPAT_REPEAT=N runs libarena N times
-.PHONY: compat-test compat-run compat-fetch compat-build compat-aa-files
+#     and arena_free over libarena's __weak ones; scripts/compat/
+#     check-linked.sh shows in the linked object that they are ours, and
+#     that its BTF is whole), and the runners check the heap after each
+#     test (tests/compat/aa_check.c)
+#   COMPAT_KERNELS=6.12   one guest only; COMPAT_REPEAT=N runs libarena N
+#   times; COMPAT_SUITE_TIMEOUT=SEC kills a suite that runs longer (300)
+.PHONY: compat-test compat-run compat-fetch compat-build compat-aa-files compat-force
 
 # COMPAT_ALLOC's default becomes aa once the compat front ends exist.
 COMPAT_ALLOC ?= stock
 COMPAT_KERNELS ?= 6.12 7.3
 COMPAT_REPEAT ?= 1
+COMPAT_SUITE_TIMEOUT ?= 300
 AA_PEER_CACHE ?= $(HOME)/.cache/arena-alloc/peers
 export AA_PEER_CACHE
 COMPAT := $(OUTPUT)/compat
@@ -60,29 +63,39 @@ COMPAT_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__x86_64__ -Wn
 	-Wno-missing-declarations
 COMPAT_SYS_INCLUDES := -idirafter /usr/include/bpf -idirafter /usr/include/x86_64-linux-gnu
 # aa: our front ends first, and what they include.
-COMPAT_AA_INCLUDES := $(if $(filter aa,$(COMPAT_ALLOC)),-Iinclude/compat -Iinclude -I$(OUTPUT))
+COMPAT_AA_INCLUDES := $(if $(filter aa,$(COMPAT_ALLOC)),-Iinclude/compat -Iinclude)
 # aa: what the peer objects are linked with, and what the mode needs.
 COMPAT_AA_LINK := $(if $(filter aa,$(COMPAT_ALLOC)),$(LIB_BPF))
 COMPAT_AA_FILES := $(if $(filter aa,$(COMPAT_ALLOC)),include/compat/bpf_arena_alloc.h \
 	$(if $(filter 7.3,$(COMPAT_KERNELS)),$(COMPAT_LIBARENA_AA_SRC)))
 COMPAT_AA_USER := $(if $(filter aa,$(COMPAT_ALLOC)),tests/compat/aa_check.c $(LIB_A))
+# aa: the skeletons show the library's arena globals (struct aa_root,
+# struct aa_fast), whose types the runners get from aa_shared.h, forced in
+# front (the peers' runners include their skeletons as they are).
+COMPAT_AA_UFLAGS := $(if $(filter aa,$(COMPAT_ALLOC)),-Iinclude -include aa_shared.h)
+
+compat-force:
 
 # aa mode without the front ends: one clear line naming what is missing,
 # before anything is compiled.
 compat-aa-files:
-	$(Q)for f in $(COMPAT_AA_FILES); do [ -f "$$f" ] || { \
-		echo "compat-test: COMPAT_ALLOC=aa needs $$f, which does not exist yet" \
-			"(arena-alloc's compat front end; COMPAT_ALLOC=stock runs the peers' own allocators)" >&2; \
-		exit 1; }; done
+	$(Q)rc=0; for f in $(COMPAT_AA_FILES); do [ -f "$$f" ] || { rc=1; \
+		echo "compat-test: COMPAT_ALLOC=aa needs $$f, which does not exist yet" >&2; }; done; \
+	[ $$rc = 0 ] || echo "compat-test: (arena-alloc's compat front ends;" \
+		"COMPAT_ALLOC=stock runs the peers' own allocators)" >&2; exit $$rc
 
 # $(call compat_kernel,KERNEL): the rules of one kernel's suites.
 define compat_kernel
 compat_o_$(1) := $(COMPAT)/$(1)/$(COMPAT_ALLOC)
-$(COMPAT)/$(1)/.fetched: scripts/compat/fetch-peers.sh scripts/debian-apt.sh
-	$$(call msg,FETCH,linux-source-$(1))
+# The stamp holds the package version fetched; the script runs every time
+# (no network when the cache has it; a deleted cache is fetched again) and
+# the stamp changes, rebuilding what the peers' files make, only when the
+# version does.
+$(COMPAT)/$(1)/.fetched: compat-force
 	$(Q)mkdir -p $$(@D)
-	$(Q)bash scripts/compat/fetch-peers.sh $(1) >/dev/null
-	$(Q)touch $$@
+	$(Q)d=$$$$(bash scripts/compat/fetch-peers.sh $(1) 2>$$@.log) || { cat $$@.log >&2; exit 1; }; \
+	v=$$$$(cat "$$$${d%/src}/.version"); [ "$$$$(cat $$@ 2>/dev/null)" = "$$$$v" ] || { \
+		printf '  %-8s %s\n' FETCH "linux-source-$(1) $$$$v"; echo "$$$$v" > $$@; }
 
 # The guest kernel's own types (scripts/kernel-btf.sh: from its vmlinuz).
 $(COMPAT)/$(1)/vmlinux.h: | $(DEPS_STAMP)
@@ -90,14 +103,25 @@ $(COMPAT)/$(1)/vmlinux.h: | $(DEPS_STAMP)
 	$(Q)mkdir -p $$(@D)
 	$(Q)$(BPFTOOL) btf dump file "$$$$(bash scripts/kernel-btf.sh $(1) | tail -n1)" format c > $$@
 
+# The selftests' headers, copied as they are, without bpf_arena_alloc.h in
+# aa mode: bpf_arena_htab.h includes "bpf_arena_alloc.h", which the
+# compiler looks for in the includer's own directory before any -I; so
+# that directory must not have it for include/compat's to be found.
+$$(compat_o_$(1))/include/.copied: $(COMPAT)/$(1)/.fetched
+	$(Q)rm -rf $$(@D) && mkdir -p $$(@D)
+	$(Q)cp -p $(call compat_st,$(1))/*.h $$(@D)/
+	$(Q)$(if $(filter aa,$(COMPAT_ALLOC)),rm $$(@D)/bpf_arena_alloc.h)
+	$(Q)touch $$@
+
 # The kernel selftests' programs, compiled as they are.
 $$(compat_o_$(1))/%.bpf.o: $(COMPAT)/$(1)/.fetched $(COMPAT)/$(1)/vmlinux.h \
-		| compat-aa-files $(if $(filter aa,$(COMPAT_ALLOC)),$(OUTPUT)/vmlinux.h)
+		$$(compat_o_$(1))/include/.copied \
+		| compat-aa-files
 	$$(call msg,BPF,$$@)
 	$(Q)mkdir -p $$(@D)
-	$(Q)$(CLANG) $(COMPAT_BPF_CFLAGS) -mcpu=v3 \
-		$$(if $$(filter arena_htab_asm,$$*),,$(COMPAT_AA_INCLUDES)) \
-		-I$(COMPAT)/$(1) -I$(call compat_st,$(1)) -I$(call compat_st,$(1))/libarena/include \
+	$(Q)$(CLANG) $(COMPAT_BPF_CFLAGS) -mcpu=v3 $$(if $$(filter arena_htab_asm,$$*), \
+		-I$(call compat_st,$(1)),$(COMPAT_AA_INCLUDES) -I$$(compat_o_$(1))/include) \
+		-I$(COMPAT)/$(1) -I$(call compat_st,$(1))/libarena/include \
 		-I$(call compat_src,$(1))/tools/lib $(COMPAT_SYS_INCLUDES) \
 		-c $(call compat_st,$(1))/progs/$$*.c -o $$@
 	$(Q)$(LLVM_STRIP) -g $$@
@@ -106,6 +130,8 @@ $$(compat_o_$(1))/%.bpf.o: $(COMPAT)/$(1)/.fetched $(COMPAT)/$(1)/vmlinux.h \
 $$(compat_o_$(1))/%.linked.o: $$(compat_o_$(1))/%.bpf.o $(COMPAT_AA_LINK)
 	$$(call msg,LINK,$$@)
 	$(Q)$$(if $$(filter arena_htab_asm,$$*),cp $$< $$@,$(BPFTOOL) gen object $$@ $$^)
+	$(if $(filter aa,$(COMPAT_ALLOC)),$(Q)$$(if $$(filter arena_htab_asm,$$*),:, \
+		BPFTOOL=$(BPFTOOL) bash scripts/compat/check-linked.sh $$@))
 $$(compat_o_$(1))/%.skel.h: $$(compat_o_$(1))/%.linked.o
 	$$(call msg,GEN-SKEL,$$@)
 	$(Q)$(BPFTOOL) gen skeleton $$< name $$* > $$@.tmp
@@ -116,7 +142,7 @@ $$(compat_o_$(1))/compat_kernel: $(COMPAT_RUNNER_SRCS) $(COMPAT_AA_USER) \
 		$$(addprefix $$(compat_o_$(1))/,arena_list.skel.h arena_htab.skel.h arena_htab_asm.skel.h)
 	$$(call msg,BINARY,$$@)
 	$(Q)$(CC) -g -O2 -Wall -Itests/compat -I$$(compat_o_$(1)) -I$(call compat_st,$(1)) \
-		-I$(call compat_st,$(1))/libarena/include $(LIBBPF_CFLAGS) $(if $(COMPAT_AA_USER),-Iinclude) \
+		-I$(call compat_st,$(1))/libarena/include $(LIBBPF_CFLAGS) $(COMPAT_AA_UFLAGS) \
 		$(call compat_st,$(1))/prog_tests/arena_list.c $(call compat_st,$(1))/prog_tests/arena_htab.c \
 		tests/compat/runner.c $(COMPAT_AA_USER) $(COMPAT_SKEL_WRAP) \
 		$(LIBBPF_LIBS) -lelf -lz -o $$@
@@ -144,16 +170,27 @@ $(COMPAT_LA_O)/%.bpf.o: $(COMPAT)/7.3/.fetched $(COMPAT)/7.3/vmlinux.h tests/com
 		src=$(call compat_st,7.3)/libarena/selftests/$*.bpf.c; \
 	$(CLANG) $(COMPAT_LA_BPF_CFLAGS) -I$(COMPAT)/7.3 -I$(call compat_st,7.3)/libarena/include \
 		-I$(call compat_st,7.3) -I$(COMPAT_BPFTOOL73)/libbpf/include -c $$src -o $@
-# libarena's object: its files, in aa mode then the library and our
-# arena_malloc/arena_free (strong, over libarena's __weak ones).
+# libarena's object: its files, in aa mode between our arena_malloc and
+# arena_free and the library. The order matters twice over with the 7.3
+# bpftool's linker (libbpf 1.8): it makes a __weak definition strong once
+# an object referring to it (an extern) follows, and then refuses a second
+# strong one ("conflicting non-weak symbol"), so ours come first; and it
+# leaves the BTF of a variable declared extern before its definition (libarena's
+# qnodes) at offset 0 of its DATASEC, which is only right if the defining
+# object's section comes first in the output, so the library, whose arena
+# globals would come first, goes last. scripts/compat/check-linked.sh
+# checks both on the result.
 # Its file list exists once the sources are fetched: a sub-make compiles
 # them, after this make has made everything they depend on.
 $(COMPAT_LA_O)/libarena.bpf.o: $(COMPAT)/7.3/.fetched $(COMPAT)/7.3/vmlinux.h \
 		tests/compat/libarena_kfuncs.h $(if $(filter aa,$(COMPAT_ALLOC)),$(LIB_BPF) $(COMPAT_LIBARENA_AA))
 	$(Q)$(MAKE) $(COMPAT_LA_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(COMPAT_BPFTOOL73)/bpftool gen object $@ $(COMPAT_LA_OBJS) \
-		$(if $(filter aa,$(COMPAT_ALLOC)),$(LIB_BPF) $(COMPAT_LIBARENA_AA))
+	$(Q)$(COMPAT_BPFTOOL73)/bpftool gen object $@ \
+		$(if $(filter aa,$(COMPAT_ALLOC)),$(COMPAT_LIBARENA_AA)) $(COMPAT_LA_OBJS) \
+		$(if $(filter aa,$(COMPAT_ALLOC)),$(LIB_BPF))
+	$(if $(filter aa,$(COMPAT_ALLOC)),$(Q)BPFTOOL=$(COMPAT_BPFTOOL73)/bpftool \
+		bash scripts/compat/check-linked.sh $@ arena_malloc arena_free)
 $(COMPAT_LA_O)/libarena.skel.h: $(COMPAT_LA_O)/libarena.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(COMPAT_BPFTOOL73)/bpftool gen skeleton $< name libarena > $@
@@ -167,7 +204,7 @@ $(COMPAT)/7.3/$(COMPAT_ALLOC)/compat_libarena: $(COMPAT_RUNNER_SRCS) $(COMPAT_AA
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) -g -O2 -Wall -Itests/compat -I$(COMPAT)/7.3/$(COMPAT_ALLOC) \
 		-I$(call compat_st,7.3)/libarena/include -I$(COMPAT_BPFTOOL73)/libbpf/include \
-		$(if $(COMPAT_AA_USER),-Iinclude) \
+		$(COMPAT_AA_UFLAGS) \
 		$(call compat_st,7.3)/prog_tests/libarena.c tests/compat/runner.c $(COMPAT_AA_USER) \
 		$(COMPAT_SKEL_WRAP) $(COMPAT_BPFTOOL73)/libbpf/libbpf.a -lelf -lz -lpthread -o $@
 
@@ -189,4 +226,5 @@ compat-test: compat-build
 compat-run:
 	$(call msg,COMPAT,$(COMPAT_KERNEL) $(COMPAT_ALLOC))
 	$(Q)AA_TEST_WHERE=guest $(RUN_BPF) --name 'the peers suites ($(COMPAT_KERNEL))' -- \
-		sh scripts/compat/run-guest.sh $(COMPAT)/$(COMPAT_KERNEL)/$(COMPAT_ALLOC) $(COMPAT_REPEAT)
+		sh scripts/compat/run-guest.sh $(COMPAT)/$(COMPAT_KERNEL)/$(COMPAT_ALLOC) \
+		$(COMPAT_REPEAT) $(COMPAT_SUITE_TIMEOUT)

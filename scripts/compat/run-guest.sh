@@ -4,8 +4,11 @@
 # other in this one boot. Each runner prints its own subtest lines and
 # summary; this adds a line per suite with its exit status. Exit status: 0
 # when every suite passed, 1 otherwise.
-#   sh scripts/compat/run-guest.sh DIR [LIBARENA_REPEAT]
-dir=$1 reps=${2:-1}
+# A suite still running after TIMEOUT seconds (default 300; the stock
+# suites take seconds) is killed and fails: a broken allocator can leave a
+# cyclic list for the runner to walk forever.
+#   sh scripts/compat/run-guest.sh DIR [LIBARENA_REPEAT [TIMEOUT]]
+dir=$1 reps=${2:-1} tmo=${3:-300}
 [ -d "$dir" ] || { echo "run-guest: no directory '$dir'" >&2; exit 2; }
 rc=0
 
@@ -14,8 +17,9 @@ suite() {
 	shift
 	echo "=== $name (Linux $(uname -r), $(nproc) CPUs)"
 	t0=$(date +%s)
-	"$@"
+	timeout -k 5 "$tmo" "$@"
 	r=$?
+	[ "$r" != 124 ] && [ "$r" != 137 ] || echo "=== $name: TIMEOUT after ${tmo} s"
 	echo "=== $name: exit $r ($(($(date +%s) - t0)) s)"
 	[ "$r" = 0 ] || rc=1
 }
