@@ -189,7 +189,7 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT)
 
-include mk/test.mk mk/asan.mk mk/install.mk mk/examples.mk mk/fuzz.mk mk/vmtest.mk mk/stress.mk mk/bench.mk
+include mk/test.mk mk/asan.mk mk/install.mk mk/examples.mk mk/fuzz.mk mk/vmtest.mk mk/stress.mk mk/bench.mk mk/compat.mk
 
 .DELETE_ON_ERROR:
 .SECONDARY:

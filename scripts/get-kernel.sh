@@ -71,26 +71,14 @@ fi
 # same packages as vmtest.sh's, installed once by install-deps.sh.
 bash "$(dirname "$0")/install-deps.sh" --vmtest >&2
 
-# 7.x: Debian 13's backports, through a private apt configuration (sources,
-# lists and package cache under $cache/apt-<suite>); 6.x: the machine's.
+# 7.x: Debian 13's backports, through a private apt configuration
+# (scripts/debian-apt.sh, under $cache/apt-<suite>); 6.x: the machine's.
 APT=()
 major=${prefix%%.*}
 if [ "$major" -ge 7 ]; then
-	suite=trixie-backports
-	adir=$cache/apt-$suite
-	uri=http://deb.debian.org/debian key=/usr/share/keyrings/debian-archive-keyring.gpg
-	src=/etc/apt/sources.list.d/debian.sources
-	if [ -f "$src" ]; then
-		u=$(awk '/^URIs:/ {print $2; exit}' "$src"); [ -n "$u" ] && uri=$u
-		k=$(awk '/^Signed-By:/ {print $2; exit}' "$src"); [ -n "$k" ] && key=$k
-	fi
-	mkdir -p "$adir/lists/partial" "$adir/cache/archives/partial"
-	echo "deb [signed-by=$key] $uri $suite main" >"$adir/sources.list"
-	# apt fetches as _apt when it can
-	chown -R _apt "$adir/lists/partial" "$adir/cache/archives/partial" 2>/dev/null || true
-	APT=(-o Dir::Etc::SourceList="$adir/sources.list" -o Dir::Etc::SourceParts=/nonexistent
-	     -o Dir::State::Lists="$adir/lists" -o Dir::Cache="$adir/cache"
-	     -o APT::Architecture=amd64 -o APT::Architectures=amd64)
+	. "$(dirname "$0")/debian-apt.sh"
+	aa_apt_private trixie-backports
+	APT=("${AA_APT[@]}")
 fi
 
 # Print "version name" for the newest linux-image-<prefix>*-amd64[-unsigned]

@@ -1,0 +1,52 @@
+#!/bin/sh
+# Runs inside the guest (mk/compat.mk's compat-run, through RUN_BPF): every
+# peer suite built in DIR (build/compat/<kernel>/<alloc>/), one after the
+# other in this one boot. Each runner prints its own subtest lines and
+# summary; this adds a line per suite with its exit status. Exit status: 0
+# when every suite passed, 1 otherwise.
+# A suite still running after TIMEOUT seconds (default 300; the stock
+# suites take seconds) is killed and fails: a broken allocator can leave a
+# cyclic list for the runner to walk forever.
+#   sh scripts/compat/run-guest.sh DIR [LIBARENA_REPEAT [TIMEOUT]]
+dir=$1 reps=${2:-1} tmo=${3:-300}
+[ -d "$dir" ] || { echo "run-guest: no directory '$dir'" >&2; exit 2; }
+rc=0
+
+suite() {
+	name=$1
+	shift
+	echo "=== $name (Linux $(uname -r), $(nproc) CPUs)"
+	t0=$(date +%s)
+	timeout -k 5 "$tmo" "$@"
+	r=$?
+	[ "$r" != 124 ] && [ "$r" != 137 ] || echo "=== $name: TIMEOUT after ${tmo} s"
+	echo "=== $name: exit $r ($(($(date +%s) - t0)) s)"
+	[ "$r" = 0 ] || rc=1
+}
+
+# The kernel selftests' arena suites; arena_htab_asm is out of scope
+# (docs/TESTING.md).
+suite "kernel selftests arena_list, arena_htab" \
+	"$dir/compat_kernel" -d arena_htab_asm arena_list arena_htab
+
+# libarena: libbpf resolves its __kconfig externs (CONFIG_NR_CPUS,
+# CONFIG_X86_64) from /boot/config-$(uname -r) or /proc/config.gz, and the
+# guest has neither (Debian's 7.3 package ships no config; /boot is the
+# host's, read-only). Its arena spin lock also refuses CONFIG_NR_CPUS >
+# 1024 (its queue nodes are sized for 1024 CPUs; Debian's kernel says
+# 8192), so it would allocate nothing. A kernel config written to a tmpfs
+# over /boot, in a mount namespace of the runner's own, says
+# CONFIG_NR_CPUS=1024: true enough for a guest of at most 64 CPUs, and the
+# peers' sources stay unmodified (libbpf's kconfig option would need a
+# change to the runner's open_and_load).
+if [ -x "$dir/compat_libarena" ]; then
+	i=1
+	while [ "$i" -le "$reps" ]; do
+		suite "libarena ($i/$reps)" unshare -m sh -c '
+			mount -t tmpfs -o mode=755 tmpfs /boot &&
+			printf "CONFIG_X86_64=y\nCONFIG_NR_CPUS=1024\n" >"/boot/config-$(uname -r)" &&
+			exec "$0" "$@"' "$dir/compat_libarena" libarena
+		i=$((i + 1))
+	done
+fi
+exit $rc
