@@ -438,7 +438,7 @@ int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flag
 	aa__root.root_size = sizeof(aa__root);
 	aa__root.arena_base = arena_base;
 	aa__root.arena_size = arena_size;
-	aa__root.nr_slots = arena_size >> AA_CHUNK_SHIFT;
+	aa__root.nr_slots = (arena_size + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;	/* the last may be partial */
 	if (aa__root.nr_slots > AA_MAX_SLOTS)
 		aa__root.nr_slots = AA_MAX_SLOTS;
 	clear_order_maps();
@@ -464,26 +464,76 @@ int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flag
 	return got;
 }
 
-/* Map one chunk at the first slot >= cursor that takes it. Returns the
- * next cursor (slot + 1), or -errno. For init and grow (sleepable);
- * self-growth maps runs (self_grow.bpf.c). unpublished: init's first
- * grow. */
+/* Give back the pages of the chunk at arena offset off that its page map
+ * does not mark absent, one by one. */
+static __always_inline void put_present(__u64 off, aa_meta_t *meta)
+{
+	int p;
+
+	aa_for(p, 0, AA_CHUNK_PAGES)
+		if (meta->pm[p & (AA_CHUNK_PAGES - 1)] != AA_PM(AA_PM_ABSENT, 0))
+			pages_put(aa_addr(off + ((__u64)p << AA_PAGE_SHIFT)), 1);
+}
+
+/* A partial chunk at slot s: what the kernel gives of the slot's pages
+ * inside the arena, one page at a time (the others are another owner's:
+ * the root, metadata, caches, a user's pages; or past the arena's end),
+ * with meta (fresh, zero) as its metadata. Returns 0, -ENOENT (no page),
+ * or -errno from the page heap; on failure the pages went back and meta
+ * is zero again. */
+static __always_inline int grow_partial(__u32 s, aa_meta_t *meta, __u32 meta_off,
+					__u32 unpublished)
+{
+	__u64 off = (__u64)(s & (AA_MAX_SLOTS - 1)) << AA_CHUNK_SHIFT;
+	__u64 size = aa__root.arena_size;
+	__u32 got = AA_ZERO;
+	int p, err;
+
+	aa_for(p, 0, AA_CHUNK_PAGES) {
+		if (off + ((__u64)p << AA_PAGE_SHIFT) >= size ||
+		    !pages_get(aa_addr(off + ((__u64)p << AA_PAGE_SHIFT)), 1)) {
+			meta->pm[p & (AA_CHUNK_PAGES - 1)] = AA_PM(AA_PM_ABSENT, 0);
+			continue;
+		}
+		got++;
+	}
+	meta->absent = AA_CHUNK_PAGES - got;
+	if (got == AA_CHUNK_PAGES)	/* every page, one by one */
+		err = aa__buddy_add_chunk(s, meta_off, unpublished);
+	else
+		err = got ? aa__buddy_add_partial(s, meta_off, unpublished) : -ENOENT;
+	if (err) {
+		put_present(off, meta);
+		aa_for(p, 0, AA_CHUNK_PAGES)
+			meta->pm[p & (AA_CHUNK_PAGES - 1)] = 0;
+		meta->absent = 0;
+	}
+	return err;
+}
+
+/* Map one chunk at the first slot >= cursor that takes it; when none
+ * does, a partial chunk at the first slot of all that has pages to give
+ * (grow_partial(): a small arena, or a slot that the root or other pages
+ * share). Returns the next cursor (slot + 1), or -errno. For init and
+ * grow (sleepable); self-growth maps runs of whole chunks
+ * (self_grow.bpf.c). unpublished: init's first grow. */
 static __always_inline int grow_one(__u32 cursor, __u32 unpublished)
 {
 	void __arena *meta, *chunk;
-	__u32 nr_slots = aa__root.nr_slots;
+	__u32 nr_slots = aa__root.nr_slots, meta_off;
 	int s, err;
 
 	meta = pages_get(NULL, aa_meta_pages());
 	if (!meta)
 		return -ENOMEM;
+	meta_off = (__u64)meta - aa__root.arena_base;
 	aa_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
 		if (READ_ONCE_ARENA(aa__root.slots[s].state) != AA_SLOT_UNMAPPED)
 			continue;
 		chunk = pages_get(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
 		if (!chunk)
 			continue;	/* something else lives in this slot */
-		err = aa__buddy_add_chunk(s, (__u64)meta - aa__root.arena_base, unpublished);
+		err = aa__buddy_add_chunk(s, meta_off, unpublished);
 		if (err == -EEXIST) {	/* another grower or a trim took it */
 			pages_put(chunk, AA_CHUNK_PAGES);
 			continue;
@@ -494,6 +544,15 @@ static __always_inline int grow_one(__u32 cursor, __u32 unpublished)
 			return err;
 		}
 		return s + 1;
+	}
+	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {	/* cursor: whole chunks' */
+		if (READ_ONCE_ARENA(aa__root.slots[s].state) != AA_SLOT_UNMAPPED)
+			continue;
+		err = grow_partial(s, meta, meta_off, unpublished);
+		if (!err)
+			return s + 1;
+		if (err != -ENOENT && err != -EEXIST)
+			break;
 	}
 	pages_put(meta, aa_meta_pages());
 	return -ENOMEM;
@@ -545,11 +604,15 @@ int aa__arena_grow(__u64 bytes)
 static void return_chunk(__u32 slot)
 {
 	__u32 s = slot & (AA_MAX_SLOTS - 1);
+	aa_meta_t *meta = aa_addr(aa__root.slots[s].meta_off);
 
-	pages_put(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
+	if (meta->absent)	/* a partial chunk: only its pages */
+		put_present((__u64)s << AA_CHUNK_SHIFT, meta);
+	else
+		pages_put(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
 	if (aa__fault_trim_delay_ns)
 		fault_delay(aa__fault_trim_delay_ns);
-	pages_put(aa_addr(aa__root.slots[s].meta_off), aa_meta_pages());
+	pages_put(meta, aa_meta_pages());
 	aa__buddy_release_slot(s);
 }
 
@@ -664,6 +727,7 @@ static int teardown_locked(void)
 	aa__root.stats.large_chunks = 0;
 	aa__root.stats.span_pages = 0;
 	aa__root.stats.run_pages = 0;
+	aa__root.stats.absent_pages = 0;
 	aa__root.stats.pages_mapped = 0;
 	aa__root.stats.bytes_in_use = 0;
 	aa__root.stats.live_allocs = 0;

@@ -35,7 +35,8 @@
  *   stats.free_blocks[k] == sum over chunks of the length of free_head[k];
  *   bit s of order_map[k] set <=> chunk s's free_head[k] != AA_NIL;
  *   sum_k free_blocks[k] << k + span_pages + run_pages
- *     == (nr_chunks - large_chunks) * 256
+ *     == (nr_chunks - large_chunks) * 256 - absent_pages
+ *   (absent: the pages of partial chunks that are not the heap's)
  *
  * A 5-page run from an empty 16-page block (order 4):
  *

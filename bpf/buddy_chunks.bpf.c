@@ -4,8 +4,8 @@
  * heap.
  *
  * Role:       the page heap's side of arena.bpf.c's grow, trim and teardown
- *             (aa__buddy_add_chunk, aa__buddy_take_free_chunk,
- *             aa__buddy_release_slot).
+ *             (aa__buddy_add_chunk, aa__buddy_add_partial,
+ *             aa__buddy_take_free_chunk, aa__buddy_release_slot).
  * From below: nothing; arena.bpf.c maps and frees the pages, with no lock.
  * Locking:    each function takes the heap lock itself (buddy.bpf.c's
  *             rules); the slot table changes only under it.
@@ -39,18 +39,55 @@ static __always_inline void fault_delay(__u64 ns)
 
 /* --- Chunk exchange with arena.bpf.c ------------------------------------- */
 
-/* Register a freshly mapped, zeroed chunk at slot with its metadata.
- * Called by grow after the pages exist; unpublished: by init's first
- * grow, before it publishes the heap. Frame 3 of internal.h's call
- * frames: it calls only aa_lock_wait().
- * Returns 0, or -errno with nothing changed (-EEXIST: the slot is taken). */
-int aa__buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
+/* One present page of a partial chunk into the page heap, merged with its
+ * free buddies (run_free_locked()). A frame of its own (a leaf): the
+ * loop that calls it converges in a few passes, where the merge loop
+ * inlined into it was walked page by page.
+ * REQUIRES: heap lock held; the slot published. */
+static void page_add_locked(__u32 off)
 {
-	__u32 k;
+	run_free_locked(off, 1);
+}
+
+/* Push the present pages of a partial chunk at slot (absent ones,
+ * AA_PM_ABSENT in meta, set by the grower, stay out) into the page heap,
+ * where they merge into the largest blocks they form. Returns the pages
+ * pushed.
+ * REQUIRES: heap lock held; the slot published with meta. */
+static __always_inline __u32 push_present_locked(__u32 slot, aa_meta_t *meta)
+{
+	__u32 pushed = AA_ZERO;
+	int p;
+
+	aa_for(p, 0, AA_CHUNK_PAGES) {
+		if (meta->pm[p & (AA_CHUNK_PAGES - 1)] == AA_PM(AA_PM_ABSENT, 0))
+			continue;
+		page_add_locked((slot << AA_CHUNK_SHIFT) + (p << AA_PAGE_SHIFT));
+		pushed++;
+	}
+	return pushed;
+}
+
+/* Register a freshly mapped chunk at slot with its metadata (zeroed but for
+ * a partial chunk's AA_PM_ABSENT entries and their count, meta->absent).
+ * Called by grow after the pages exist; unpublished: by init's first grow,
+ * before it publishes the heap. Frame 3 of internal.h's call frames: it
+ * calls only aa_lock_wait(). partial: a constant, pruned in the whole
+ * chunks' function.
+ * Returns 0, or -errno with nothing changed (-EEXIST: the slot is taken). */
+static __always_inline int add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished, bool partial)
+{
+	aa_meta_t *meta = aa_addr(meta_off);
+	__u32 k, absent = 0;
 	int err;
 
 	if (slot >= AA_MAX_SLOTS || slot >= aa__root.nr_slots)
 		return -EINVAL;
+	if (partial) {
+		absent = meta->absent;
+		if (absent == 0 || absent >= AA_CHUNK_PAGES)
+			return -EINVAL;
+	}
 	err = aa_lock();
 	if (err)
 		return aa_errno(-err);
@@ -62,22 +99,42 @@ int aa__buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
 		aa_unlock();
 		return -EEXIST;
 	}
-	/* fresh metadata pages are zero: every page-map entry FREE */
 	for (k = 0; k < AA_NR_ORDERS; k++)
-		((aa_meta_t *)aa_addr(meta_off))->free_head[k] = AA_NIL;
+		meta->free_head[k] = AA_NIL;
 	if (aa__fault_publish_delay_ns)
 		fault_delay(aa__fault_publish_delay_ns);
 	/* one store: lock-free readers see UNMAPPED or this chunk (AA_SLOT_WORD) */
 	__aa_barrier();
 	*(volatile __u64 __arena *)&aa__root.slots[slot] = AA_SLOT_WORD(AA_SLOT_CHUNK, meta_off);
-	free_push(AA_MAX_ORDER, slot << AA_CHUNK_SHIFT);
+	if (partial) {
+		/* pushed + absent = AA_CHUNK_PAGES unless the grower's count
+		 * was wrong: the heap goes by the page map */
+		absent = AA_CHUNK_PAGES - push_present_locked(slot, meta);
+		meta->absent = absent;
+		aa__root.stats.absent_pages += absent;
+	} else {
+		free_push(AA_MAX_ORDER, slot << AA_CHUNK_SHIFT);	/* entries FREE */
+	}
 	aa__root.stats.nr_chunks++;
 	aa__root.stats.nr_grows++;
-	aa__root.stats.pages_mapped += AA_CHUNK_PAGES + aa_meta_pages();
+	aa__root.stats.pages_mapped += AA_CHUNK_PAGES - absent + aa_meta_pages();
 	if (aa__root.stats.pages_mapped > aa__root.stats.peak_pages_mapped)
 		aa__root.stats.peak_pages_mapped = aa__root.stats.pages_mapped;
 	aa_unlock();
 	return 0;
+}
+
+/* A whole chunk: all AA_CHUNK_PAGES pages of the slot mapped. */
+int aa__buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
+{
+	return add_chunk(slot, meta_off, unpublished, false);
+}
+
+/* A partial chunk: the pages of the slot whose page-map entries are not
+ * AA_PM_ABSENT are mapped (sleepable grow only). */
+int aa__buddy_add_partial(__u32 slot, __u32 meta_off, __u32 unpublished)
+{
+	return add_chunk(slot, meta_off, unpublished, true);
 }
 
 /* The slot of the entirely free chunk that comes after `keep` others, or

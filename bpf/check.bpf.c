@@ -18,7 +18,8 @@
  * carry the mark of its list's order, have its page-map entry say so, a
  * consistent prev link and natural alignment; the chunk's bits in the order
  * maps must say whether its lists are empty; the list lengths must add up
- * to stats.free_blocks[]. Then every central list: each span's first entry
+ * to stats.free_blocks[]; its absent pages to its count of them (23), and
+ * all chunks' to stats.absent_pages (24). Then every central list: each span's first entry
  * must name its class, its free objects must carry span marks and number
  * objs - used. Finally the page invariant of buddy.bpf.c must hold, and
  * the parked list its counters' bound (check_parked_locked(), heap.bpf.c).
@@ -28,9 +29,26 @@
  * Returns 0 or a distinct positive code.
  */
 
-/* Chunk s's free lists; adds their lengths to cnt[order].
+/* Chunk s's absent pages: as many page-map entries AA_PM_ABSENT as its
+ * metadata counts (a partial chunk, arena.bpf.c's grow_partial()); adds
+ * them to *absent. Returns 0 or 23.
+ * REQUIRES: heap lock held, slot s a chunk. */
+static int check_absent_locked(__u32 s, __u64 *absent)
+{
+	aa_meta_t *meta = meta_of(s);
+	__u32 n = AA_ZERO;
+	int p;
+
+	aa_for(p, 0, AA_CHUNK_PAGES)
+		n += meta->pm[p & (AA_CHUNK_PAGES - 1)] == AA_PM(AA_PM_ABSENT, 0);
+	*absent += n;
+	return n == meta->absent ? 0 : 23;
+}
+
+/* Chunk s's free lists; adds their lengths to cnt[order], its absent
+ * pages to *absent.
  * REQUIRES: heap lock held. */
-static int check_chunk_locked(__u32 s, __u64 *cnt)
+static int check_chunk_locked(__u32 s, __u64 *cnt, __u64 *absent)
 {
 	__u32 off, prev;
 	aa_free_hdr_t *hdr;
@@ -39,6 +57,8 @@ static int check_chunk_locked(__u32 s, __u64 *cnt)
 
 	s &= AA_MAX_SLOTS - 1;
 	listed = aa__root.slots[s].state == AA_SLOT_CHUNK;
+	if (listed && check_absent_locked(s, absent))
+		return 23;
 	aa_for(k, 0, AA_NR_ORDERS) {
 		off = listed ? meta_of(s)->free_head[k] : AA_NIL;
 		if (((aa__root.order_map[k][(s >> 6) & 63] >> (s & 63)) & 1) != (off != AA_NIL))
@@ -127,7 +147,7 @@ static __always_inline int check_lock(__u32 *gen, __u32 *holds)
 
 int aa__buddy_check(void)
 {
-	__u64 cnt[AA_NR_ORDERS] = {}, free_pages = 0, heap_pages;
+	__u64 cnt[AA_NR_ORDERS] = {}, free_pages = 0, heap_pages, absent = 0;
 	__u32 nr = aa__root.nr_slots, pages = 0, gen = 0, holds = AA_ZERO, off, prev, mine = 0;
 	bool started;
 	int s, cls, k, ret = 0;
@@ -137,7 +157,7 @@ int aa__buddy_check(void)
 	aa_for(s, 0, nr < AA_MAX_SLOTS ? nr : AA_MAX_SLOTS) {
 		if (check_lock(&gen, &holds))
 			return 2;
-		ret = check_chunk_locked(s, cnt);
+		ret = check_chunk_locked(s, cnt, &absent);
 		aa_unlock();
 		if (ret)
 			return ret;
@@ -174,7 +194,10 @@ int aa__buddy_check(void)
 		}
 		if (!ret && pages != aa__root.stats.span_pages)
 			ret = 17;
-		heap_pages = (aa__root.stats.nr_chunks - aa__root.stats.large_chunks) * AA_CHUNK_PAGES;
+		if (!ret && absent != aa__root.stats.absent_pages)
+			ret = 24;
+		heap_pages = (aa__root.stats.nr_chunks - aa__root.stats.large_chunks) * AA_CHUNK_PAGES -
+			     aa__root.stats.absent_pages;
 		if (!ret && free_pages + aa__root.stats.span_pages + aa__root.stats.run_pages != heap_pages)
 			ret = 10;
 	}

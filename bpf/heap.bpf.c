@@ -51,8 +51,8 @@ struct {
  * REQUIRES: heap lock. */
 static __always_inline bool check_watermark(bool failed)
 {
-	if ((failed || aa_below_watermark(aa__root.stats.nr_chunks, aa__root.stats.bytes_in_use,
-					  aa__root.tun.low_watermark)) &&
+	if ((failed || aa_below_watermark(aa__root.stats.nr_chunks, aa__root.stats.absent_pages,
+					  aa__root.stats.bytes_in_use, aa__root.tun.low_watermark)) &&
 	    !aa__root.need_refill) {
 		aa__root.need_refill = 1;
 		aa__root.refill_signals++;

@@ -750,6 +750,7 @@ __u64 aa__heap_usable_size(__u64 ptr);
 /* buddy_chunks.bpf.c: chunks in and out of the page heap; the test-only
  * delays of grow and trim */
 int aa__buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished);
+int aa__buddy_add_partial(__u32 slot, __u32 meta_off, __u32 unpublished);
 int aa__buddy_take_free_chunk(__u32 keep);
 int aa__buddy_release_slot(__u32 slot);
 extern __u64 aa__fault_trim_delay_ns;

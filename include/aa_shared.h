@@ -21,7 +21,7 @@
 #include "aa_size_classes.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	13
+#define AA_LAYOUT_VERSION	14
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -65,6 +65,9 @@
  *                    largest class); low bits: pages in this chunk
  *   AA_PM_RUN_TAIL   later page of a run (or the part of a multi-chunk
  *                    allocation that lies in its last chunk)
+ *   AA_PM_ABSENT     a page of a partial chunk that the heap does not
+ *                    have (another owner's, or past the arena's end):
+ *                    never free, so no block ever merges across it
  */
 #define AA_PM_KIND_SHIFT	24
 #define AA_PM_FREE		0U
@@ -72,6 +75,7 @@
 #define AA_PM_SPAN		2U
 #define AA_PM_RUN_HEAD		3U
 #define AA_PM_RUN_TAIL		4U
+#define AA_PM_ABSENT		5U
 #define AA_PM(kind, low)	(((kind) << AA_PM_KIND_SHIFT) | (low))
 #define AA_PM_KIND(e)		((e) >> AA_PM_KIND_SHIFT)
 #define AA_PM_SPAN_ENTRY(cls, idx) AA_PM(AA_PM_SPAN, ((cls) << 8) | (idx))
@@ -104,6 +108,10 @@ struct aa_chunk_meta {
 	struct aa_span span[AA_CHUNK_PAGES];	/* valid at a span's first page */
 	__u32 free_head[AA_NR_ORDERS];	/* this chunk's free blocks per order:
 					 * arena offset, AA_NIL = none */
+	__u32 absent;		/* its AA_PM_ABSENT pages: 0 for a whole chunk;
+				 * a partial chunk (some of its slot's pages the
+				 * kernel would not give) is never entirely free,
+				 * so trim never takes it */
 };
 #define AA_META_PAGES		2
 
@@ -303,15 +311,17 @@ struct aa_tunables {
 	__u32 pad;
 };
 
-/* Free memory is short: the chunks mapped hold less than low_watermark
- * bytes beyond those in use (more in use than mapped, counters read one by
- * one while programs run, counts as short). The heap raises need_refill
- * by it (bpf/buddy.bpf.c), the refill agent looks again after a grow
- * (user/refill.c). */
-static inline bool aa_below_watermark(__u64 nr_chunks, __u64 bytes_in_use, __u64 low_watermark)
+/* Free memory is short: the chunks mapped, less their absent pages, hold
+ * less than low_watermark bytes beyond those in use (more in use or
+ * absent than mapped, counters read one by one while programs run, counts
+ * as short). The heap raises need_refill by it (bpf/buddy.bpf.c), the
+ * refill agent looks again after a grow (user/refill.c). */
+static inline bool aa_below_watermark(__u64 nr_chunks, __u64 absent_pages, __u64 bytes_in_use,
+				      __u64 low_watermark)
 {
-	__u64 mapped = nr_chunks << AA_CHUNK_SHIFT;
+	__u64 mapped = nr_chunks << AA_CHUNK_SHIFT, absent = absent_pages << AA_PAGE_SHIFT;
 
+	mapped = mapped > absent ? mapped - absent : 0;
 	return mapped < bytes_in_use || mapped - bytes_in_use < low_watermark;
 }
 
@@ -406,6 +416,8 @@ struct aa_stats {
 	__u64 large_chunks;	/* whole chunks held by multi-chunk allocations */
 	__u64 span_pages;	/* pages of chunks held by spans */
 	__u64 run_pages;	/* pages of chunks held by page runs */
+	__u64 absent_pages;	/* pages of partial chunks the heap does not
+				 * have (AA_PM_ABSENT) */
 	__u64 nr_grows;		/* chunks added by grow */
 	__u64 nr_trims;		/* chunks returned by trim/teardown */
 	__u64 free_blocks[AA_NR_ORDERS];	/* free page blocks per order */
@@ -690,7 +702,9 @@ struct aa_user_caches {
  *
  * Invariant (whole heap, under the lock), in pages:
  *   sum(free_blocks[k] << k) + span_pages + run_pages
- *     == (nr_chunks - large_chunks) * AA_CHUNK_PAGES
+ *     == (nr_chunks - large_chunks) * AA_CHUNK_PAGES - absent_pages
+ *   absent_pages == sum over chunks of meta->absent
+ *     == their page-map entries AA_PM_ABSENT
  */
 struct aa_root {
 	__u64 magic;		/* AA_ROOT_MAGIC once initialised */
@@ -755,19 +769,19 @@ struct aa_root {
 #define AA_PIN_FIELD(s, f, off, n)	\
 	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 13,
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 14,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
 AA_PIN_FIELD(aa_root, magic, 0, 8);		AA_PIN_FIELD(aa_root, version, 8, 4);
 AA_PIN_FIELD(aa_root, root_size, 12, 4);	AA_PIN_FIELD(aa_fast, root, 0, 8);
 
-AA_PIN_SIZE(aa_span, 16);		AA_PIN_SIZE(aa_chunk_meta, 5156);
+AA_PIN_SIZE(aa_span, 16);		AA_PIN_SIZE(aa_chunk_meta, 5160);
 AA_PIN_SIZE(aa_slot, 16);		AA_PIN_SIZE(aa_cpu_class_stats, 64);
 AA_PIN_SIZE(aa_cpu_class, 1152);	AA_PIN_SIZE(aa_cpu_cache, 51904);
 AA_PIN_SIZE(aa_fast, 2096);		AA_PIN_SIZE(aa_transfer_cache, 2096);
 AA_PIN_SIZE(aa_central, 40);		AA_PIN_SIZE(aa_tunables, 576);
-AA_PIN_SIZE(aa_stats, 472);		AA_PIN_SIZE(aa_debug_error, 56);
+AA_PIN_SIZE(aa_stats, 480);		AA_PIN_SIZE(aa_debug_error, 56);
 AA_PIN_SIZE(aa_debug, 10064);		AA_PIN_SIZE(aa_refill_event, 32);
 AA_PIN_SIZE(aa_defer_node, 16);		AA_PIN_SIZE(aa_defer, 192);
 AA_PIN_SIZE(aa_fault, 64);		AA_PIN_SIZE(aa_root, 180288);
@@ -780,13 +794,13 @@ AA_PIN_FIELD(aa_root, lock_waiters, 48, 4);	AA_PIN_FIELD(aa_root, lock_gen, 52, 
 AA_PIN_FIELD(aa_root, large_bytes_in_use, 56, 8);
 AA_PIN_FIELD(aa_root, flags, 64, 4);		AA_PIN_FIELD(aa_root, mmap_readers, 68, 4);
 AA_PIN_FIELD(aa_root, order_summary, 72, 72);	AA_PIN_FIELD(aa_root, order_map, 144, 4608);
-AA_PIN_FIELD(aa_root, stats, 4752, 472);	AA_PIN_FIELD(aa_root, debug, 5224, 10064);
-AA_PIN_FIELD(aa_root, slots, 15288, 65536);	AA_PIN_FIELD(aa_root, nr_cpus, 80824, 4);
-AA_PIN_FIELD(aa_root, need_refill, 80828, 4);	AA_PIN_FIELD(aa_root, refill_signals, 80832, 8);
-AA_PIN_FIELD(aa_root, cache_key, 80840, 8);	AA_PIN_FIELD(aa_root, tun, 80848, 576);
-AA_PIN_FIELD(aa_root, cpu_cache_off, 81424, 1024);
-AA_PIN_FIELD(aa_root, tc, 82448, 94320);	AA_PIN_FIELD(aa_root, central, 176768, 1800);
-AA_PIN_FIELD(aa_root, class_size, 178568, 180);	AA_PIN_FIELD(aa_root, class_pages, 178748, 180);
+AA_PIN_FIELD(aa_root, stats, 4752, 480);	AA_PIN_FIELD(aa_root, debug, 5232, 10064);
+AA_PIN_FIELD(aa_root, slots, 15296, 65536);	AA_PIN_FIELD(aa_root, nr_cpus, 80832, 4);
+AA_PIN_FIELD(aa_root, need_refill, 80836, 4);	AA_PIN_FIELD(aa_root, refill_signals, 80840, 8);
+AA_PIN_FIELD(aa_root, cache_key, 80848, 8);	AA_PIN_FIELD(aa_root, tun, 80856, 576);
+AA_PIN_FIELD(aa_root, cpu_cache_off, 81432, 1024);
+AA_PIN_FIELD(aa_root, tc, 82456, 94320);	AA_PIN_FIELD(aa_root, central, 176776, 1800);
+AA_PIN_FIELD(aa_root, class_size, 178576, 180);	AA_PIN_FIELD(aa_root, class_pages, 178756, 180);
 AA_PIN_FIELD(aa_root, defer, 178944, 192);	AA_PIN_FIELD(aa_root, fault, 179136, 64);
 AA_PIN_FIELD(aa_root, user, 179200, 1056);
 AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);

@@ -222,6 +222,20 @@ static inline struct aa_heap *t_child_heap(struct aa_heap *h, int arena_fd, void
 	return c;
 }
 
+/* Chunks of h that are partial (some page 'x': not the heap's). */
+static inline __u32 t_partial_chunks(struct aa_heap *h)
+{
+	const struct aa_root *r = aa_heap__root(h);
+	struct aa_chunk_info c;
+	__u32 s, n = 0;
+
+	for (s = 0; s < r->nr_slots; s++) {
+		cr_assert_eq(aa_heap__chunk(h, s, &c), 0);
+		n += memchr(c.map, 'x', sizeof(c.map)) != NULL;
+	}
+	return n;
+}
+
 static inline void t_check(struct aa_heap *h)
 {
 	cr_assert_eq(aa_heap__check(h), 0, "heap validity check failed");

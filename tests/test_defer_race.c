@@ -136,13 +136,21 @@ static __u64 ops_target(void)
 }
 
 /* Run the writer on cpu_b until `ops` operations (or, with stop_early,
- * until the reader saw a recycled element), the reader on cpu_a. */
+ * until the reader saw a recycled element), the reader on cpu_a. The
+ * writer starts once the reader has read (a reader at nice 19 on a loaded
+ * machine may otherwise wait for its first slice until the writer is
+ * done), or after RACE_WAIT_S seconds. */
+#define RACE_WAIT_S	120
+
 static void race(__u64 ops, bool stop_early)
 {
+	time_t until = time(NULL) + RACE_WAIT_S;
 	pthread_t rt;
 
 	cr_assert_eq(pthread_create(&rt, NULL, reader_thread, NULL), 0);
 	pin_to(cpu_b);
+	while (!skel->bss->r_reads && time(NULL) < until)
+		usleep(1000);
 	while (skel->bss->w_ops < ops && !(stop_early && skel->bss->r_recycled)) {
 		cr_assert_eq(run(skel->progs.writer, REPEAT), 0);
 		/* a well-behaved writer: while memory is short (the signal

@@ -321,9 +321,9 @@ int aa__heap_open_pages(const struct aa_heap_opts *opts)
 	pages = AA_OPTS_GET(opts, arena_pages, 0);
 	if (!pages)
 		pages = AA_DEFAULT_ARENA_PAGES;
-	if (pages > AA_MAX_ARENA_PAGES || pages < AA_CHUNK_PAGES * 2) {
+	if (pages > AA_MAX_ARENA_PAGES || pages < AA_MIN_ARENA_PAGES) {
 		pr_warn("arena_pages %u out of range [%u, %u]\n", pages,
-			AA_CHUNK_PAGES * 2, AA_MAX_ARENA_PAGES);
+			AA_MIN_ARENA_PAGES, AA_MAX_ARENA_PAGES);
 		return -EINVAL;
 	}
 	return pages;

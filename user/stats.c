@@ -152,6 +152,9 @@ AA_API int aa_stats__print(const struct aa_stats *st, FILE *out)
 		(unsigned long long)st->nr_grows, (unsigned long long)st->nr_trims);
 	fprintf(out, "       in spans %llu, in page runs %llu\n",
 		(unsigned long long)st->span_pages, (unsigned long long)st->run_pages);
+	if (st->absent_pages)
+		fprintf(out, "       partial chunks: %llu of their slots' pages not the heap's\n",
+			(unsigned long long)st->absent_pages);
 	if (st->self_grows || st->self_grow_fails)
 		fprintf(out, "       grown by allocations %llu (%llu ns per chunk), "
 			"self-grows that got none %llu\n",
@@ -399,6 +402,9 @@ AA_API int aa_heap__chunk(const struct aa_heap *h, __u32 slot, struct aa_chunk_i
 		case AA_PM_SPAN:
 			out->map[p] = 's';
 			out->span_pages++;
+			break;
+		case AA_PM_ABSENT:	/* a partial chunk's: not the heap's */
+			out->map[p] = 'x';
 			break;
 		default:
 			out->map[p] = 'r';
