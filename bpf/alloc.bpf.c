@@ -68,8 +68,10 @@ static __always_inline __u64 grow_and_retry(__u64 bytes, int cls)
 
 /* An object of bytes bytes aligned to align (0: none) for a request of req
  * bytes: from this CPU's cache when the caches are on and a class serves
- * it, else from the heap (the same class, or a page run); where the heap
- * is empty and may grow itself, grow_and_retry(). cls: that class
+ * it, else from the heap (the same class, or a page run), which an
+ * allocation from an arena nobody initialised initialises first where the
+ * kernel allows (aa__arena_self_init()); where the heap is empty and may
+ * grow itself, grow_and_retry(). cls: that class
  * (aa_aligned_class(bytes, align)) when the caller has it, else
  * AA_CLS_LAZY: computed here, after the cheap tests (the hit path loads
  * nothing before them). bytes - 1: 0 wraps and goes to the heap, which
@@ -88,6 +90,8 @@ static __always_inline __u64 route_alloc(__u64 bytes, __u64 req, __u64 align, in
 	}
 	if (cls == AA_CLS_LAZY)
 		cls = aa_aligned_class(bytes, align);
+	if (aa_kernel_self_grows() && !aa_heap_ready())
+		aa__arena_self_init();	/* an arena nobody initialised */
 	p = heap_alloc(bytes, cls);
 	return aa_self_grows() && p == AA_DRY ? grow_and_retry(bytes, cls) : p;
 }

@@ -1,30 +1,24 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * arena.bpf.c - tier 5: the arena map, the root, and page grant/return.
+ * arena.bpf.c - tier 5: the arena map, the root, init and teardown.
  *
- * Role:       own the allocator's root (an arena global), publish it at
- *             init, and move whole chunks between the kernel and the page
- *             heap (buddy.bpf.c); give each CPU, and each user cache
- *             (user_cache.bpf.c), its cache pages.
+ * Role:       own the allocator's root (an arena global), initialise and
+ *             publish it (aa__arena_init()), tear it down
+ *             (aa__arena_teardown()); give each CPU, and each user cache
+ *             (user_cache.bpf.c), its cache pages; give chunks back
+ *             (return_chunk(), for trim too).
  * From below: pages from the embedder's AA_ARENA_FUNCS() (aa_pages_alloc()),
- *             at addresses we choose for chunks (slot s = arena_base + s MiB) and wherever the kernel
- *             puts them for chunk metadata and CPU caches.
- * To above:   aa__buddy_add_chunk() of zeroed chunks; trim/teardown take
- *             entirely free chunks back (aa__buddy_take_free_chunk()).
- * Locking:    page kfuncs are called with no lock held (they sleep); the
- *             slot table only changes under the heap lock (buddy.bpf.c). A
- *             chunk leaves the heap through the RELEASING state: its
+ *             wherever the kernel puts them for CPU caches; chunks from
+ *             grow.bpf.c (aa__arena_grow_chunks()).
+ * To above:   the SEC("syscall") programs of entry.bpf.c.
+ * Locking:    page kfuncs are called with no lock held (they sleep); a
+ *             chunk leaves the heap through the RELEASING slot state: its
  *             meta_off stays valid and no grower maps the slot until its
- *             pages are back (aa__buddy_release_slot()). Two growers racing
- *             for one slot are arbitrated by the kernel: the second
- *             one's page allocation at that address fails and it moves on.
+ *             pages are back (aa__buddy_release_slot()).
  *
  * SLEEPABLE ONLY: every function here may call a page kfunc. They are only
  * called from SEC("syscall") programs (entry.bpf.c); growth from any
  * program, where the kernel allows it, is self_grow.bpf.c's.
- *
- * Slots that hold anything else (the root's own pages, metadata pages, a
- * user's pages) simply fail to map as a chunk and are skipped.
  *
  * Every page comes and goes through pages_get() / pages_put(): fault
  * injection (struct aa_fault: every Nth allocation fails as the kernel's
@@ -33,17 +27,15 @@
  *   fault.pages_got - fault.pages_put
  *     == stats.pages_mapped + (CPUs with a cache + user caches)
  *        * AA_CPU_CACHE_PAGES
- *   stats.pages_mapped == nr_chunks * (AA_CHUNK_PAGES + aa_meta_pages())
+ *   stats.pages_mapped
+ *     == nr_chunks * (AA_CHUNK_PAGES + aa_meta_pages()) - absent_pages
  * so every failure path gives back what it got:
  *   - init: a cache page allocation that fails frees every cache (none is
  *     published yet); a heap whose first grow added no chunk is not
  *     published, and its caches are freed too: a failed init leaves
  *     nothing mapped (caches kept by an earlier teardown included), but
  *     caches that a reader of the mmap would not let go (close_readers());
- *   - grow: a chunk's metadata pages are got first; a slot whose chunk
- *     pages fail is skipped; when no slot takes a chunk, or the page heap
- *     refuses it, the metadata pages (and the chunk's) go back. A grow
- *     that added some chunks and then failed returns how many it added.
+ *   - grow (grow.bpf.c): see there.
  */
 #include "internal.h"
 
@@ -393,47 +385,35 @@ static void init_transfer_caches(void)
 		aa__root.tc[c].count = 0;
 }
 
-/*
- * Initialise the heap for the arena at arena_base (arena_size bytes, the
- * root inside it) with flags and CPU caches for CPUs 0 .. nr_cpus-1, grow
- * it by grow_bytes (0: no chunk), then publish it: the magic is stored
- * last, by an atomic exchange, so a program that sees it sees everything
- * else too. The tunables must be set before.
- * The first grow runs before publication (no teardown, trim or grow can
- * run on an unpublished heap), so that an init that fails publishes
- * nothing: when a cache page or every chunk is refused, the caches go back
- * (free_caches()), the magic stays 0, and -ENOMEM says so.
- * Idempotent for the same arena: changes nothing but grows by grow_bytes
- * (tear the heap down first to change flags or tunables).
- * Returns the chunks added (>= 0), or -errno.
- */
-int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
-		  __u64 grow_bytes)
+/* One init at a time (aa_root.init_state): the loader's claims an arena
+ * never initialised or one initialised before (a teardown, or idempotent
+ * init), self-init only the first; both leave it DONE. */
+static __always_inline bool init_claim(bool self)
+{
+	if (__sync_val_compare_and_swap(&aa__root.init_state, AA_INIT_NEVER,
+					AA_INIT_RUNNING) == AA_INIT_NEVER)
+		return true;
+	return !self && __sync_val_compare_and_swap(&aa__root.init_state, AA_INIT_DONE,
+						    AA_INIT_RUNNING) == AA_INIT_DONE;
+}
+
+static __always_inline void init_release(void)
+{
+	__sync_lock_test_and_set(&aa__root.init_state, AA_INIT_DONE);
+}
+
+/* The root of a new heap: geometry (the root inside the arena), empty
+ * tiers, flags, a new key. Returns 0 or -EINVAL.
+ * REQUIRES: the init claim, heap not published. */
+static __always_inline int init_root(__u64 arena_base, __u64 arena_size, __u32 flags)
 {
 	__u64 root = (__u64)&aa__root;
-	int err, got = 0;
 
 	if (arena_size == 0 || arena_size > (1ULL << 32) ||
 	    (arena_size & (AA_PAGE_SIZE - 1)) || (arena_base & (AA_PAGE_SIZE - 1)))
 		return -EINVAL;
 	if (root < arena_base || root + sizeof(aa__root) > arena_base + arena_size)
 		return -EINVAL;
-	if (aa_heap_ready()) {
-		if (aa__root.arena_base != arena_base)
-			return -EEXIST;
-		return grow_bytes ? aa__arena_grow(grow_bytes) : 0;
-	}
-	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG | AA_F_NO_SELF_GROW))
-		return -EINVAL;
-	if (aa_kernel_self_grows() && !(flags & AA_F_NO_SELF_GROW))
-		flags |= AA_F_SELF_GROW;
-	if (flags & AA_F_NO_CACHES)
-		nr_cpus = 0;
-	else if (nr_cpus == 0)
-		return -EINVAL;
-	if (nr_cpus > AA_MAX_CPUS)
-		nr_cpus = AA_MAX_CPUS;
-
 	aa__root.version = AA_LAYOUT_VERSION;
 	aa__root.root_size = sizeof(aa__root);
 	aa__root.arena_base = arena_base;
@@ -449,6 +429,41 @@ int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flag
 	aa__root.need_refill = 0;
 	/* a new key on every init: marks of an earlier heap mean nothing */
 	aa__root.cache_key = ((__u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32() | 1;
+	return 0;
+}
+
+/* The magic last, by an atomic exchange: a program that sees it sees
+ * everything else too; then aa_fast for the inline API. */
+static __always_inline void publish(void)
+{
+	__sync_lock_test_and_set(&aa__root.magic, AA_ROOT_MAGIC);
+	publish_fast();
+}
+
+/* aa__arena_init() under the init claim. */
+static __always_inline int init_claimed(__u64 arena_base, __u64 arena_size, __u32 nr_cpus,
+					__u32 flags, __u64 grow_bytes)
+{
+	int err, got = 0;
+
+	if (aa_heap_ready()) {
+		if (aa__root.arena_base != arena_base)
+			return -EEXIST;
+		return grow_bytes ? aa__arena_grow(grow_bytes) : 0;
+	}
+	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG | AA_F_NO_SELF_GROW))
+		return -EINVAL;
+	if (aa_kernel_self_grows() && !(flags & AA_F_NO_SELF_GROW))
+		flags |= AA_F_SELF_GROW;
+	if (flags & AA_F_NO_CACHES)
+		nr_cpus = 0;
+	else if (nr_cpus == 0)
+		return -EINVAL;
+	if (nr_cpus > AA_MAX_CPUS)
+		nr_cpus = AA_MAX_CPUS;
+	err = init_root(arena_base, arena_size, flags);
+	if (err)
+		return err;
 	err = init_caches(nr_cpus);
 	if (err)
 		return err;
@@ -459,9 +474,34 @@ int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flag
 			return got ? got : -ENOMEM;
 		}
 	}
-	__sync_lock_test_and_set(&aa__root.magic, AA_ROOT_MAGIC);	/* publish */
-	publish_fast();
+	publish();
 	return got;
+}
+
+/*
+ * Initialise the heap for the arena at arena_base (arena_size bytes, the
+ * root inside it) with flags and CPU caches for CPUs 0 .. nr_cpus-1, grow
+ * it by grow_bytes (0: no chunk), then publish it (publish()). The
+ * tunables must be set before.
+ * The first grow runs before publication (no teardown, trim or grow can
+ * run on an unpublished heap), so that an init that fails publishes
+ * nothing: when a cache page or every chunk is refused, the caches go back
+ * (free_caches()), the magic stays 0, and -ENOMEM says so.
+ * Idempotent for the same arena: changes nothing but grows by grow_bytes
+ * (tear the heap down first to change flags or tunables).
+ * Returns the chunks added (>= 0), or -errno (-EBUSY: a self-init is
+ * running, aa__arena_self_init()).
+ */
+int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
+		  __u64 grow_bytes)
+{
+	int ret;
+
+	if (!init_claim(false))
+		return -EBUSY;
+	ret = init_claimed(arena_base, arena_size, nr_cpus, flags, grow_bytes);
+	init_release();
+	return ret;
 }
 
 /* Give back the pages of the chunk at arena offset off that its page map
@@ -473,129 +513,6 @@ static __always_inline void put_present(__u64 off, aa_meta_t *meta)
 	aa_for(p, 0, AA_CHUNK_PAGES)
 		if (meta->pm[p & (AA_CHUNK_PAGES - 1)] != AA_PM(AA_PM_ABSENT, 0))
 			pages_put(aa_addr(off + ((__u64)p << AA_PAGE_SHIFT)), 1);
-}
-
-/* A partial chunk at slot s: what the kernel gives of the slot's pages
- * inside the arena, one page at a time (the others are another owner's:
- * the root, metadata, caches, a user's pages; or past the arena's end),
- * with meta (fresh, zero) as its metadata. Returns 0, -ENOENT (no page),
- * or -errno from the page heap; on failure the pages went back and meta
- * is zero again. */
-static __always_inline int grow_partial(__u32 s, aa_meta_t *meta, __u32 meta_off,
-					__u32 unpublished)
-{
-	__u64 off = (__u64)(s & (AA_MAX_SLOTS - 1)) << AA_CHUNK_SHIFT;
-	__u64 size = aa__root.arena_size;
-	__u32 got = AA_ZERO;
-	int p, err;
-
-	aa_for(p, 0, AA_CHUNK_PAGES) {
-		if (off + ((__u64)p << AA_PAGE_SHIFT) >= size ||
-		    !pages_get(aa_addr(off + ((__u64)p << AA_PAGE_SHIFT)), 1)) {
-			meta->pm[p & (AA_CHUNK_PAGES - 1)] = AA_PM(AA_PM_ABSENT, 0);
-			continue;
-		}
-		got++;
-	}
-	meta->absent = AA_CHUNK_PAGES - got;
-	if (got == AA_CHUNK_PAGES)	/* every page, one by one */
-		err = aa__buddy_add_chunk(s, meta_off, unpublished);
-	else
-		err = got ? aa__buddy_add_partial(s, meta_off, unpublished) : -ENOENT;
-	if (err) {
-		put_present(off, meta);
-		aa_for(p, 0, AA_CHUNK_PAGES)
-			meta->pm[p & (AA_CHUNK_PAGES - 1)] = 0;
-		meta->absent = 0;
-	}
-	return err;
-}
-
-/* Map one chunk at the first slot >= cursor that takes it; when none
- * does, a partial chunk at the first slot of all that has pages to give
- * (grow_partial(): a small arena, or a slot that the root or other pages
- * share). Returns the next cursor (slot + 1), or -errno. For init and
- * grow (sleepable); self-growth maps runs of whole chunks
- * (self_grow.bpf.c). unpublished: init's first grow. */
-static __always_inline int grow_one(__u32 cursor, __u32 unpublished)
-{
-	void __arena *meta, *chunk;
-	__u32 nr_slots = aa__root.nr_slots, meta_off;
-	int s, err;
-
-	meta = pages_get(NULL, aa_meta_pages());
-	if (!meta)
-		return -ENOMEM;
-	meta_off = (__u64)meta - aa__root.arena_base;
-	aa_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		if (READ_ONCE_ARENA(aa__root.slots[s].state) != AA_SLOT_UNMAPPED)
-			continue;
-		chunk = pages_get(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
-		if (!chunk)
-			continue;	/* something else lives in this slot */
-		err = aa__buddy_add_chunk(s, meta_off, unpublished);
-		if (err == -EEXIST) {	/* another grower or a trim took it */
-			pages_put(chunk, AA_CHUNK_PAGES);
-			continue;
-		}
-		if (err) {
-			pages_put(chunk, AA_CHUNK_PAGES);
-			pages_put(meta, aa_meta_pages());
-			return err;
-		}
-		return s + 1;
-	}
-	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {	/* cursor: whole chunks' */
-		if (READ_ONCE_ARENA(aa__root.slots[s].state) != AA_SLOT_UNMAPPED)
-			continue;
-		err = grow_partial(s, meta, meta_off, unpublished);
-		if (!err)
-			return s + 1;
-		if (err != -ENOENT && err != -EEXIST)
-			break;
-	}
-	pages_put(meta, aa_meta_pages());
-	return -ENOMEM;
-}
-
-/* grow_one() for sleepable grow: a global function, verified once. */
-int aa__arena_grow_one(__u32 cursor, __u32 unpublished)
-{
-	return grow_one(cursor, unpublished);
-}
-
-/* Grow the heap by at least `bytes` (whole chunks). Returns the number of
- * chunks added (> 0), or -errno when none could be added.
- * REQUIRES: heap published, or unpublished != 0: init's first grow. */
-int aa__arena_grow_chunks(__u64 bytes, __u32 unpublished)
-{
-	__u32 want, got = AA_ZERO, cursor = AA_ZERO;
-	int i, ret, err = 0;
-
-	if (bytes == 0)
-		return -EINVAL;
-	if (bytes > aa__root.arena_size)	/* as much as fits */
-		bytes = aa__root.arena_size;
-	want = (bytes + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;
-	aa_for(i, 0, want < AA_MAX_SLOTS ? want : AA_MAX_SLOTS) {
-		ret = aa__arena_grow_one(cursor, unpublished);
-		if (ret < 0) {
-			err = ret;
-			break;
-		}
-		cursor = ret;
-		got++;
-	}
-	if (got < want && !got)
-		return err ? err : -ENOMEM;
-	return got;
-}
-
-int aa__arena_grow(__u64 bytes)
-{
-	if (!aa_heap_ready())
-		return -ENODEV;
-	return aa__arena_grow_chunks(bytes, 0);
 }
 
 /* Return a RELEASING slot's chunk pages and metadata pages, then make the
@@ -614,40 +531,6 @@ static void return_chunk(__u32 slot)
 		fault_delay(aa__fault_trim_delay_ns);
 	pages_put(meta, aa_meta_pages());
 	aa__buddy_release_slot(s);
-}
-
-/* Return entirely free chunks to the kernel, keeping keep_bytes of them
- * (any 64-bit value: more than the arena keeps everything). Returns the
- * number of chunks returned, or -errno (-EBUSY: a reader of the mmap
- * stayed inside its read, close_readers()). */
-int aa__arena_trim(__u64 keep_bytes)
-{
-	__u32 keep, n = AA_ZERO;
-	int slot = -ENOENT;
-
-	if (!aa_heap_ready())
-		return -ENODEV;
-	if (keep_bytes == AA_KEEP_DEFAULT)
-		keep_bytes = aa__root.tun.keep_bytes;
-	aa__heap_release_empty();	/* kept empty spans hold chunks */
-	keep = (keep_bytes >> AA_CHUNK_SHIFT) > AA_MAX_SLOTS ? AA_MAX_SLOTS
-							     : keep_bytes >> AA_CHUNK_SHIFT;
-	aa_repeat(AA_MAX_SLOTS) {	/* readers get in between chunks */
-		if (!close_readers()) {
-			slot = -EBUSY;
-			break;
-		}
-		slot = aa__buddy_take_free_chunk(keep);
-		if (slot >= 0)
-			return_chunk(slot);
-		open_readers();
-		if (slot < 0)
-			break;
-		n++;
-	}
-	if (slot < 0 && slot != -ENOENT && !n)
-		return slot;
-	return n;
 }
 
 /* Give back the teardown's claims of every CPU and user cache (a failed

@@ -19,6 +19,7 @@
 #include "alloc.bpf.c"
 #include "defer.bpf.c"
 #include "arena.bpf.c"
+#include "grow.bpf.c"
 #include "self_grow.bpf.c"
 #include "user_cache.bpf.c"
 #include "entry.bpf.c"

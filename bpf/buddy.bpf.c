@@ -10,7 +10,7 @@
  *             as smaller blocks, so a run wastes nothing beyond its last
  *             page. Allocations of more than a chunk take whole free chunks
  *             plus a run at the start of the next one.
- * From below: chunks that arena.bpf.c maps (aa__buddy_add_chunk) and takes
+ * From below: chunks that grow.bpf.c maps (aa__buddy_add_chunk) and takes
  *             back when they are entirely free (aa__buddy_take_free_chunk);
  *             those are in buddy_chunks.bpf.c, the checker in check.bpf.c. No file of
  *             the heap calls a page kfunc: any program may use them.

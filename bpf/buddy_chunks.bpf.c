@@ -3,10 +3,12 @@
  * buddy_chunks.bpf.c - tier 4, continued: chunks in and out of the page
  * heap.
  *
- * Role:       the page heap's side of arena.bpf.c's grow, trim and teardown
+ * Role:       the page heap's side of grow.bpf.c's grow and trim and of
+ *             arena.bpf.c's teardown
  *             (aa__buddy_add_chunk, aa__buddy_add_partial,
  *             aa__buddy_take_free_chunk, aa__buddy_release_slot).
- * From below: nothing; arena.bpf.c maps and frees the pages, with no lock.
+ * From below: nothing; grow.bpf.c and arena.bpf.c map and free the pages,
+ *             with no lock.
  * Locking:    each function takes the heap lock itself (buddy.bpf.c's
  *             rules); the slot table changes only under it.
  * Compiled after buddy.bpf.c and central.bpf.c (bpf/arena_alloc.bpf.c): it
@@ -37,7 +39,7 @@ static __always_inline void fault_delay(__u64 ns)
 			break;
 }
 
-/* --- Chunk exchange with arena.bpf.c ------------------------------------- */
+/* --- Chunk exchange with grow.bpf.c and arena.bpf.c ---------------------- */
 
 /* One present page of a partial chunk into the page heap, merged with its
  * free buddies (run_free_locked()). A frame of its own (a leaf): the

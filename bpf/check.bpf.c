@@ -30,7 +30,7 @@
  */
 
 /* Chunk s's absent pages: as many page-map entries AA_PM_ABSENT as its
- * metadata counts (a partial chunk, arena.bpf.c's grow_partial()); adds
+ * metadata counts (a partial chunk, grow.bpf.c's grow_partial()); adds
  * them to *absent. Returns 0 or 23.
  * REQUIRES: heap lock held, slot s a chunk. */
 static int check_absent_locked(__u32 s, __u64 *absent)

@@ -5,7 +5,8 @@
  * or batched allocator calls (used by the loader, the CLI and the tests),
  * and aa__user, the slow paths of userspace threads' caches.
  *
- * These are sleepable: only they may reach the page kfuncs (arena.bpf.c).
+ * These are sleepable: only they may reach the page kfuncs (arena.bpf.c,
+ * grow.bpf.c).
  * Each returns 0 and reports results in its ctx (copied back to the
  * caller), so that a verifier-level failure and an allocator error differ.
  */

@@ -624,7 +624,7 @@ static __always_inline bool aa_heap_ready(void)
  *      path inline, and self-growth (aa__arena_self_grow());
  *   2. a tier's entry point: the CPU-cache slow paths,
  *      aa__heap_free/claim/judge/usable_size, aa__debug_*(),
- *      aa__arena_self_grow();
+ *      aa__arena_self_grow(), aa__arena_self_init();
  *   3. a tier's operation: the transfer cache, aa__heap_alloc(),
  *      aa__heap_return(), their rounds, aa__heap_unpark(),
  *      aa__buddy_add_chunk(), aa__arena_run_find();
@@ -769,7 +769,7 @@ int aa__debug_flush(void);
 __u32 aa__defer_advance(void);
 int aa__defer_reclaim_node(__u32 off, __u32 e);
 
-/* arena.bpf.c: pages from the kernel, sleepable only */
+/* arena.bpf.c and grow.bpf.c: pages from the kernel, sleepable only */
 int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
 		  __u64 grow_bytes);
 int aa__arena_grow_chunks(__u64 bytes, __u32 unpublished);
@@ -781,6 +781,7 @@ int aa__arena_user_cache_new(__u32 pid);
 
 /* self_grow.bpf.c: pages from any program, under aa_self_grows() */
 int aa__arena_self_grow(__u32 chunks);
+int aa__arena_self_init(void);
 int aa__arena_run_find(__u32 need, __u32 from);
 
 /* user_cache.bpf.c: tier 1 for userspace threads, the slow paths */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * self_grow.bpf.c - tier 5 for any program: an allocation that found the
- * page heap empty maps chunks itself (aa__arena_self_grow()).
+ * page heap empty maps chunks itself (aa__arena_self_grow()), and one
+ * from an arena nobody initialised initialises the heap
+ * (aa__arena_self_init()).
  *
  * Role:       where aa_self_grows() (Linux >= 7.0 lets every program map
  *             arena pages; pruned at load before), map the chunk, or the
@@ -11,7 +13,8 @@
  *             page ledger and fault injection), chunks into the page heap
  *             by aa__buddy_add_chunk().
  * To above:   aa__arena_self_grow(), for the public functions'
- *             grow_and_retry() (alloc.bpf.c; frame 2 of internal.h's call
+ *             grow_and_retry(), and aa__arena_self_init(), for their
+ *             route_alloc() (alloc.bpf.c; frame 2 of internal.h's call
  *             frames).
  * Locking:    no lock held across a page kfunc; the slot scan is a
  *             lock-free snapshot that the mapping checks again (the kernel
@@ -162,4 +165,59 @@ int aa__arena_self_grow(__u32 chunks)
 		__sync_fetch_and_add(&aa__root.stats.self_grow_fails, 1);
 	__sync_fetch_and_add(&aa__root.stats.self_grow_ns, bpf_ktime_get_ns() - t0);
 	return ret;
+}
+
+/* Another CPU's self-init runs (no chunk to map: it takes microseconds):
+ * wait for it, AA_SELF_INIT_WAIT_NS at most. 0 when the heap is
+ * published, else -EBUSY (it failed, takes longer, or the arena was
+ * initialised before). */
+#define AA_SELF_INIT_WAIT_NS	1000000
+
+static __always_inline int self_init_wait(void)
+{
+	__u64 t0 = bpf_ktime_get_ns();
+
+	aa_repeat(AA_MAX_LOOPS) {
+		if (aa_heap_ready())
+			return 0;
+		if (READ_ONCE_ARENA(aa__root.init_state) != AA_INIT_RUNNING ||
+		    bpf_ktime_get_ns() - t0 > AA_SELF_INIT_WAIT_NS)
+			break;
+	}
+	return aa_heap_ready() ? 0 : -EBUSY;
+}
+
+/* Self-init: where aa_kernel_self_grows() (Linux >= 7.0: every program may
+ * map arena pages), an allocation from an arena that nobody initialised
+ * initialises the heap itself, once, with the defaults of a loader that
+ * asks for nothing but without CPU caches (no CPU count here) and no
+ * chunk (self-growth maps them as allocations need them): a loader that
+ * never heard of arena-alloc works. Its arena's geometry comes from the
+ * kernel's map (AA_ARENA_FUNCS()). An arena initialised before (a
+ * teardown) is left to its loader. Returns 0 (published, by this call or
+ * another), or -errno: -EOPNOTSUPP (older kernel), -EBUSY (another init
+ * is running still (self_init_wait()), or the arena was initialised
+ * before), or what init_root() or init_caches() said (kept in
+ * self_init_err).
+ * Called by public functions only (frame 2 of internal.h's call frames). */
+int aa__arena_self_init(void)
+{
+	int err;
+
+	if (!aa_kernel_self_grows())
+		return -EOPNOTSUPP;
+	if (aa_heap_ready())
+		return 0;
+	if (!init_claim(true))
+		return self_init_wait();
+	err = init_root(aa_arena_user_base(), aa_arena_bytes(), AA_F_NO_CACHES | AA_F_SELF_GROW);
+	if (!err)
+		err = init_caches(0);
+	if (!err) {
+		publish();
+		__sync_fetch_and_add(&aa__root.self_inits, 1);
+	}
+	aa__root.self_init_err = err;
+	init_release();
+	return err;
 }

@@ -21,7 +21,7 @@
 #include "aa_size_classes.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	14
+#define AA_LAYOUT_VERSION	15
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -749,7 +749,20 @@ struct aa_root {
 	struct aa_defer defer;		/* deferred free */
 	struct aa_fault fault;		/* fault injection, page ledger */
 	struct aa_user_caches user;	/* userspace threads' caches */
+
+	/* init, the loader's (aa__arena_init()) or the heap's own on first
+	 * use (self-init: Linux >= 7.0, an arena nobody initialised) */
+	__u32 init_state;	/* AA_INIT_*: one init at a time */
+	__s32 self_init_err;	/* 0, or why self-init failed (-errno) */
+	__u64 self_inits;	/* times the heap initialised itself */
 };
+
+/* aa_root.init_state: an init claims it (NEVER or DONE -> RUNNING) and
+ * leaves it DONE; self-init claims NEVER only, so a heap torn down stays
+ * down until its loader inits it again. */
+#define AA_INIT_NEVER		0
+#define AA_INIT_RUNNING		1
+#define AA_INIT_DONE		2
 
 /* --- The pinned layout ------------------------------------------------------
  * Checked by every compile that includes this file (BPF, C, C++): the size
@@ -769,7 +782,7 @@ struct aa_root {
 #define AA_PIN_FIELD(s, f, off, n)	\
 	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 14,
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 15,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
@@ -803,6 +816,7 @@ AA_PIN_FIELD(aa_root, tc, 82456, 94320);	AA_PIN_FIELD(aa_root, central, 176776, 
 AA_PIN_FIELD(aa_root, class_size, 178576, 180);	AA_PIN_FIELD(aa_root, class_pages, 178756, 180);
 AA_PIN_FIELD(aa_root, defer, 178944, 192);	AA_PIN_FIELD(aa_root, fault, 179136, 64);
 AA_PIN_FIELD(aa_root, user, 179200, 1056);
+AA_PIN_FIELD(aa_root, init_state, 180256, 4);	AA_PIN_FIELD(aa_root, self_inits, 180264, 8);
 AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);
 AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);
 AA_PIN_FIELD(aa_fast, defer, 40, 8);		AA_PIN_FIELD(aa_fast, cc, 48, 2048);

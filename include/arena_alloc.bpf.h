@@ -79,9 +79,20 @@ void __arena *bpf_arena_alloc_pages___aa(void *map, void __arena *addr, __u32 pa
 					 int node_id, __u64 flags) __ksym __weak;
 void bpf_arena_free_pages___aa(void *map, void __arena *ptr, __u32 page_cnt) __ksym __weak;
 
-/* Defined by AA_ARENA_FUNCS(): pages at addr (0: anywhere), or 0. */
+/* Defined by AA_ARENA_FUNCS(): pages at addr (0: anywhere), or 0; the
+ * arena's user address and size in bytes (read from the kernel's map:
+ * the heap that initialises itself on first use needs them). */
 __u64 aa_arena_pages_alloc(__u64 addr, __u32 pages);
 int aa_arena_pages_free(__u64 addr, __u32 pages);
+__u64 aa_arena_user_base(void);
+__u64 aa_arena_bytes(void);
+
+/* The kernel's struct bpf_arena, the two fields read (CO-RE: the offsets
+ * come from the running kernel's BTF). */
+struct bpf_arena___aa {
+	__u64 user_vm_start;
+	__u64 user_vm_end;
+} __attribute__((preserve_access_index));
 
 #define AA_ARENA_FUNCS(map)						\
 __u64 aa_arena_pages_alloc(__u64 addr, __u32 pages)			\
@@ -93,6 +104,16 @@ int aa_arena_pages_free(__u64 addr, __u32 pages)			\
 {									\
 	bpf_arena_free_pages___aa(&(map), (void __arena *)addr, pages);	\
 	return 0;							\
+}									\
+__u64 aa_arena_user_base(void)						\
+{									\
+	return ((struct bpf_arena___aa *)&(map))->user_vm_start;	\
+}									\
+__u64 aa_arena_bytes(void)						\
+{									\
+	struct bpf_arena___aa *a = (struct bpf_arena___aa *)&(map);	\
+									\
+	return a->user_vm_end - a->user_vm_start;			\
 }
 
 #define AA_ARENA(pages)							\

@@ -5,6 +5,7 @@
  * library, heap set up by aa_heap__attach()), before init and with caches
  * off, and what each inline call site costs the verifier.
  */
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 #include "common.h"
@@ -134,16 +135,92 @@ Test(inline, refused_before_init_and_after_teardown)
 TestSuite(inline_raw, .init = open_one_skel, .fini = teardown);
 TestSuite(inline_cost, .init = open_cost_skel, .fini = teardown);
 
-Test(inline_raw, never_initialised_object_gets_null)
+/* An object nobody attached: before Linux 7.0 every allocation gets NULL
+ * (counted UNINIT); from 7.0 the first initialises the heap itself (once,
+ * with the defaults and no CPU caches), and a loader that attaches later
+ * finds it and checks it. */
+Test(inline_raw, never_initialised_object_gets_null_or_initialises_itself)
 {
 	struct inline_args a = { .size = 64 };
+	struct aa_root *r = (struct aa_root *)&skel->arena->aa__root;
 
 	cr_assert_eq(skel->data_aa_fast->aa_fast.arena_size, 0);
-	cr_assert_eq(run(skel->progs.inline_one, &a), 0, "memory before init");
+	if (t_kernel_major() < 7) {
+		cr_assert_eq(run(skel->progs.inline_one, &a), 0, "memory before init");
+		a.size = 100000;
+		cr_assert_eq(run(skel->progs.inline_one, &a), 0, "memory before init");
+		/* both refused by the global path, counted in the (zeroed) root */
+		cr_assert_eq(r->stats.err[AA_ERR_UNINIT], 2);
+		cr_assert_eq(r->init_state, AA_INIT_NEVER);
+		cr_assert_eq(r->self_inits, 0);
+		return;
+	}
+	cr_assert_eq(run(skel->progs.inline_one, &a), 1, "no memory: self-init failed (%d)",
+		     r->self_init_err);
+	cr_assert_eq(r->magic, AA_ROOT_MAGIC);
+	cr_assert_eq(r->self_inits, 1);
+	cr_assert_eq(r->self_init_err, 0);
+	cr_assert_eq(r->init_state, AA_INIT_DONE);
+	cr_assert_eq(r->flags & AA_F_NO_CACHES, AA_F_NO_CACHES);
+	cr_assert_eq(r->arena_size, (__u64)bpf_map__max_entries(skel->maps.arena) * 4096);
 	a.size = 100000;
-	cr_assert_eq(run(skel->progs.inline_one, &a), 0, "memory before init");
-	/* both refused by the global path, counted in the (zeroed) root */
-	cr_assert_eq(skel->arena->aa__root.stats.err[AA_ERR_UNINIT], 2);
+	cr_assert_eq(run(skel->progs.inline_one, &a), 1, "a page run after self-init");
+	cr_assert_eq(r->stats.err[AA_ERR_UNINIT], 0);
+	cr_assert_eq(r->self_inits, 1, "initialised twice");
+	heap = aa_heap__attach(skel->obj, NULL);
+	cr_assert_not_null(heap, "attach to a self-initialised heap: %s", strerror(errno));
+	cr_assert_eq(t_stats(heap).live_allocs, 0);
+	t_check(heap);
+}
+
+/* Linux >= 7.0: every CPU's first allocation at once, on an object nobody
+ * attached: one of them initialises the heap, the others wait for it;
+ * all get memory, and the heap initialised itself once. */
+struct si_thread {
+	pthread_barrier_t *go;
+	struct inline_args a;
+	int cpu, ret;
+};
+
+static void *si_run(void *arg)
+{
+	struct si_thread *t = arg;
+
+	t->ret = t_pin_cpu(t->cpu);
+	pthread_barrier_wait(t->go);
+	if (!t->ret)
+		t->ret = run(skel->progs.inline_one, &t->a);
+	return NULL;
+}
+
+Test(inline_raw, every_cpu_at_once_initialises_once)
+{
+	struct aa_root *r = (struct aa_root *)&skel->arena->aa__root;
+	struct si_thread t[8];
+	pthread_barrier_t go;
+	pthread_t tid[8];
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), n, i;
+
+	if (t_kernel_major() < 7)
+		cr_skip_test("Linux < 7.0: no program but a sleepable one maps arena pages");
+	n = ncpu < 2 ? 4 : ncpu > 4 ? 8 : 2 * ncpu;	/* two threads per CPU */
+	cr_assert_eq(pthread_barrier_init(&go, NULL, n), 0);
+	for (i = 0; i < n; i++) {
+		t[i] = (struct si_thread){ .go = &go, .a = { .size = 64 }, .cpu = i % (n / 2) };
+		cr_assert_eq(pthread_create(&tid[i], NULL, si_run, &t[i]), 0);
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+	pthread_barrier_destroy(&go);
+	for (i = 0; i < n; i++)
+		cr_assert_eq(t[i].ret, 1, "thread %d on CPU %d got %d (self-init error %d)", i,
+			     t[i].a.cpu, t[i].ret, r->self_init_err);
+	cr_assert_eq(r->self_inits, 1, "the heap initialised itself %llu times",
+		     (unsigned long long)r->self_inits);
+	cr_assert_eq(r->stats.err[AA_ERR_UNINIT], 0);
+	heap = aa_heap__attach(skel->obj, NULL);
+	cr_assert_not_null(heap, "attach: %s", strerror(errno));
+	t_check(heap);
 }
 
 Test(inline, caches_off_serves_from_the_heap)

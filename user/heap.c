@@ -214,7 +214,13 @@ AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 		pr_warn("heap init failed: %s\n", strerror(-args.err));
 		return aa_err(args.err);
 	}
-	return aa_err(aa__heap_set_root(h, args.root_addr));
+	err = aa__heap_set_root(h, args.root_addr);
+	if (!err && h->root->self_inits &&
+	    ((h->root->flags ^ h->flags) & (AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG)))
+		pr_info("the heap initialised itself on its first allocation (no CPU caches, no "
+			"deferred free, no debug mode): tear it down and init again for this "
+			"loader's flags\n");
+	return aa_err(err);
 }
 
 /* Point h at the root at arena address addr, if it is one this library can

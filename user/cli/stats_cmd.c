@@ -181,6 +181,9 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 	jw_kv_uint(w, "self_grows", st->self_grows);
 	jw_kv_uint(w, "self_grow_fails", st->self_grow_fails);
 	jw_kv_uint(w, "self_grow_ns", st->self_grow_ns);
+	jw_kv_uint(w, "self_inits", r->self_inits);
+	jw_name(w, "self_init_err");
+	jw_int(w, r->self_init_err);
 	jw_kv_uint(w, "refill_signals", r->refill_signals);
 	jw_kv_uint(w, "refill_events_lost", st->refill_events_lost);
 	jw_kv_uint(w, "reader_stalls", st->reader_stalls);
@@ -384,8 +387,11 @@ void cli_print_stats(const struct aa_heap *h, const char *where)
 		json_stats(h, where, &st, cached, cached_objs);
 		return;
 	}
-	printf("heap at %s: arena %llu MiB, layout v%u\n", where,
-	       (unsigned long long)(aa_heap__arena_size(h) >> 20), aa_heap__root(h)->version);
+	printf("heap at %s: arena %llu MiB, layout v%u%s\n", where,
+	       (unsigned long long)(aa_heap__arena_size(h) >> 20), aa_heap__root(h)->version,
+	       aa_heap__root(h)->self_inits ? ", initialised itself on first use" : "");
+	if (aa_heap__root(h)->self_init_err)
+		printf("self-init failed: %s\n", strerror(-aa_heap__root(h)->self_init_err));
 	aa_stats__print(&st, stdout);
 	printf("refill signals %llu%s, refill events lost %llu; returns put off by readers %llu; "
 	       "low watermark %llu B, trim keeps %llu B\n\n",

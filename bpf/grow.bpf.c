@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * grow.bpf.c - tier 5, continued: chunks from the kernel into the page heap
+ * (grow: whole chunks, and partial ones) and back (trim).
+ *
+ * Role:       aa__arena_grow*() for init and the aa__grow program,
+ *             aa__arena_trim() for aa__trim; at addresses we choose (slot s
+ *             = arena_base + s MiB), metadata wherever the kernel puts it.
+ * From below: arena.bpf.c's pages_get() / pages_put() (page ledger, fault
+ *             injection) and its readers' pin for trim.
+ * To above:   aa__buddy_add_chunk() / aa__buddy_add_partial() of fresh
+ *             chunks; trim takes entirely free chunks back
+ *             (aa__buddy_take_free_chunk(), then arena.bpf.c's
+ *             return_chunk()).
+ * Locking:    page kfuncs are called with no lock held (they sleep); the
+ *             slot table only changes under the heap lock (buddy.bpf.c).
+ *             Two growers racing for one slot are arbitrated by the
+ *             kernel: the second one's page allocation at that address
+ *             fails and it moves on.
+ *
+ * SLEEPABLE ONLY, as arena.bpf.c. Grow gets a chunk's metadata pages
+ * first; a slot whose chunk pages fail is skipped, and when no slot takes
+ * a whole chunk the first slot with pages to give becomes a partial chunk;
+ * when none does, or the page heap refuses it, the metadata pages (and the
+ * chunk's) go back. A grow that added some chunks and then failed returns
+ * how many it added.
+ */
+#include "internal.h"
+
+/* A partial chunk at slot s: what the kernel gives of the slot's pages
+ * inside the arena, one page at a time (the others are another owner's:
+ * the root, metadata, caches, a user's pages; or past the arena's end),
+ * with meta (fresh, zero) as its metadata. Returns 0, -ENOENT (no page),
+ * or -errno from the page heap; on failure the pages went back and meta
+ * is zero again. */
+static __always_inline int grow_partial(__u32 s, aa_meta_t *meta, __u32 meta_off,
+					__u32 unpublished)
+{
+	__u64 off = (__u64)(s & (AA_MAX_SLOTS - 1)) << AA_CHUNK_SHIFT;
+	__u64 size = aa__root.arena_size;
+	__u32 got = AA_ZERO;
+	int p, err;
+
+	aa_for(p, 0, AA_CHUNK_PAGES) {
+		if (off + ((__u64)p << AA_PAGE_SHIFT) >= size ||
+		    !pages_get(aa_addr(off + ((__u64)p << AA_PAGE_SHIFT)), 1)) {
+			meta->pm[p & (AA_CHUNK_PAGES - 1)] = AA_PM(AA_PM_ABSENT, 0);
+			continue;
+		}
+		got++;
+	}
+	meta->absent = AA_CHUNK_PAGES - got;
+	if (got == AA_CHUNK_PAGES)	/* every page, one by one */
+		err = aa__buddy_add_chunk(s, meta_off, unpublished);
+	else
+		err = got ? aa__buddy_add_partial(s, meta_off, unpublished) : -ENOENT;
+	if (err) {
+		put_present(off, meta);
+		aa_for(p, 0, AA_CHUNK_PAGES)
+			meta->pm[p & (AA_CHUNK_PAGES - 1)] = 0;
+		meta->absent = 0;
+	}
+	return err;
+}
+
+/* Map one chunk at the first slot >= cursor that takes it; when none
+ * does, a partial chunk at the first slot of all that has pages to give
+ * (grow_partial(): a small arena, or a slot that the root or other pages
+ * share). Returns the next cursor (slot + 1), or -errno. For init and
+ * grow (sleepable); self-growth maps runs of whole chunks
+ * (self_grow.bpf.c). unpublished: init's first grow. */
+static __always_inline int grow_one(__u32 cursor, __u32 unpublished)
+{
+	void __arena *meta, *chunk;
+	__u32 nr_slots = aa__root.nr_slots, meta_off;
+	int s, err;
+
+	meta = pages_get(NULL, aa_meta_pages());
+	if (!meta)
+		return -ENOMEM;
+	meta_off = (__u64)meta - aa__root.arena_base;
+	aa_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+		if (READ_ONCE_ARENA(aa__root.slots[s].state) != AA_SLOT_UNMAPPED)
+			continue;
+		chunk = pages_get(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
+		if (!chunk)
+			continue;	/* something else lives in this slot */
+		err = aa__buddy_add_chunk(s, meta_off, unpublished);
+		if (err == -EEXIST) {	/* another grower or a trim took it */
+			pages_put(chunk, AA_CHUNK_PAGES);
+			continue;
+		}
+		if (err) {
+			pages_put(chunk, AA_CHUNK_PAGES);
+			pages_put(meta, aa_meta_pages());
+			return err;
+		}
+		return s + 1;
+	}
+	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {	/* cursor: whole chunks' */
+		if (READ_ONCE_ARENA(aa__root.slots[s].state) != AA_SLOT_UNMAPPED)
+			continue;
+		err = grow_partial(s, meta, meta_off, unpublished);
+		if (!err)
+			return s + 1;
+		if (err != -ENOENT && err != -EEXIST)
+			break;
+	}
+	pages_put(meta, aa_meta_pages());
+	return -ENOMEM;
+}
+
+/* grow_one() for sleepable grow: a global function, verified once. */
+int aa__arena_grow_one(__u32 cursor, __u32 unpublished)
+{
+	return grow_one(cursor, unpublished);
+}
+
+/* Grow the heap by at least `bytes` (whole chunks). Returns the number of
+ * chunks added (> 0), or -errno when none could be added.
+ * REQUIRES: heap published, or unpublished != 0: init's first grow. */
+int aa__arena_grow_chunks(__u64 bytes, __u32 unpublished)
+{
+	__u32 want, got = AA_ZERO, cursor = AA_ZERO;
+	int i, ret, err = 0;
+
+	if (bytes == 0)
+		return -EINVAL;
+	if (bytes > aa__root.arena_size)	/* as much as fits */
+		bytes = aa__root.arena_size;
+	want = (bytes + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;
+	aa_for(i, 0, want < AA_MAX_SLOTS ? want : AA_MAX_SLOTS) {
+		ret = aa__arena_grow_one(cursor, unpublished);
+		if (ret < 0) {
+			err = ret;
+			break;
+		}
+		cursor = ret;
+		got++;
+	}
+	if (got < want && !got)
+		return err ? err : -ENOMEM;
+	return got;
+}
+
+int aa__arena_grow(__u64 bytes)
+{
+	if (!aa_heap_ready())
+		return -ENODEV;
+	return aa__arena_grow_chunks(bytes, 0);
+}
+
+/* Return entirely free chunks to the kernel, keeping keep_bytes of them
+ * (any 64-bit value: more than the arena keeps everything). Returns the
+ * number of chunks returned, or -errno (-EBUSY: a reader of the mmap
+ * stayed inside its read, close_readers()). */
+int aa__arena_trim(__u64 keep_bytes)
+{
+	__u32 keep, n = AA_ZERO;
+	int slot = -ENOENT;
+
+	if (!aa_heap_ready())
+		return -ENODEV;
+	if (keep_bytes == AA_KEEP_DEFAULT)
+		keep_bytes = aa__root.tun.keep_bytes;
+	aa__heap_release_empty();	/* kept empty spans hold chunks */
+	keep = (keep_bytes >> AA_CHUNK_SHIFT) > AA_MAX_SLOTS ? AA_MAX_SLOTS
+							     : keep_bytes >> AA_CHUNK_SHIFT;
+	aa_repeat(AA_MAX_SLOTS) {	/* readers get in between chunks */
+		if (!close_readers()) {
+			slot = -EBUSY;
+			break;
+		}
+		slot = aa__buddy_take_free_chunk(keep);
+		if (slot >= 0)
+			return_chunk(slot);
+		open_readers();
+		if (slot < 0)
+			break;
+		n++;
+	}
+	if (slot < 0 && slot != -ENOENT && !n)
+		return slot;
+	return n;
+}
