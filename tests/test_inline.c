@@ -27,7 +27,7 @@ static struct aa_heap *heap;
  * verifies the library's global functions it reaches again (~50K
  * instructions on 6.18, ~70K on 6.12, and 13-21x slower there under QEMU).
  * only: the programs whose name starts with it; NULL: all but cost_*. */
-static void load_skel(const char *only)
+static void load_skel_lib(const char *only, bool lib)
 {
 	struct bpf_program *p;
 	const char *name;
@@ -37,7 +37,8 @@ static void load_skel(const char *only)
 	cr_assert_not_null(skel, "test_inline open failed: %s", strerror(errno));
 	bpf_object__for_each_program(p, skel->obj) {
 		name = bpf_program__name(p);
-		bpf_program__set_autoload(p, only ? !strncmp(name, only, strlen(only)) :
+		bpf_program__set_autoload(p, only ? !strncmp(name, only, strlen(only)) ||
+						    (lib && !strncmp(name, "aa__", 4)) :
 					  strncmp(name, "cost_", 5) != 0);
 	}
 	if (test_inline__load(skel)) {
@@ -47,14 +48,20 @@ static void load_skel(const char *only)
 	cr_assert_not_null(skel, "test_inline load failed: %s", strerror(errno));
 }
 
+static void load_skel(const char *only)
+{
+	load_skel_lib(only, false);
+}
+
 static void open_skel(void)
 {
 	load_skel(NULL);
 }
 
-static void open_one_skel(void)
+/* inline_one and the library's programs, never attached */
+static void open_one_lib_skel(void)
 {
-	load_skel("inline_one");
+	load_skel_lib("inline_one", true);
 }
 
 static void open_cost_skel(void)
@@ -132,14 +139,14 @@ Test(inline, refused_before_init_and_after_teardown)
 }
 
 /* Objects loaded but never attached. */
-TestSuite(inline_raw, .init = open_one_skel, .fini = teardown);
+TestSuite(self_init, .init = open_one_lib_skel, .fini = teardown);
 TestSuite(inline_cost, .init = open_cost_skel, .fini = teardown);
 
 /* An object nobody attached: before Linux 7.0 every allocation gets NULL
  * (counted UNINIT); from 7.0 the first initialises the heap itself (once,
  * with the defaults and no CPU caches), and a loader that attaches later
  * finds it and checks it. */
-Test(inline_raw, never_initialised_object_gets_null_or_initialises_itself)
+Test(self_init, never_initialised_object_gets_null_or_initialises_itself)
 {
 	struct inline_args a = { .size = 64 };
 	struct aa_root *r = (struct aa_root *)&skel->arena->aa__root;
@@ -193,7 +200,7 @@ static void *si_run(void *arg)
 	return NULL;
 }
 
-Test(inline_raw, every_cpu_at_once_initialises_once)
+Test(self_init, every_cpu_at_once_initialises_once)
 {
 	struct aa_root *r = (struct aa_root *)&skel->arena->aa__root;
 	struct si_thread t[8];
