@@ -197,8 +197,7 @@ static __always_inline int self_init_wait(void)
  * teardown) is left to its loader. Returns 0 (published, by this call or
  * another), or -errno: -EOPNOTSUPP (older kernel), -EBUSY (another init
  * is running still (self_init_wait()), or the arena was initialised
- * before), or what init_root() or init_caches() said (kept in
- * self_init_err).
+ * before), or what init_root() said (kept in self_init_err).
  * Called by public functions only (frame 2 of internal.h's call frames). */
 int aa__arena_self_init(void)
 {
@@ -211,9 +210,11 @@ int aa__arena_self_init(void)
 	if (!init_claim(true))
 		return self_init_wait();
 	err = init_root(aa_arena_user_base(), aa_arena_bytes(), AA_F_NO_CACHES | AA_F_SELF_GROW);
-	if (!err)
-		err = init_caches(0);
 	if (!err) {
+		/* an arena never initialised has no CPU or user cache: what
+		 * init_caches(0) does, without its calls (frames: three) */
+		aa__root.nr_cpus = 0;
+		__sync_fetch_and_add(&aa__root.user.gen, 1);
 		publish();
 		__sync_fetch_and_add(&aa__root.self_inits, 1);
 	}

@@ -165,8 +165,8 @@ int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *w
 	/* At that address or not at all (an arena has one address in every
 	 * process). As a hint only, the kernel's arena_get_unmapped_area()
 	 * wants twice the arena's size free there and fails with EFAULT
-	 * when the room after it is taken (it was, now and then, in a forked
-	 * child); fixed, it takes the address as it is, and NOREPLACE
+	 * when the room after it is taken (a forked child's mappings may
+	 * lie there); fixed, it takes the address as it is, and NOREPLACE
 	 * refuses (EEXIST) a range that something else maps. */
 	h->arena = mmap((void *)(unsigned long)fast->arena_base, h->arena_size,
 			PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, arena_fd, 0);
