@@ -11,7 +11,8 @@
  * struct aa_tunables that .tunables points to when the first byte's top
  * bit says so (a pointer cannot come from the input). Oracle: valid iff
  * sz covers .sz and every byte past the last field
- * (aa_heap_opts__last_field) is zero; pages 0 means 65536, and 512 ..
+ * (aa_heap_opts__last_field) is zero; pages 0 means 65536, and
+ * AA_MIN_ARENA_PAGES (the root, a chunk's metadata and a page) ..
  * 2^20 pass; flags other than AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG |
  * AA_F_NO_SELF_GROW are -EINVAL.
  */
@@ -71,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pages = o->arena_pages;
 	if (!pages)
 		pages = 1U << 16;
-	want_pages = valid && pages >= 512 && pages <= 1U << 20 ? (int)pages : -EINVAL;
+	want_pages = valid && pages >= AA_MIN_ARENA_PAGES && pages <= 1U << 20 ? (int)pages : -EINVAL;
 	r = aa__heap_open_pages(o);
 	if (o && r != want_pages)
 		fuzz_fail("sz %zu, arena_pages %u: aa__heap_open_pages() = %d, not %d", sz, pages,
