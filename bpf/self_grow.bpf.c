@@ -167,21 +167,22 @@ int aa__arena_self_grow(__u32 chunks)
 	return ret;
 }
 
-/* Another CPU's self-init runs (no chunk to map: it takes microseconds):
- * wait for it, AA_SELF_INIT_WAIT_NS at most. 0 when the heap is
- * published, else -EBUSY (it failed, takes longer, or the arena was
- * initialised before). */
-#define AA_SELF_INIT_WAIT_NS	1000000
-
+/* Another CPU's self-init runs (no chunk to map: it takes microseconds,
+ * with preemption disabled): wait for it as for the heap lock, within the
+ * context's budget (AA_WAIT_TASK_NS on a task's stack, else
+ * AA_WAIT_IRQ_NS: an interrupt may have stopped the init on its own CPU).
+ * 0 when the heap is published, else -EBUSY (it failed, takes longer,
+ * or the arena was initialised before). */
 static __always_inline int self_init_wait(void)
 {
 	__u64 t0 = bpf_ktime_get_ns();
+	__u64 budget = aa_on_task_stack() ? AA_WAIT_TASK_NS : AA_WAIT_IRQ_NS;
 
 	aa_repeat(AA_MAX_LOOPS) {
 		if (aa_heap_ready())
 			return 0;
 		if (READ_ONCE_ARENA(aa__root.init_state) != AA_INIT_RUNNING ||
-		    bpf_ktime_get_ns() - t0 > AA_SELF_INIT_WAIT_NS)
+		    bpf_ktime_get_ns() - t0 > budget)
 			break;
 	}
 	return aa_heap_ready() ? 0 : -EBUSY;
@@ -207,8 +208,13 @@ int aa__arena_self_init(void)
 		return -EOPNOTSUPP;
 	if (aa_heap_ready())
 		return 0;
-	if (!init_claim(true))
+	/* no preemption while it holds the claim: a waiter on another CPU
+	 * waits for running code only */
+	bpf_preempt_disable___aa();
+	if (!init_claim(true)) {
+		bpf_preempt_enable___aa();
 		return self_init_wait();
+	}
 	err = init_root(aa_arena_user_base(), aa_arena_bytes(), AA_F_NO_CACHES | AA_F_SELF_GROW);
 	if (!err) {
 		/* an arena never initialised has no CPU or user cache: what
@@ -220,5 +226,6 @@ int aa__arena_self_init(void)
 	}
 	aa__root.self_init_err = err;
 	init_release();
+	bpf_preempt_enable___aa();
 	return err;
 }
