@@ -148,7 +148,8 @@ __u64 aa_aligned_alloc_u64(__u64 align, __u64 size)
 	return route_alloc(size, size, align, AA_CLS_LAZY);
 }
 
-__u64 aa_calloc_u64(__u64 n, __u64 size)
+/* n * size bytes, zeroed, or 0 (counted). */
+static __always_inline __u64 calloc_inline(__u64 n, __u64 size)
 {
 	__u64 bytes, words, p;
 	int i, done = AA_ZERO;
@@ -178,6 +179,11 @@ __u64 aa_calloc_u64(__u64 n, __u64 size)
 		return 0;
 	}
 	return p;
+}
+
+__u64 aa_calloc_u64(__u64 n, __u64 size)
+{
+	return calloc_inline(n, size);
 }
 
 int aa_free_u64(__u64 ptr)

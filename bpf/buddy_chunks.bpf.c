@@ -6,7 +6,8 @@
  * Role:       the page heap's side of grow.bpf.c's grow and trim and of
  *             arena.bpf.c's teardown
  *             (aa__buddy_add_chunk, aa__buddy_add_partial,
- *             aa__buddy_take_free_chunk, aa__buddy_release_slot).
+ *             aa__buddy_fill_page, aa__buddy_take_free_chunk,
+ *             aa__buddy_release_slot).
  * From below: nothing; grow.bpf.c and arena.bpf.c map and free the pages,
  *             with no lock.
  * Locking:    each function takes the heap lock itself (buddy.bpf.c's
@@ -137,6 +138,37 @@ int aa__buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
 int aa__buddy_add_partial(__u32 slot, __u32 meta_off, __u32 unpublished)
 {
 	return add_chunk(slot, meta_off, unpublished, true);
+}
+
+/* Page p of the partial chunk at slot, absent until its grower mapped it
+ * just now (grow.bpf.c's fill_page()), into the page heap: no longer
+ * absent, merged with its free buddies. Returns 0, or -errno with nothing
+ * changed (-ENOENT: the slot holds no chunk now, a teardown or trim took
+ * it, or the page is not absent there: the grower gives the page back).
+ * Frame 3 of internal.h's call frames. */
+int aa__buddy_fill_page(__u32 slot, __u32 p)
+{
+	aa_meta_t *meta;
+	int err;
+
+	if (slot >= AA_MAX_SLOTS || slot >= aa__root.nr_slots || p >= AA_CHUNK_PAGES)
+		return -EINVAL;
+	err = aa_lock();
+	if (err)
+		return aa_errno(-err);
+	meta = meta_of(slot);
+	if (!aa_heap_ready() || aa__root.slots[slot].state != AA_SLOT_CHUNK || !meta->absent ||
+	    meta->pm[p & (AA_CHUNK_PAGES - 1)] != AA_PM(AA_PM_ABSENT, 0)) {
+		aa_unlock();
+		return -ENOENT;
+	}
+	meta->pm[p & (AA_CHUNK_PAGES - 1)] = 0;
+	meta->absent--;
+	aa__root.stats.absent_pages--;
+	aa__root.stats.pages_mapped++;
+	page_add_locked((slot << AA_CHUNK_SHIFT) + (p << AA_PAGE_SHIFT));
+	aa_unlock();
+	return 0;
 }
 
 /* The slot of the entirely free chunk that comes after `keep` others, or

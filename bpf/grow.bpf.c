@@ -28,13 +28,14 @@
 #include "internal.h"
 
 /* A partial chunk at slot s: what the kernel gives of the slot's pages
- * inside the arena, one page at a time (the others are another owner's:
- * the root, metadata, caches, a user's pages; or past the arena's end),
+ * inside the arena, one page at a time, limit at most (the others are
+ * another owner's: the root, metadata, caches, a user's pages; past the
+ * arena's end; or beyond the limit: fill_page() may map them later),
  * with meta (fresh, zero) as its metadata. Returns 0, -ENOENT (no page),
  * or -errno from the page heap; on failure the pages went back and meta
  * is zero again. */
 static __always_inline int grow_partial(__u32 s, aa_meta_t *meta, __u32 meta_off,
-					__u32 unpublished)
+					__u32 unpublished, __u32 limit)
 {
 	__u64 off = (__u64)(s & (AA_MAX_SLOTS - 1)) << AA_CHUNK_SHIFT;
 	__u64 size = aa__root.arena_size;
@@ -42,7 +43,7 @@ static __always_inline int grow_partial(__u32 s, aa_meta_t *meta, __u32 meta_off
 	int p, err;
 
 	aa_for(p, 0, AA_CHUNK_PAGES) {
-		if (off + ((__u64)p << AA_PAGE_SHIFT) >= size ||
+		if (got >= limit || off + ((__u64)p << AA_PAGE_SHIFT) >= size ||
 		    !pages_get(aa_addr(off + ((__u64)p << AA_PAGE_SHIFT)), 1)) {
 			meta->pm[p & (AA_CHUNK_PAGES - 1)] = AA_PM(AA_PM_ABSENT, 0);
 			continue;
@@ -64,12 +65,13 @@ static __always_inline int grow_partial(__u32 s, aa_meta_t *meta, __u32 meta_off
 }
 
 /* Map one chunk at the first slot >= cursor that takes it; when none
- * does, a partial chunk at the first slot of all that has pages to give
- * (grow_partial(): a small arena, or a slot that the root or other pages
- * share). Returns the next cursor (slot + 1), or -errno. For init and
- * grow (sleepable); self-growth maps runs of whole chunks
+ * does, a partial chunk of limit pages at most at the first slot of all
+ * that has pages to give (grow_partial(): a small arena, or a slot that
+ * the root or other pages share). Returns the next cursor (slot + 1), or
+ * -errno. For init and grow (sleepable; limit: a chunk) and
+ * aa__arena_grow_some(); self-growth maps runs of whole chunks
  * (self_grow.bpf.c). unpublished: init's first grow. */
-static __always_inline int grow_one(__u32 cursor, __u32 unpublished)
+static __always_inline int grow_one(__u32 cursor, __u32 unpublished, __u32 limit)
 {
 	void __arena *meta, *chunk;
 	__u32 nr_slots = aa__root.nr_slots, meta_off;
@@ -100,7 +102,7 @@ static __always_inline int grow_one(__u32 cursor, __u32 unpublished)
 	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {	/* cursor: whole chunks' */
 		if (READ_ONCE_ARENA(aa__root.slots[s].state) != AA_SLOT_UNMAPPED)
 			continue;
-		err = grow_partial(s, meta, meta_off, unpublished);
+		err = grow_partial(s, meta, meta_off, unpublished, limit);
 		if (!err)
 			return s + 1;
 		if (err != -ENOENT && err != -EEXIST)
@@ -113,7 +115,7 @@ static __always_inline int grow_one(__u32 cursor, __u32 unpublished)
 /* grow_one() for sleepable grow: a global function, verified once. */
 int aa__arena_grow_one(__u32 cursor, __u32 unpublished)
 {
-	return grow_one(cursor, unpublished);
+	return grow_one(cursor, unpublished, AA_CHUNK_PAGES);
 }
 
 /* Grow the heap by at least `bytes` (whole chunks). Returns the number of
@@ -148,6 +150,80 @@ int aa__arena_grow(__u64 bytes)
 	if (!aa_heap_ready())
 		return -ENODEV;
 	return aa__arena_grow_chunks(bytes, 0);
+}
+
+/* --- Growth in steps ----------------------------------------------------------
+ * aa__arena_grow_some() maps a few pages where an allocation needs them
+ * (self_grow.bpf.c's aa_calloc_grow_u64()), so that a small arena keeps
+ * the rest for its other users (their own page kfunc calls): first the
+ * absent pages of partial chunks, one at a time (fill_page()), then a new
+ * chunk (grow_one(), a partial one of `want` pages at most). Pages that
+ * another owner holds stay absent; the kernel refuses them again on the
+ * next call. The caller limits how often it asks an arena that had
+ * nothing to give.
+ */
+
+/* Page p of the partial chunk at slot s, absent there, mapped and added
+ * to the page heap. Returns 1, or 0: the kernel refused the page, or the
+ * chunk changed meanwhile (the page went back). */
+static __always_inline int fill_page(__u32 s, __u32 p)
+{
+	void __arena *a = aa_addr(((__u64)s << AA_CHUNK_SHIFT) + ((__u64)p << AA_PAGE_SHIFT));
+
+	if (!pages_get(a, 1))
+		return 0;
+	if (aa__buddy_fill_page(s, p)) {
+		pages_put(a, 1);
+		return 0;
+	}
+	return 1;
+}
+
+/* Absent pages of the partial chunk at slot s, want at most, filled.
+ * Returns how many. The page map is read without the lock: a page seen
+ * absent is checked again under it (aa__buddy_fill_page()). */
+static __always_inline __u32 fill_chunk(__u32 s, __u32 want)
+{
+	aa_meta_t *meta = meta_of(s);
+	__u64 size = aa__root.arena_size, base = (__u64)s << AA_CHUNK_SHIFT;
+	__u32 got = AA_ZERO;
+	int p;
+
+	aa_for(p, 0, AA_CHUNK_PAGES) {
+		if (got >= want || base + ((__u64)p << AA_PAGE_SHIFT) >= size)
+			break;
+		if (READ_ONCE_ARENA(meta->pm[p & (AA_CHUNK_PAGES - 1)]) == AA_PM(AA_PM_ABSENT, 0))
+			got += fill_page(s, p);
+	}
+	return got;
+}
+
+/* Map at least one page and about want (1 .. a chunk): the pages
+ * filled, or those of a new chunk. Returns > 0 when it mapped pages, or
+ * -errno (-ENOMEM: the arena had none to give).
+ * REQUIRES: heap published. Frame 2 of internal.h's call frames. */
+int aa__arena_grow_some(__u32 want)
+{
+	__u32 nr_slots = aa__root.nr_slots, got = AA_ZERO;
+	__u64 w;
+	int s, ret;
+
+	if (!aa_heap_ready())
+		return -ENODEV;
+	if (want < 1 || want > AA_CHUNK_PAGES)
+		want = want < 1 ? 1 : AA_CHUNK_PAGES;
+	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+		w = READ_ONCE_ARENA(*(__u64 __arena *)&aa__root.slots[s]);
+		if ((__u32)w != AA_SLOT_CHUNK || !READ_ONCE_ARENA(meta_of(s)->absent))
+			continue;
+		got += fill_chunk(s, want - got);
+		if (got >= want)
+			break;
+	}
+	if (got)
+		return got;
+	ret = grow_one(0, 0, want);
+	return ret < 0 ? ret : want;
 }
 
 /* Return entirely free chunks to the kernel, keeping keep_bytes of them

@@ -751,6 +751,7 @@ __u64 aa__heap_usable_size(__u64 ptr);
  * delays of grow and trim */
 int aa__buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished);
 int aa__buddy_add_partial(__u32 slot, __u32 meta_off, __u32 unpublished);
+int aa__buddy_fill_page(__u32 slot, __u32 p);
 int aa__buddy_take_free_chunk(__u32 keep);
 int aa__buddy_release_slot(__u32 slot);
 extern __u64 aa__fault_trim_delay_ns;
@@ -775,6 +776,7 @@ int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flag
 int aa__arena_grow_chunks(__u64 bytes, __u32 unpublished);
 int aa__arena_grow(__u64 bytes);
 int aa__arena_grow_one(__u32 cursor, __u32 unpublished);
+int aa__arena_grow_some(__u32 want);
 int aa__arena_trim(__u64 keep_bytes);
 int aa__arena_teardown(void);
 int aa__arena_user_cache_new(__u32 pid);

@@ -188,26 +188,30 @@ static __always_inline int self_init_wait(void)
 	return aa_heap_ready() ? 0 : -EBUSY;
 }
 
-/* Self-init: where aa_kernel_self_grows() (Linux >= 7.0: every program may
- * map arena pages), an allocation from an arena that nobody initialised
- * initialises the heap itself, once, with the defaults of a loader that
- * asks for nothing but without CPU caches (no CPU count here) and no
- * chunk (self-growth maps them as allocations need them): a loader that
- * never heard of arena-alloc works. Its arena's geometry comes from the
- * kernel's map (AA_ARENA_FUNCS()). An arena initialised before (a
- * teardown) is left to its loader. Returns 0 (published, by this call or
- * another), or -errno: -EOPNOTSUPP (older kernel), -EBUSY (another init
- * is running still (self_init_wait()), or the arena was initialised
- * before), or what init_root() said (kept in self_init_err).
+/* Self-init: an allocation from an arena that nobody initialised, in a
+ * program that may map arena pages (any on Linux >= 7.0: route_alloc();
+ * a sleepable one before: aa_calloc_grow_u64()), initialises the heap
+ * itself, once, with the defaults of a loader that asks for nothing but
+ * without CPU caches (no CPU count here) and no chunk (the allocation
+ * maps what it needs): a loader that never heard of arena-alloc works.
+ * Its arena's geometry comes from the kernel's map (AA_ARENA_FUNCS()).
+ * An arena initialised before (a teardown) is left to its loader.
+ * Returns 0 (published, by this call or another), or -errno: -EBUSY
+ * (another init is running still (self_init_wait()), or the arena was
+ * initialised before), or what init_root() said (kept in
+ * self_init_err).
  * Called by public functions only (frame 2 of internal.h's call frames). */
 int aa__arena_self_init(void)
 {
+	__u32 flags = AA_F_NO_CACHES | (aa_kernel_self_grows() ? AA_F_SELF_GROW : 0);
+	__u64 base, bytes;
 	int err;
 
-	if (!aa_kernel_self_grows())
-		return -EOPNOTSUPP;
 	if (aa_heap_ready())
 		return 0;
+	/* before the claim: no global call with preemption disabled (6.12) */
+	base = aa_arena_user_base();
+	bytes = aa_arena_bytes();
 	/* no preemption while it holds the claim: a waiter on another CPU
 	 * waits for running code only */
 	bpf_preempt_disable___aa();
@@ -215,7 +219,7 @@ int aa__arena_self_init(void)
 		bpf_preempt_enable___aa();
 		return self_init_wait();
 	}
-	err = init_root(aa_arena_user_base(), aa_arena_bytes(), AA_F_NO_CACHES | AA_F_SELF_GROW);
+	err = init_root(base, bytes, flags);
 	if (!err) {
 		/* an arena never initialised has no CPU or user cache: what
 		 * init_caches(0) does, without its calls (frames: three) */
@@ -228,4 +232,76 @@ int aa__arena_self_init(void)
 	init_release();
 	bpf_preempt_enable___aa();
 	return err;
+}
+
+/* --- Allocations that may map pages ---------------------------------------
+ * aa_malloc_grow_u64() and aa_calloc_grow_u64() serve programs that may
+ * call the page kfuncs, as the kernel selftests' bpf_alloc() and
+ * libarena's arena_malloc() do (the compat front ends,
+ * include/compat/bpf_arena_alloc.h and bpf/compat/libarena_aa.bpf.c):
+ * sleepable ones, and on Linux >= 7.0 every one. Before it allocates it initialises the heap where nobody did
+ * (aa__arena_self_init()), and, where the mapped memory beyond what is in
+ * use is short of what the request may take (a span of its class, or the
+ * run), maps that much, AA_GROW_STEP_PAGES at least
+ * (aa__arena_grow_some(): pages a small arena's other users did not
+ * take, or a chunk): the loader's refill agent's work, done by the
+ * caller. An arena that had nothing to give is asked again
+ * AA_GROW_RETRY_NS later at the earliest (its other users may free pages
+ * meanwhile); such a miss counts in stats.self_grow_fails, and the
+ * allocation fails only if the heap has nothing either (err[NOMEM]).
+ * Calls on Linux < 7.0 verify in sleepable programs only ("program must
+ * be sleepable to call sleepable kfunc").
+ */
+#define AA_GROW_STEP_PAGES	4
+#define AA_GROW_RETRY_NS	10000000ULL	/* 10 ms */
+
+/* When aa__arena_grow_some() may run next (bpf_ktime_get_ns()). */
+__u64 aa__grow_retry_at;
+
+/* Bytes that an allocation of bytes bytes may take from the page heap:
+ * a span of its class, or the run. */
+static __always_inline __u64 grow_need(__u64 bytes)
+{
+	if (bytes - 1 < AA_MAX_CLASS_SIZE)
+		return pages_bytes(aa_class(aa_size_class(bytes))->pages);
+	return bytes;
+}
+
+/* Map what an allocation of bytes bytes may need, if the heap is short
+ * of it and the arena may have it. */
+static __always_inline void grow_for(__u64 bytes)
+{
+	__u64 need = grow_need(bytes), t0;
+	__u32 pages;
+
+	if (!aa_below_watermark(aa__root.stats.nr_chunks, aa__root.stats.absent_pages,
+				aa__root.stats.bytes_in_use, need))
+		return;
+	t0 = bpf_ktime_get_ns();
+	if (t0 < aa__grow_retry_at)
+		return;
+	pages = (need + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT;
+	if (aa__arena_grow_some(pages > AA_GROW_STEP_PAGES ? pages : AA_GROW_STEP_PAGES) <= 0) {
+		aa__grow_retry_at = t0 + AA_GROW_RETRY_NS;
+		__sync_fetch_and_add(&aa__root.stats.self_grow_fails, 1);
+	}
+	__sync_fetch_and_add(&aa__root.stats.self_grow_ns, bpf_ktime_get_ns() - t0);
+}
+
+__u64 aa_malloc_grow_u64(__u64 size)
+{
+	if (!aa_heap_ready())
+		aa__arena_self_init();	/* if it fails, the allocation says so */
+	if (aa_heap_ready() && aa_size_ok(size))
+		grow_for(size);
+	return malloc_inline(size);
+}
+
+__u64 aa_calloc_grow_u64(__u64 n, __u64 size)
+{
+	if (!aa_heap_ready())
+		aa__arena_self_init();	/* if it fails, the allocation says so */
+	if (aa_heap_ready() && aa_calloc_ok(n, size))
+		grow_for(n * size);
+	return calloc_inline(n, size);
 }

@@ -133,6 +133,14 @@ AA_ARENA_FUNCS(arena)
 __u64 aa_malloc_u64(__u64 size);
 /* n * size bytes, zeroed, or 0. */
 __u64 aa_calloc_u64(__u64 n, __u64 size);
+/* aa_malloc_u64() and aa_calloc_u64() for a program that may map arena
+ * pages (a sleepable one; any on Linux >= 7.0; elsewhere the verifier
+ * refuses the program): they initialise the heap that nobody initialised
+ * and map memory where the heap runs short, first, as the kernel
+ * selftests' bpf_alloc() and libarena's arena_malloc() do: the compat
+ * front ends' allocations (compat/bpf_arena_alloc.h, docs/EMBEDDING.md). */
+__u64 aa_malloc_grow_u64(__u64 size);
+__u64 aa_calloc_grow_u64(__u64 n, __u64 size);
 /* size bytes aligned to align (a power of two, at most AA_PAGE_SIZE), or 0. */
 __u64 aa_aligned_alloc_u64(__u64 align, __u64 size);
 /* 0, or -EALREADY (double free), -EFAULT (foreign), -ENOENT (interior), -EINVAL

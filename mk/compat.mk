@@ -194,9 +194,14 @@ $(COMPAT_LA_O)/libarena.bpf.o: $(COMPAT)/7.3/.fetched $(COMPAT)/7.3/vmlinux.h \
 $(COMPAT_LA_O)/libarena.skel.h: $(COMPAT_LA_O)/libarena.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(COMPAT_BPFTOOL73)/bpftool gen skeleton $< name libarena > $@
-$(COMPAT_LIBARENA_AA): $(COMPAT_LIBARENA_AA_SRC) $(BPF_API_HDRS) | compat-aa-files
+# Ours, against libarena's headers (its arena map and __arena), as its own
+# files are compiled.
+$(COMPAT_LIBARENA_AA): $(COMPAT_LIBARENA_AA_SRC) $(BPF_API_HDRS) $(COMPAT)/7.3/.fetched \
+		$(COMPAT)/7.3/vmlinux.h tests/compat/libarena_kfuncs.h | compat-aa-files
+	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
-	$(bpf_cc)
+	$(Q)$(CLANG) $(COMPAT_LA_BPF_CFLAGS) -I$(COMPAT)/7.3 -I$(call compat_st,7.3)/libarena/include \
+		-Iinclude -I$(COMPAT_BPFTOOL73)/libbpf/include -c $< -o $@
 
 # The runner: prog_tests/libarena.c against the 7.3 bpftool's libbpf.
 $(COMPAT)/7.3/$(COMPAT_ALLOC)/compat_libarena: $(COMPAT_RUNNER_SRCS) $(COMPAT_AA_USER) \

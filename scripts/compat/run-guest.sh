@@ -25,9 +25,24 @@ suite() {
 }
 
 # The kernel selftests' arena suites; arena_htab_asm is out of scope
-# (docs/TESTING.md).
+# (docs/TESTING.md). On arena-alloc, 6.12's arena_list_1 and
+# arena_list_1000 are denied: that tree's list_del() (bpf_arena_list.h)
+# stores the next pointer into a local instead of *pprev, so the list
+# keeps its freed elements, and the test's walk after arena_list_del
+# reads them. The page-frag allocator hides it (a page whose objects are
+# all freed goes back to the kernel, and reads as zeros when the walk
+# faults it in again); an allocator that keeps freed memory gives the
+# walk its free-list words. 7.x's tree has the fix (WRITE_ONCE(*pprev,
+# next)), and its arena_list runs on arena-alloc in the 7.3 guest.
+deny=
+case "$dir" in
+*/6.12/aa) deny="-d arena_list_1 -d arena_list_1000"
+	echo "=== 6.12 on arena-alloc: arena_list_1, arena_list_1000 denied (the 6.12 tree's" \
+		"list_del() leaves freed elements on the list: scripts/compat/run-guest.sh)" ;;
+esac
+# shellcheck disable=SC2086
 suite "kernel selftests arena_list, arena_htab" \
-	"$dir/compat_kernel" -d arena_htab_asm arena_list arena_htab
+	"$dir/compat_kernel" -d arena_htab_asm $deny arena_list arena_htab
 
 # libarena: libbpf resolves its __kconfig externs (CONFIG_NR_CPUS,
 # CONFIG_X86_64) from /boot/config-$(uname -r) or /proc/config.gz, and the
