@@ -144,6 +144,9 @@ $(eval $(call bpf_prog,$(OUTPUT)/arena_alloc,bpf/own.bpf.c,,,$(LIB_BPF) $(OUTPUT
 $(eval $(call bpf_prog,$(OUTPUT)/cli/demo,user/cli/bpf/demo.bpf.c,user/cli/bpf/demo.h,demo_bpf))
 $(foreach t,$(TEST_PROGS),$(eval $(call bpf_prog,$(OUTPUT)/tests/$(t),tests/bpf/$(t).bpf.c,\
 	$(wildcard tests/$(t).h))))
+# A program written for the kernel selftests' bpf_arena_alloc.h: include/
+# compat's, and a stand-in for the selftests' bpf_arena_common.h.
+$(OUTPUT)/tests/test_compat.bpf.o: INCLUDES += -Itests/bpf/compat
 
 # --- Userspace: library, CLI, test binary ------------------------------------
 $(OUTPUT)/user/%.o: user/%.c $(wildcard include/*.h) user/internal.h $(OUTPUT)/arena_alloc.skel.h | $(OUTPUT)/user $(DEPS_STAMP)

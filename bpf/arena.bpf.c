@@ -449,7 +449,10 @@ static __always_inline int init_claimed(__u64 arena_base, __u64 arena_size, __u3
 	if (aa_heap_ready()) {
 		if (aa__root.arena_base != arena_base)
 			return -EEXIST;
-		return grow_bytes ? aa__arena_grow(grow_bytes) : 0;
+		/* a heap there already (a loader attaching to a heap that
+		 * initialised itself): grown as far as the arena allows */
+		err = grow_bytes ? aa__arena_grow(grow_bytes) : 0;
+		return err == -ENOMEM ? 0 : err;
 	}
 	if (flags & ~(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG | AA_F_NO_SELF_GROW))
 		return -EINVAL;

@@ -239,13 +239,12 @@ int aa__arena_self_init(void)
  * call the page kfuncs, as the kernel selftests' bpf_alloc() and
  * libarena's arena_malloc() do (the compat front ends,
  * include/compat/bpf_arena_alloc.h and bpf/compat/libarena_aa.bpf.c):
- * sleepable ones, and on Linux >= 7.0 every one. Before it allocates it initialises the heap where nobody did
- * (aa__arena_self_init()), and, where the mapped memory beyond what is in
- * use is short of what the request may take (a span of its class, or the
- * run), maps that much, AA_GROW_STEP_PAGES at least
- * (aa__arena_grow_some(): pages a small arena's other users did not
- * take, or a chunk): the loader's refill agent's work, done by the
- * caller. An arena that had nothing to give is asked again
+ * sleepable ones, and on Linux >= 7.0 every one. Before it allocates it
+ * initialises the heap where nobody did (aa__arena_self_init()), and,
+ * where the heap has no block for the request (heap_short()), maps what
+ * one needs (grow_for(); aa__arena_grow_some(): pages a small arena's
+ * other users did not take, or a chunk): the loader's refill agent's
+ * work, done by the caller. An arena that had nothing to give is asked again
  * AA_GROW_RETRY_NS later at the earliest (its other users may free pages
  * meanwhile); such a miss counts in stats.self_grow_fails, and the
  * allocation fails only if the heap has nothing either (err[NOMEM]).
@@ -258,30 +257,44 @@ int aa__arena_self_init(void)
 /* When aa__arena_grow_some() may run next (bpf_ktime_get_ns()). */
 __u64 aa__grow_retry_at;
 
-/* Bytes that an allocation of bytes bytes may take from the page heap:
- * a span of its class, or the run. */
-static __always_inline __u64 grow_need(__u64 bytes)
+/* The heap has no block for an allocation of bytes bytes, as far as a
+ * lock-free look tells: its class's central list is empty (CPU caches
+ * are not looked at) and the page heap has no free block of its span's
+ * order or above. Then *order is that order. */
+static __always_inline bool heap_short(__u64 bytes, __u32 *order)
 {
-	if (bytes - 1 < AA_MAX_CLASS_SIZE)
-		return pages_bytes(aa_class(aa_size_class(bytes))->pages);
-	return bytes;
+	__u32 pages = (bytes + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT;
+	int k, cls;
+
+	if (bytes - 1 < AA_MAX_CLASS_SIZE) {
+		cls = aa_size_class(bytes);
+		if (READ_ONCE_ARENA(aa__root.central[aa_cls_idx(cls)].head) != AA_NIL)
+			return false;
+		pages = aa_class(cls)->pages;
+	}
+	*order = pages_to_order(pages);
+	aa_for(k, *order, AA_NR_ORDERS)
+		if (READ_ONCE_ARENA(aa__root.order_summary[k]))
+			return false;
+	return true;
 }
 
-/* Map what an allocation of bytes bytes may need, if the heap is short
- * of it and the arena may have it. */
+/* Map what an allocation of bytes bytes needs, if the heap is short of
+ * it and the arena may have it: twice its block's pages (a block aligned
+ * to its size lies in any run of that many fresh pages), at least
+ * AA_GROW_STEP_PAGES. */
 static __always_inline void grow_for(__u64 bytes)
 {
-	__u64 need = grow_need(bytes), t0;
-	__u32 pages;
+	__u32 order = 0, want;
+	__u64 t0;
 
-	if (!aa_below_watermark(aa__root.stats.nr_chunks, aa__root.stats.absent_pages,
-				aa__root.stats.bytes_in_use, need))
+	if (!heap_short(bytes, &order))
 		return;
 	t0 = bpf_ktime_get_ns();
 	if (t0 < aa__grow_retry_at)
 		return;
-	pages = (need + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT;
-	if (aa__arena_grow_some(pages > AA_GROW_STEP_PAGES ? pages : AA_GROW_STEP_PAGES) <= 0) {
+	want = order < AA_MAX_ORDER ? 2U << order : AA_CHUNK_PAGES;
+	if (aa__arena_grow_some(want > AA_GROW_STEP_PAGES ? want : AA_GROW_STEP_PAGES) <= 0) {
 		aa__grow_retry_at = t0 + AA_GROW_RETRY_NS;
 		__sync_fetch_and_add(&aa__root.stats.self_grow_fails, 1);
 	}
