@@ -18,7 +18,7 @@
 #   COMPAT_ALLOC=stock  the peers' own allocators (the selftests'
 #     bpf_arena_alloc.h page-frag allocator, libarena's arena_malloc): the
 #     control
-#   COMPAT_ALLOC=aa     arena-alloc's: include/compat/ first on the BPF
+#   COMPAT_ALLOC=aa     (the default) arena-alloc's: include/compat/ first on the BPF
 #     include path (its bpf_arena_alloc.h replaces the selftests'), every
 #     peer object linked with $(LIB_BPF) before its skeleton is generated,
 #     libarena's also with $(COMPAT)/libarena_aa.bpf.o (strong arena_malloc
@@ -30,8 +30,7 @@
 #   times; COMPAT_SUITE_TIMEOUT=SEC kills a suite that runs longer (300)
 .PHONY: compat-test compat-run compat-fetch compat-build compat-aa-files compat-force
 
-# COMPAT_ALLOC's default becomes aa once the compat front ends exist.
-COMPAT_ALLOC ?= stock
+COMPAT_ALLOC ?= aa
 COMPAT_KERNELS ?= 6.12 7.3
 COMPAT_REPEAT ?= 1
 COMPAT_SUITE_TIMEOUT ?= 300

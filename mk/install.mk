@@ -2,7 +2,9 @@
 # --- install / uninstall -----------------------------------------------------
 # Debian's multiarch libdir (DESTDIR for staging). Headers in
 # $(INCLUDEDIR)/arena-alloc (C and BPF alike: every header of include/, as
-# the public ones include the rest), the embeddable BPF object in
+# the public ones include the rest), the compat front ends in its compat/
+# (include/compat's header, and bpf/compat/libarena_aa.bpf.c as source: it
+# is compiled against the user's libarena headers), the embeddable BPF object in
 # $(LIBDIR)/bpf, the .a and the versioned .so with its soname and
 # development links, arena-alloc.pc, the CLI and its man page (from its
 # help text). INSTALLED lists every file: uninstall removes exactly those,
@@ -20,7 +22,10 @@ MAN := $(OUTPUT)/arena-alloc.1
 HDR_DIR := $(INCLUDEDIR)/arena-alloc
 BPF_DIR := $(LIBDIR)/bpf
 PUBLIC_HDRS := $(notdir $(wildcard include/*.h))
-INSTALLED := $(addprefix $(HDR_DIR)/,$(PUBLIC_HDRS)) $(BPF_DIR)/libarena_alloc.bpf.o \
+COMPAT_DIR := $(HDR_DIR)/compat
+COMPAT_FILES := $(wildcard include/compat/*.h) bpf/compat/libarena_aa.bpf.c
+INSTALLED := $(addprefix $(HDR_DIR)/,$(PUBLIC_HDRS)) $(addprefix $(COMPAT_DIR)/,$(notdir $(COMPAT_FILES))) \
+	$(BPF_DIR)/libarena_alloc.bpf.o \
 	$(LIBDIR)/libarena_alloc.a $(LIBDIR)/libarena_alloc.so.$(VERSION) \
 	$(LIBDIR)/$(SONAME) $(LIBDIR)/libarena_alloc.so $(LIBDIR)/pkgconfig/arena-alloc.pc \
 	$(BINDIR)/arena-alloc $(MANDIR)/man1/arena-alloc.1
@@ -34,6 +39,7 @@ $(PC): $(OUTPUT)/.install-paths mk/install.mk
 	$(call msg,GEN,$@)
 	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' \
 		'bpfincludedir=$${includedir}/arena-alloc' \
+		'compatincludedir=$${includedir}/arena-alloc/compat' \
 		'bpfobject=$${libdir}/bpf/libarena_alloc.bpf.o' '' \
 		'Name: arena-alloc' \
 		'Description: memory allocator in a BPF arena (BPF object + loader library)' \
@@ -50,9 +56,11 @@ $(MAN): $(CLI)
 
 install: lib $(CLI) $(PC) $(MAN)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
-	$(Q)install -d $(DESTDIR)$(HDR_DIR) $(DESTDIR)$(BPF_DIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+	$(Q)install -d $(DESTDIR)$(HDR_DIR) $(DESTDIR)$(COMPAT_DIR) $(DESTDIR)$(BPF_DIR) \
+		$(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	$(Q)install -m 644 $(addprefix include/,$(PUBLIC_HDRS)) $(DESTDIR)$(HDR_DIR)
+	$(Q)install -m 644 $(COMPAT_FILES) $(DESTDIR)$(COMPAT_DIR)
 	$(Q)install -m 644 $(LIB_BPF) $(DESTDIR)$(BPF_DIR)
 	$(Q)install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)
 	$(Q)install -m 755 $(LIB_SO_REAL) $(DESTDIR)$(LIBDIR)
@@ -65,4 +73,4 @@ install: lib $(CLI) $(PC) $(MAN)
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	$(Q)rmdir $(DESTDIR)$(HDR_DIR) $(DESTDIR)$(BPF_DIR) 2>/dev/null || true
+	$(Q)rmdir $(DESTDIR)$(COMPAT_DIR) $(DESTDIR)$(HDR_DIR) $(DESTDIR)$(BPF_DIR) 2>/dev/null || true
