@@ -28,7 +28,8 @@
 #     test (tests/compat/aa_check.c)
 #   COMPAT_KERNELS=6.12   one guest only; COMPAT_REPEAT=N runs libarena N
 #   times; COMPAT_SUITE_TIMEOUT=SEC kills a suite that runs longer (300)
-.PHONY: compat-test compat-run compat-fetch compat-build compat-aa-files compat-force
+.PHONY: compat-test compat-run compat-fetch compat-build compat-aa-files compat-force \
+	compat-bench compat-bench-run
 
 COMPAT_ALLOC ?= aa
 COMPAT_KERNELS ?= 6.12 7.3
@@ -49,7 +50,8 @@ compat_src = $(AA_PEER_CACHE)/$(1)/src
 compat_st = $(call compat_src,$(1))/tools/testing/selftests/bpf
 # The 7.3 tree's bpftool and its bundled libbpf 1.8 (fetch-peers.sh builds them).
 COMPAT_BPFTOOL73 = $(call compat_src,7.3)/tools/bpf/bpftool
-COMPAT_SKEL_WRAP := -Wl,--wrap=bpf_object__load_skeleton,--wrap=bpf_object__destroy_skeleton
+COMPAT_SKEL_WRAP := -Wl,--wrap=bpf_object__load_skeleton,--wrap=bpf_object__destroy_skeleton \
+	-Wl,--wrap=bpf_prog_test_run_opts -lpthread
 COMPAT_RUNNER_SRCS := tests/compat/runner.c tests/compat/test_progs.h tests/compat/network_helpers.h
 
 # The peers' BPF flags (PLATFORM.md): -mcpu=v3 for the kernel selftests
@@ -232,3 +234,22 @@ compat-run:
 	$(Q)AA_TEST_WHERE=guest $(RUN_BPF) --name 'the peers suites ($(COMPAT_KERNEL))' -- \
 		sh scripts/compat/run-guest.sh $(COMPAT)/$(COMPAT_KERNEL)/$(COMPAT_ALLOC) \
 		$(COMPAT_REPEAT) $(COMPAT_SUITE_TIMEOUT)
+
+# --- compat-bench: the peers' suites on their allocators and on ours -------
+# Both builds for 7.3 (where libarena runs), then one 7.3 guest boot that
+# runs libarena's runner and arena_htab on each, COMPAT_BENCH_ROUNDS
+# rounds, the order swapped every round (scripts/compat/bench-guest.sh);
+# scripts/compat/bench-table.py makes the table (docs/BENCHMARKS.md) from
+# the log, $(OUTPUT)/bench/compat.log, into $(OUTPUT)/bench/compat.md.
+COMPAT_BENCH_ROUNDS ?= 3
+compat-bench:
+	$(Q)$(MAKE) compat-build COMPAT_ALLOC=stock COMPAT_KERNELS=7.3
+	$(Q)$(MAKE) compat-build COMPAT_ALLOC=aa COMPAT_KERNELS=7.3
+	$(Q)mkdir -p $(OUTPUT)/bench
+	$(Q)$(MAKE) compat-bench-run VMTEST_KERNEL=7.3 2>&1 | tee $(OUTPUT)/bench/compat.log
+	$(Q)python3 scripts/compat/bench-table.py $(OUTPUT)/bench/compat.log | tee $(OUTPUT)/bench/compat.md
+
+compat-bench-run:
+	$(call msg,BENCH,peers' suites: 7.3 stock and aa)
+	$(Q)AA_TEST_WHERE=guest $(RUN_BPF) --name 'the peers suites side by side' -- \
+		sh scripts/compat/bench-guest.sh $(COMPAT)/7.3/stock $(COMPAT)/7.3/aa $(COMPAT_BENCH_ROUNDS)

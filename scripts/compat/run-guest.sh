@@ -44,23 +44,12 @@ esac
 suite "kernel selftests arena_list, arena_htab" \
 	"$dir/compat_kernel" -d arena_htab_asm $deny arena_list arena_htab
 
-# libarena: libbpf resolves its __kconfig externs (CONFIG_NR_CPUS,
-# CONFIG_X86_64) from /boot/config-$(uname -r) or /proc/config.gz, and the
-# guest has neither (Debian's 7.3 package ships no config; /boot is the
-# host's, read-only). Its arena spin lock also refuses CONFIG_NR_CPUS >
-# 1024 (its queue nodes are sized for 1024 CPUs; Debian's kernel says
-# 8192), so it would allocate nothing. A kernel config written to a tmpfs
-# over /boot, in a mount namespace of the runner's own, says
-# CONFIG_NR_CPUS=1024: true enough for a guest of at most 64 CPUs, and the
-# peers' sources stay unmodified (libbpf's kconfig option would need a
-# change to the runner's open_and_load).
+# libarena, with the kernel config its runner needs (with-kconfig.sh).
 if [ -x "$dir/compat_libarena" ]; then
 	i=1
 	while [ "$i" -le "$reps" ]; do
-		suite "libarena ($i/$reps)" unshare -m sh -c '
-			mount -t tmpfs -o mode=755 tmpfs /boot &&
-			printf "CONFIG_X86_64=y\nCONFIG_NR_CPUS=1024\n" >"/boot/config-$(uname -r)" &&
-			exec "$0" "$@"' "$dir/compat_libarena" libarena
+		suite "libarena ($i/$reps)" sh scripts/compat/with-kconfig.sh \
+			"$dir/compat_libarena" libarena
 		i=$((i + 1))
 	done
 fi

@@ -10,13 +10,18 @@
  *   #1       arena_list:OK
  *   Summary: 1/2 PASSED, 0 SKIPPED, 0 FAILED
  *
- *   compat_runner [-v] [-d SUBTEST]... TEST...
+ *   compat_runner [-v] [-t] [-d SUBTEST]... TEST...
  *     TEST     arena_list, arena_htab or libarena: runs test_TEST() (the
  *              6.12 tree's name) or serial_test_TEST() (7.x's), whichever
  *              the binary has
  *     -d NAME  does not run subtest NAME (test_progs' -d): it is reported
  *              as DENIED
  *     -v       prints the PASS lines of the checks too
+ *     -t       prints, after each subtest, the wall time from the start of
+ *              its first bpf_prog_test_run_opts() to the end of its last
+ *              (its BPF work, without the skeleton's load, verification
+ *              and the heap check; concurrent runs counted once):
+ *              "time:TEST/SUBTEST: NS ns, RUNS runs" (make compat-bench)
  *   Exit status: 0 when every subtest run passed, 1 otherwise, 2 on usage
  *   errors.
  *
@@ -32,7 +37,9 @@
  * one skeleton and run one after another, its worker threads joined). The
  * result counts toward the subtest that just ran.
  */
+#include <pthread.h>
 #include <stdarg.h>
+#include <time.h>
 #include "test_progs.h"
 
 /* The peers' entry points: the 6.12 tree's test_*(), 7.x's serial_test_*(). */
@@ -61,13 +68,29 @@ static struct {
 	const char *test;
 	int test_nr, sub_nr;
 	char sub[256];
-	bool in_sub, sub_failed, sub_skipped, test_failed, test_skipped, verbose;
+	bool in_sub, sub_failed, sub_skipped, test_failed, test_skipped, verbose, timing;
 	int subs_run, subs_passed, subs_skipped, subs_failed;
 	int tests_run, tests_passed, tests_skipped, tests_failed;
 	const char **deny;
 	int nr_deny;
 	struct bpf_object *obj;		/* the live skeleton's, while there is one */
 } st;
+
+/* The current subtest's program runs (-t): first start, last end, count;
+ * worker threads run programs concurrently. */
+static struct {
+	pthread_mutex_t lock;
+	unsigned long long first, last;
+	unsigned int runs;
+} runs = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 bool aa_compat_report(bool ok, const char *func, const char *name, const char *fmt, ...)
 {
@@ -124,6 +147,9 @@ static void end_subtest(void)
 		return;
 	heap_check(false);	/* a live skeleton's (libarena's) */
 	res = st.sub_failed ? "FAIL" : st.sub_skipped ? "SKIP" : "OK";
+	if (st.timing)
+		printf("time:%s/%s: %llu ns, %u runs\n", st.test, st.sub,
+		       runs.runs ? runs.last - runs.first : 0ULL, runs.runs);
 	printf("#%d/%-3d %s/%s:%s\n", st.test_nr, st.sub_nr, st.test, st.sub, res);
 	fflush(stdout);
 	st.subs_run++;
@@ -151,15 +177,35 @@ bool test__start_subtest(const char *name)
 		}
 	}
 	snprintf(st.sub, sizeof(st.sub), "%s", name);
+	runs.first = runs.last = 0;
+	runs.runs = 0;
 	st.in_sub = true;
 	st.sub_failed = st.sub_skipped = false;
 	return true;
 }
 
-/* --- Skeleton wrappers (-Wl,--wrap=...): the live object, for the heap check */
+/* --- Wrappers (-Wl,--wrap=...): the live object, for the heap check; the
+ * program runs, for -t */
 
+int __real_bpf_prog_test_run_opts(int prog_fd, struct bpf_test_run_opts *opts);
 int __real_bpf_object__load_skeleton(struct bpf_object_skeleton *s);
 void __real_bpf_object__destroy_skeleton(struct bpf_object_skeleton *s);
+
+int __wrap_bpf_prog_test_run_opts(int prog_fd, struct bpf_test_run_opts *opts)
+{
+	unsigned long long t0 = now_ns(), t1;
+	int ret = __real_bpf_prog_test_run_opts(prog_fd, opts);
+
+	t1 = now_ns();
+	pthread_mutex_lock(&runs.lock);
+	if (!runs.runs || t0 < runs.first)
+		runs.first = t0;
+	if (t1 > runs.last)
+		runs.last = t1;
+	runs.runs++;
+	pthread_mutex_unlock(&runs.lock);
+	return ret;
+}
 
 int __wrap_bpf_object__load_skeleton(struct bpf_object_skeleton *s)
 {
@@ -206,7 +252,7 @@ static void run_test(const struct aa_compat_test *t)
 
 static int usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s [-v] [-d SUBTEST]... TEST...\n  TEST:", prog);
+	fprintf(stderr, "usage: %s [-v] [-t] [-d SUBTEST]... TEST...\n  TEST:", prog);
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
 		if (tests[i].fn || tests[i].serial_fn)
 			fprintf(stderr, " %s", tests[i].name);
@@ -220,10 +266,13 @@ int main(int argc, char **argv)
 	int opt;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "vd:")) != -1) {
+	while ((opt = getopt(argc, argv, "vtd:")) != -1) {
 		switch (opt) {
 		case 'v':
 			st.verbose = true;
+			break;
+		case 't':
+			st.timing = true;
 			break;
 		case 'd':
 			if (st.nr_deny == (int)(sizeof(deny) / sizeof(deny[0])))
