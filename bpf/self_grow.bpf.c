@@ -3,7 +3,8 @@
  * self_grow.bpf.c - tier 5 for any program: an allocation that found the
  * page heap empty maps chunks itself (aa__arena_self_grow()), and one
  * from an arena nobody initialised initialises the heap
- * (aa__arena_self_init()).
+ * (aa__arena_self_init()); and the public allocations that may map pages
+ * (aa_malloc_grow_u64(), aa_calloc_grow_u64(): the compat front ends').
  *
  * Role:       where aa_self_grows() (Linux >= 7.0 lets every program map
  *             arena pages; pruned at load before), map the chunk, or the
@@ -15,7 +16,7 @@
  * To above:   aa__arena_self_grow(), for the public functions'
  *             grow_and_retry(), and aa__arena_self_init(), for their
  *             route_alloc() (alloc.bpf.c; frame 2 of internal.h's call
- *             frames).
+ *             frames); aa_*_grow_u64() to programs.
  * Locking:    no lock held across a page kfunc; the slot scan is a
  *             lock-free snapshot that the mapping checks again (the kernel
  *             refuses taken pages, aa__buddy_add_chunk() a slot that is

@@ -48,6 +48,13 @@ static __noinline int every_api(__u64 arr)
 		err = 6;
 	if (aa_free_u64(r) | aa_free(i) | aa_free(j))
 		err = 7;
+	/* the allocations that may map pages (the programs are sleepable) */
+	p = aa_malloc_grow_u64(40);
+	q = aa_calloc_grow_u64(2, 40);
+	if (!p || !q)
+		err = 8;
+	if (aa_free_u64(p) | aa_free_u64(q))
+		err = 9;
 	return err;
 }
 
