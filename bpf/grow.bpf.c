@@ -22,8 +22,8 @@
  *             fails and it moves on.
  *
  * SLEEPABLE ONLY, as arena.bpf.c (on Linux >= 7.0 every program may call
- * the page kfuncs: aa__arena_grow_some() is for those too). Grow gets a chunk's metadata pages
- * first; a slot whose chunk pages fail is skipped, and when no slot takes
+ * the page kfuncs: aa__arena_grow_some() is for those too). Grow gets a
+ * chunk's metadata pages first; a slot whose chunk pages fail is skipped, and when no slot takes
  * a whole chunk the first slot with pages to give becomes a partial chunk;
  * when none does, or the page heap refuses it, the metadata pages (and the
  * chunk's) go back. A grow that added some chunks and then failed returns
