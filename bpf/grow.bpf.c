@@ -23,10 +23,10 @@
  *
  * SLEEPABLE ONLY, as arena.bpf.c (on Linux >= 7.0 every program may call
  * the page kfuncs: aa__arena_grow_some() is for those too). Grow gets a
- * chunk's metadata pages first; a slot whose chunk pages fail is skipped, and when no slot takes
- * a whole chunk the first slot with pages to give becomes a partial chunk;
- * when none does, or the page heap refuses it, the metadata pages (and the
- * chunk's) go back. A grow that added some chunks and then failed returns
+ * chunk's metadata pages first; a slot whose chunk pages fail is skipped,
+ * and when no slot takes a whole chunk the first slot with pages to give
+ * becomes a partial chunk; when none does, or the page heap refuses it,
+ * the metadata pages (and the chunk's) go back. A grow that added some chunks and then failed returns
  * how many it added.
  */
 #include "internal.h"
