@@ -165,7 +165,8 @@ int aa__buddy_fill_page(__u32 slot, __u32 p)
 	meta->pm[p & (AA_CHUNK_PAGES - 1)] = 0;
 	meta->absent--;
 	aa__root.stats.absent_pages--;
-	aa__root.stats.pages_mapped++;
+	if (++aa__root.stats.pages_mapped > aa__root.stats.peak_pages_mapped)
+		aa__root.stats.peak_pages_mapped = aa__root.stats.pages_mapped;
 	page_add_locked((slot << AA_CHUNK_SHIFT) + (p << AA_PAGE_SHIFT));
 	aa_unlock();
 	return 0;

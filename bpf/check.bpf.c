@@ -19,10 +19,12 @@
  * consistent prev link and natural alignment; the chunk's bits in the order
  * maps must say whether its lists are empty; the list lengths must add up
  * to stats.free_blocks[]; its absent pages to its count of them (23), and
- * all chunks' to stats.absent_pages (24). Then every central list: each span's first entry
- * must name its class, its free objects must carry span marks and number
- * objs - used. Finally the page invariant of buddy.bpf.c must hold, and
- * the parked list its counters' bound (check_parked_locked(), heap.bpf.c).
+ * all chunks' to stats.absent_pages (24). Then every central list: each
+ * span's first entry must name its class, its free objects must carry
+ * span marks and number objs - used. Finally the page invariant of
+ * buddy.bpf.c must hold (10), the pages mapped must be the chunks' less
+ * their absent ones (25: arena.bpf.c's ledger), and the parked list its
+ * counters' bound (check_parked_locked(), heap.bpf.c).
  * One chunk or one class per hold of the heap lock (a waiter in IRQ
  * context waits for one at most); the totals are compared only if no one
  * else held the lock in between (lock_gen), which is so at rest.
@@ -200,6 +202,10 @@ int aa__buddy_check(void)
 			     aa__root.stats.absent_pages;
 		if (!ret && free_pages + aa__root.stats.span_pages + aa__root.stats.run_pages != heap_pages)
 			ret = 10;
+		if (!ret && aa__root.stats.pages_mapped !=
+			    aa__root.stats.nr_chunks * (AA_CHUNK_PAGES + aa_meta_pages()) -
+			    aa__root.stats.absent_pages)
+			ret = 25;
 	}
 	if (!ret && aa_heap_ready())
 		ret = check_parked_locked();
