@@ -240,14 +240,15 @@ int aa__arena_self_init(void)
  * call the page kfuncs, as the kernel selftests' bpf_alloc() and
  * libarena's arena_malloc() do (the compat front ends,
  * include/compat/bpf_arena_alloc.h and bpf/compat/libarena_aa.bpf.c):
- * sleepable ones, and on Linux >= 7.0 every one. Before it allocates it
- * initialises the heap where nobody did (aa__arena_self_init()), and,
- * where the heap has no block for the request (heap_short()), maps what
+ * sleepable ones, and on Linux >= 7.0 every one. Before they allocate
+ * they initialise the heap where nobody did (aa__arena_self_init()), and,
+ * where the heap has no block for the request (heap_short()), map what
  * one needs (grow_for(); aa__arena_grow_some(): pages a small arena's
  * other users did not take, or a chunk): the loader's refill agent's
- * work, done by the caller. An arena that had nothing to give is asked again
- * AA_GROW_RETRY_NS later at the earliest (its other users may free pages
- * meanwhile); such a miss counts in stats.self_grow_fails, and the
+ * work, done by the caller. An arena that had nothing to give is asked
+ * again AA_GROW_RETRY_NS later at the earliest (its other users may free
+ * pages meanwhile; the time is a global of the program's object, a rate
+ * limit only); such a miss counts in stats.self_grow_fails, and the
  * allocation fails only if the heap has nothing either (err[NOMEM]).
  * Calls on Linux < 7.0 verify in sleepable programs only ("program must
  * be sleepable to call sleepable kfunc").

@@ -449,10 +449,11 @@ struct aa_stats {
 	__u64 tc_allocs;	/* allocations the transfer cache served
 				 * with this CPU's cache claimed */
 	__u64 tc_frees;		/* frees the transfer cache took so */
-	/* Self-growth (AA_F_SELF_GROW; atomic): */
+	/* Self-growth (AA_F_SELF_GROW), and the growth in steps of
+	 * aa_*_grow_u64() (atomic): */
 	__u64 self_grows;	/* chunks allocations mapped themselves
 				 * (part of nr_grows) */
-	__u64 self_grow_fails;	/* self-grows that mapped nothing */
+	__u64 self_grow_fails;	/* self-grows and steps that mapped nothing */
 	__u64 self_grow_ns;	/* time spent in them, failed ones too */
 	/* Filled by aa_heap__stats() only (0 in the arena): */
 	__u64 heap_allocs;	/* the arena's nr_allocs, nr_frees, */
