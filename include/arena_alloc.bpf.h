@@ -177,6 +177,8 @@ int aa_free_deferred_bulk_u64(__u64 arr, __u32 n);
 #define aa_free(p)		aa_free_inline((__u64)(p))
 #endif
 #define aa_aligned_alloc(a, sz)	((void __arena *)aa_aligned_alloc_u64((a), (sz)))
+#define aa_malloc_grow(size)	((void __arena *)aa_malloc_grow_u64(size))
+#define aa_calloc_grow(n, size)	((void __arena *)aa_calloc_grow_u64((n), (size)))
 #define aa_usable_size(p)	aa_usable_size_u64((__u64)(p))
 #define aa_malloc_bulk(arr, n, size) aa_malloc_bulk_u64((__u64)(arr), (n), (size))
 #define aa_free_bulk(arr, n)	aa_free_bulk_u64((__u64)(arr), (n))
