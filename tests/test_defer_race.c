@@ -137,9 +137,12 @@ static __u64 ops_target(void)
 
 /* Run the writer on cpu_b until `ops` operations (or, with stop_early,
  * until the reader saw a recycled element), the reader on cpu_a. The
- * writer starts once the reader has read (a reader at nice 19 on a loaded
+ * writer starts once the reader has run (a reader at nice 19 on a loaded
  * machine may otherwise wait for its first slice until the writer is
- * done), or after RACE_WAIT_S seconds. */
+ * done), or after RACE_WAIT_S seconds; and until the reader has read an
+ * element (r_reads: it counts only slots the writer filled), the writer
+ * sleeps 1 ms after each batch, which lets a reader that shares its CPU
+ * in. */
 #define RACE_WAIT_S	120
 
 static void race(__u64 ops, bool stop_early)
@@ -149,10 +152,12 @@ static void race(__u64 ops, bool stop_early)
 
 	cr_assert_eq(pthread_create(&rt, NULL, reader_thread, NULL), 0);
 	pin_to(cpu_b);
-	while (!skel->bss->r_reads && time(NULL) < until)
+	while (!(skel->bss->r_reads + skel->bss->r_empty) && time(NULL) < until)
 		usleep(1000);
 	while (skel->bss->w_ops < ops && !(stop_early && skel->bss->r_recycled)) {
 		cr_assert_eq(run(skel->progs.writer, REPEAT), 0);
+		if (!skel->bss->r_reads)
+			usleep(1000);
 		/* a well-behaved writer: while memory is short (the signal
 		 * is up: limbo over its limit), give the agent time */
 		while (aa_heap__root(h)->need_refill && !stop_early)
