@@ -222,6 +222,24 @@ static __always_inline bool is_free_block(__u32 off, __u32 order)
 
 /* --- Blocks (locked) -------------------------------------------------------- */
 
+/* The smallest order >= order that has a free block somewhere
+ * (order_summary), or AA_NR_ORDERS: exact under the heap lock, a look
+ * without it. An iterator: the result is a range, not one constant (and
+ * one path) per order. */
+static __always_inline __u32 free_order_from(__u32 order)
+{
+	__u32 j = AA_NR_ORDERS;
+	int k;
+
+	aa_for(k, order, AA_NR_ORDERS) {
+		if (READ_ONCE_ARENA(aa__root.order_summary[k])) {
+			j = k;
+			break;
+		}
+	}
+	return j;
+}
+
 /* Take a free block of the given order: best fit, lowest address (the
  * smallest order with a free block, in the lowest chunk that has one), split
  * down. Low chunks fill first and high ones stay whole: for runs of
@@ -230,17 +248,9 @@ static __always_inline bool is_free_block(__u32 off, __u32 order)
  * REQUIRES: heap lock held. */
 static __always_inline __u32 block_alloc_locked(__u32 order)
 {
-	__u32 j = AA_NR_ORDERS, off;
+	__u32 j = free_order_from(order), off;
 	int i, k;
 
-	/* an iterator: j is then a range, not one constant (and one path)
-	 * per order */
-	aa_for(k, order, AA_NR_ORDERS) {
-		if (aa__root.order_summary[k]) {
-			j = k;
-			break;
-		}
-	}
 	if (j > AA_MAX_ORDER)
 		return AA_NIL;
 	off = meta_of(order_map_first(j))->free_head[j];

@@ -658,6 +658,8 @@ static __always_inline __u32 __arena *pm_at(__u32 off);
 static __always_inline aa_span_t *span_at(__u32 off);
 static __always_inline __u64 pages_bytes(__u32 pages);
 static __always_inline __u32 aa_ctz64(__u64 x);
+static __always_inline __u32 pages_to_order(__u32 pages);
+static __always_inline __u32 free_order_from(__u32 order);
 static __always_inline __u32 aa_popcount32(__u32 x);
 static __always_inline void free_push(__u32 order, __u32 off);
 static __always_inline void free_unlink(__u32 order, __u32 off);

@@ -266,7 +266,7 @@ __u64 aa__grow_retry_at;
 static __always_inline bool heap_short(__u64 bytes, __u32 *order)
 {
 	__u32 pages = (bytes + AA_PAGE_SIZE - 1) >> AA_PAGE_SHIFT;
-	int k, cls;
+	int cls;
 
 	if (bytes - 1 < AA_MAX_CLASS_SIZE) {
 		cls = aa_size_class(bytes);
@@ -275,10 +275,7 @@ static __always_inline bool heap_short(__u64 bytes, __u32 *order)
 		pages = aa_class(cls)->pages;
 	}
 	*order = pages_to_order(pages);
-	aa_for(k, *order, AA_NR_ORDERS)
-		if (READ_ONCE_ARENA(aa__root.order_summary[k]))
-			return false;
-	return true;
+	return free_order_from(*order) > AA_MAX_ORDER;
 }
 
 /* Map what an allocation of bytes bytes needs, if the heap is short of
@@ -303,20 +300,25 @@ static __always_inline void grow_for(__u64 bytes)
 	__sync_fetch_and_add(&aa__root.stats.self_grow_ns, bpf_ktime_get_ns() - t0);
 }
 
-__u64 aa_malloc_grow_u64(__u64 size)
+/* Before an allocation of bytes bytes (valid: its arguments are): the
+ * heap initialised where nobody did, and what it needs mapped. Failures
+ * are left to the allocation, which says so. */
+static __always_inline void grow_prepare(__u64 bytes, bool valid)
 {
 	if (!aa_heap_ready())
-		aa__arena_self_init();	/* if it fails, the allocation says so */
-	if (aa_heap_ready() && aa_size_ok(size))
-		grow_for(size);
+		aa__arena_self_init();
+	if (aa_heap_ready() && valid)
+		grow_for(bytes);
+}
+
+__u64 aa_malloc_grow_u64(__u64 size)
+{
+	grow_prepare(size, aa_size_ok(size));
 	return malloc_inline(size);
 }
 
 __u64 aa_calloc_grow_u64(__u64 n, __u64 size)
 {
-	if (!aa_heap_ready())
-		aa__arena_self_init();	/* if it fails, the allocation says so */
-	if (aa_heap_ready() && aa_calloc_ok(n, size))
-		grow_for(n * size);
+	grow_prepare(n * size, aa_calloc_ok(n, size));
 	return calloc_inline(n, size);
 }
