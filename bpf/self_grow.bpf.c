@@ -300,25 +300,27 @@ static __always_inline void grow_for(__u64 bytes)
 	__sync_fetch_and_add(&aa__root.stats.self_grow_ns, bpf_ktime_get_ns() - t0);
 }
 
-/* Before an allocation of bytes bytes (valid: its arguments are): the
- * heap initialised where nobody did, and what it needs mapped. Failures
- * are left to the allocation, which says so. */
-static __always_inline void grow_prepare(__u64 bytes, bool valid)
+/* Before an allocation: the heap initialised where nobody did. Returns
+ * whether it is ready; the caller checks its arguments only then, as
+ * aa_size_ok() reads the arena's size from the heap. Failures are left to
+ * the allocation, which says so. */
+static __always_inline bool grow_prepare(void)
 {
 	if (!aa_heap_ready())
 		aa__arena_self_init();
-	if (aa_heap_ready() && valid)
-		grow_for(bytes);
+	return aa_heap_ready();
 }
 
 __u64 aa_malloc_grow_u64(__u64 size)
 {
-	grow_prepare(size, aa_size_ok(size));
+	if (grow_prepare() && aa_size_ok(size))
+		grow_for(size);
 	return malloc_inline(size);
 }
 
 __u64 aa_calloc_grow_u64(__u64 n, __u64 size)
 {
-	grow_prepare(n * size, aa_calloc_ok(n, size));
+	if (grow_prepare() && aa_calloc_ok(n, size))
+		grow_for(n * size);
 	return calloc_inline(n, size);
 }

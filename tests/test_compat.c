@@ -87,6 +87,25 @@ Test(compat, the_first_bpf_alloc_initialises_the_heap)
 	check_heap(0);
 }
 
+/* The same through aa_malloc_grow_u64(), libarena's arena_malloc() on
+ * arena-alloc: its size check reads the arena's size from the heap, so
+ * it may check only once the heap is initialised. */
+Test(compat, the_first_aa_malloc_grow_initialises_the_heap)
+{
+	struct compat_args a = { .size = 24 };
+
+	cr_assert_eq(root()->magic, 0, "a heap before any allocation");
+	run(skel->progs.malloc_grow, &a);
+	cr_assert_eq(a.got, 1, "no memory (self-init error %d, grow failures %llu)",
+		     root()->self_init_err, (unsigned long long)root()->stats.self_grow_fails);
+	cr_assert_eq(a.misaligned, 0);
+	cr_assert_eq(root()->self_inits, 1);
+	cr_assert_eq(root()->stats.self_grow_fails, 0);
+	run(skel->progs.free_all, &a);
+	cr_assert_eq(root()->stats.live_allocs, 0);
+	check_heap(0);
+}
+
 /* The kernel header's limits: rounded to 8 bytes, NULL at PAGE_SIZE - 8
  * and above; bpf_alloc(0) is an allocation. Freed bytes come back zeroed. */
 Test(compat, sizes_and_zeroing_as_the_kernels_header)

@@ -77,6 +77,28 @@ int alloc(struct compat_args *a)
 	return 0;
 }
 
+/* aa_malloc_grow_u64(a->size) once, kept: libarena's arena_malloc() on
+ * arena-alloc (bpf/compat/libarena_aa.bpf.c), which may be the first call
+ * of all, before the heap knows the arena's size. */
+SEC("syscall")
+int malloc_grow(struct compat_args *a)
+{
+	__u32 n = nr_ptrs;
+	__u64 p;
+
+	a->got = 0;
+	if (n >= COMPAT_MAX_PTRS)
+		return 0;
+	p = aa_malloc_grow_u64(a->size);
+	if (!p)
+		return 0;
+	ptrs[n & (COMPAT_MAX_PTRS - 1)] = p;
+	nr_ptrs = n + 1;
+	a->got = 1;
+	a->misaligned = p & 7;
+	return 0;
+}
+
 static long free_one(__u64 i, void *unused)
 {
 	__u32 n = nr_ptrs;
