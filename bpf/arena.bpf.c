@@ -26,15 +26,16 @@
  * teardown running):
  *   fault.pages_got - fault.pages_put
  *     == stats.pages_mapped + (CPUs with a cache + user caches)
- *        * AA_CPU_CACHE_PAGES
+ *        * AA_CPU_CACHE_PAGES + table_pages (the root's tables)
  *   stats.pages_mapped
  *     == nr_chunks * (AA_CHUNK_PAGES + aa_meta_pages()) - absent_pages
  * so every failure path gives back what it got:
  *   - init: a cache page allocation that fails frees every cache (none is
  *     published yet); a heap whose first grow added no chunk is not
  *     published, and its caches are freed too: a failed init leaves
- *     nothing mapped (caches kept by an earlier teardown included), but
- *     caches that a reader of the mmap would not let go (close_readers());
+ *     nothing mapped (caches kept by an earlier teardown included) but
+ *     the root's tables, which stay for the arena's life, and caches that
+ *     a reader of the mmap would not let go (close_readers());
  *   - grow (grow.bpf.c): see there.
  */
 #include "internal.h"
@@ -68,6 +69,31 @@ static __always_inline void pages_put(void __arena *addr, __u32 pages)
 	__sync_fetch_and_add(&aa__root.fault.pages_put, pages);
 }
 
+/* --- The retry time ------------------------------------------------------
+ * A grow from an allocation (self_grow.bpf.c: growth in steps, and
+ * self-growth of one slot) that found nothing to map is tried again
+ * AA_GROW_RETRY_NS later at the earliest: until then, the allocations
+ * that find the heap short fail at once, without the page kfunc calls
+ * that would fail as well (the arena's other users may free pages
+ * meanwhile). A chunk going back to the kernel (return_chunk(): trim,
+ * teardown) clears it: its slot is free again. A global of the program's object, not of the
+ * arena: a rate limit only.
+ */
+#define AA_GROW_RETRY_NS	10000000ULL	/* 10 ms */
+
+/* When a grow from an allocation may try again (bpf_ktime_get_ns()). */
+__u64 aa__grow_retry_at;
+
+static __always_inline bool grow_may_try(__u64 now)
+{
+	return now >= *(volatile __u64 *)&aa__grow_retry_at;
+}
+
+static __always_inline void grow_missed(__u64 now)
+{
+	*(volatile __u64 *)&aa__grow_retry_at = now + AA_GROW_RETRY_NS;
+}
+
 /* The inline API's copy of the root's hot fields (aa_shared.h): filled by
  * publish_fast() after init, cleared by unpublish_fast() before teardown. */
 struct aa_fast aa_fast SEC(".data.aa_fast");
@@ -86,6 +112,7 @@ static void publish_fast(void)
 
 	aa_fast.root = (__u64)&aa__root;
 	aa_fast.arena_base = aa__root.arena_base;
+	aa_fast.slots = aa__root.slots;
 	aa_fast.defer = aa__root.flags & AA_F_DEFER;
 	if (aa__root.flags & AA_F_NO_CACHES)
 		return;
@@ -372,17 +399,82 @@ static void init_classes(void)
 	debug_reset();		/* the quarantine's objects are gone too */
 }
 
-/* Empty transfer caches. No lock: the heap is not published, and the
- * callers that reach them without a CPU cache claim touch nothing under
- * their lock unless it is (tc_lock_ready()); an object that a free pushed
- * while a teardown ran belongs to no heap now.
- * REQUIRES: heap not published (init). */
+/* --- The root's tables ---------------------------------------------------
+ * The slot table (nr_slots entries, in whole pages) and, for a heap with
+ * CPU caches, the transfer caches: pages
+ * mapped where the kernel likes by the first init that needs them, kept
+ * for the arena's life as the root is (a teardown empties them, the next
+ * init reuses them; a failed init keeps them too), in the page ledger as
+ * table_pages. Each is installed by one compare-and-swap of its 8-byte
+ * word (the slot table's address; the transfer caches' offset and
+ * count), so inits that race
+ * keep the first one's and give theirs back, with no init claim:
+ * self-init maps its table before it claims (it holds the claim with
+ * preemption disabled, where 6.12 allows no page kfunc and no global
+ * call).
+ */
+
+/* The slots of an arena of bytes bytes (<= 4 GiB): nr_slots. */
+static __always_inline __u32 slot_count(__u64 bytes)
+{
+	__u32 n = (bytes + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;
+
+	return n < AA_MAX_SLOTS ? n : AA_MAX_SLOTS;
+}
+
+/* Table tc (the transfer caches; else the slot table) of pages pages,
+ * mapped and installed in the root's word for it (0 while it has none):
+ * the slot table's address, the transfer caches' offset from base (the
+ * arena's user address) | AA_NR_CLASSES << 32. Returns 0 (installed, by
+ * this call or another), or -ENOMEM. Any time before the heap is
+ * published. A global function: verified once. */
+int aa__arena_table(__u64 base, __u32 pages, __u32 tc)
+{
+	__u64 __arena *word = tc ? (__u64 __arena *)&aa__root.tc_off : &aa__root.slots;
+	__u64 hi = tc ? (__u64)AA_NR_CLASSES << 32 : 0;
+	void __arena *p;
+
+	if (READ_ONCE_ARENA(*word))
+		return 0;
+	p = pages_get(NULL, pages);
+	if (!p)
+		return -ENOMEM;
+	if (__sync_val_compare_and_swap(word, 0, ((__u64)p - (tc ? base : 0)) | hi))
+		pages_put(p, pages);	/* another init's was first */
+	else
+		__sync_fetch_and_add(&aa__root.table_pages, pages);
+	return 0;
+}
+
+/* The slot table of an arena of bytes bytes at base, and the transfer
+ * caches if caches: installed. Returns 0 or -ENOMEM. */
+static __always_inline int tables_get(__u64 base, __u64 bytes, bool caches)
+{
+	int err = aa__arena_table(base, AA_SLOT_TABLE_PAGES(slot_count(bytes)), 0);
+
+	if (!err && caches)
+		err = aa__arena_table(base, AA_TC_TABLE_PAGES, 1);
+	return err;
+}
+
+/* The root has the tables the heap needs: 0 or -ENOMEM. */
+static __always_inline int tables_check(bool caches)
+{
+	return !aa__root.slots || (caches && !aa__root.tc_off) ? -ENOMEM : 0;
+}
+
+/* Empty transfer caches (a teardown emptied them already; fresh pages are
+ * empty). No lock: the heap is not published, and the callers that reach
+ * them without a CPU cache claim touch nothing under their lock unless it
+ * is (tc_lock_ready()); an object that a free pushed while a teardown ran
+ * belongs to no heap now.
+ * REQUIRES: heap not published (init), tc_off set. */
 static void init_transfer_caches(void)
 {
 	int c;
 
 	aa_for(c, 0, AA_NR_CLASSES)
-		aa__root.tc[c].count = 0;
+		tc_of(c)->count = 0;
 }
 
 /* One init at a time (aa_root.init_state): the loader's claims an arena
@@ -402,28 +494,37 @@ static __always_inline void init_release(void)
 	__sync_lock_test_and_set(&aa__root.init_state, AA_INIT_DONE);
 }
 
-/* The root of a new heap: geometry (the root inside the arena), empty
- * tiers, flags, a new key. Returns 0 or -EINVAL.
- * REQUIRES: the init claim, heap not published. */
-static __always_inline int init_root(__u64 arena_base, __u64 arena_size, __u32 flags)
+/* The arena at arena_base, arena_size bytes, holds the root: 0 or -EINVAL. */
+static __always_inline int geometry_check(__u64 arena_base, __u64 arena_size)
 {
 	__u64 root = (__u64)&aa__root;
 
 	if (arena_size == 0 || arena_size > (1ULL << 32) ||
-	    (arena_size & (AA_PAGE_SIZE - 1)) || (arena_base & (AA_PAGE_SIZE - 1)))
+	    (arena_size & (AA_PAGE_SIZE - 1)) || (arena_base & (AA_PAGE_SIZE - 1)) ||
+	    root < arena_base || root + sizeof(aa__root) > arena_base + arena_size)
 		return -EINVAL;
-	if (root < arena_base || root + sizeof(aa__root) > arena_base + arena_size)
-		return -EINVAL;
+	return 0;
+}
+
+/* The root of a new heap: geometry (geometry_check()'s), its tables
+ * (aa__arena_tables()', checked), empty tiers, flags, a new key. Returns
+ * 0 or -errno. REQUIRES: the init claim, heap not published. */
+static __always_inline int init_root(__u64 arena_base, __u64 arena_size, __u32 flags)
+{
+	int err;
+
 	aa__root.version = AA_LAYOUT_VERSION;
 	aa__root.root_size = sizeof(aa__root);
 	aa__root.arena_base = arena_base;
 	aa__root.arena_size = arena_size;
-	aa__root.nr_slots = (arena_size + AA_CHUNK_SIZE - 1) >> AA_CHUNK_SHIFT;	/* the last may be partial */
-	if (aa__root.nr_slots > AA_MAX_SLOTS)
-		aa__root.nr_slots = AA_MAX_SLOTS;
+	aa__root.nr_slots = slot_count(arena_size);	/* the last may be partial */
+	err = tables_check(!(flags & AA_F_NO_CACHES));
+	if (err)
+		return err;
 	clear_order_maps();
 	init_classes();
-	init_transfer_caches();
+	if (aa__root.tc_off)
+		init_transfer_caches();
 	aa__root.parked = AA_NIL;
 	aa__root.flags = flags;
 	aa__root.need_refill = 0;
@@ -464,7 +565,16 @@ static __always_inline int init_claimed(__u64 arena_base, __u64 arena_size, __u3
 		return -EINVAL;
 	if (nr_cpus > AA_MAX_CPUS)
 		nr_cpus = AA_MAX_CPUS;
-	err = init_root(arena_base, arena_size, flags);
+	err = geometry_check(arena_base, arena_size);
+	if (err)
+		return err;
+	/* AA_MIN_ARENA_PAGES, and the caches' pages beside */
+	if (arena_size < (AA_MIN_ARENA_PAGES + (nr_cpus ? AA_CACHE_PAGES(nr_cpus) : 0)) *
+			 (__u64)AA_PAGE_SIZE)
+		return -ENOSPC;
+	err = tables_get(arena_base, arena_size, nr_cpus > 0);
+	if (!err)
+		err = init_root(arena_base, arena_size, flags);
 	if (err)
 		return err;
 	err = init_caches(nr_cpus);
@@ -524,8 +634,9 @@ static __always_inline void put_present(__u64 off, aa_meta_t *meta)
 static void return_chunk(__u32 slot)
 {
 	__u32 s = slot & (AA_MAX_SLOTS - 1);
-	aa_meta_t *meta = aa_addr(aa__root.slots[s].meta_off);
+	aa_meta_t *meta = aa_addr(slot_at(s)->meta_off);
 
+	*(volatile __u64 *)&aa__grow_retry_at = 0;	/* a slot to grow into */
 	if (meta->absent)	/* a partial chunk: only its pages */
 		put_present((__u64)s << AA_CHUNK_SHIFT, meta);
 	else
@@ -581,15 +692,16 @@ busy:
 static int teardown_locked(void)
 {
 	struct aa_transfer_cache __arena *tc;
+	struct aa_slot __arena *st;
 	__u32 nr_slots = aa__root.nr_slots, n = AA_ZERO, k;
 	int s, c, err = 0;
 
 
 	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS)
-		if (aa__root.slots[s].state == AA_SLOT_RELEASING)
+		if (slot_at(s)->state == AA_SLOT_RELEASING)
 			return -EBUSY;
-	aa_for(c, 0, AA_NR_CLASSES) {	/* heap lock first: allowed order */
-		tc = &aa__root.tc[c];
+	aa_for(c, 0, aa__root.tc_off ? AA_NR_CLASSES : 0) {	/* heap lock first: allowed order */
+		tc = tc_of(c);
 		if (aa_lock_acquire(&tc->lock, 0)) {
 			err = -EBUSY;
 			continue;
@@ -619,11 +731,12 @@ static int teardown_locked(void)
 	aa__root.stats.live_allocs = 0;
 	aa__root.large_bytes_in_use = 0;
 	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		if (aa__root.slots[s].state == AA_SLOT_UNMAPPED)
+		st = slot_at(s);
+		if (st->state == AA_SLOT_UNMAPPED)
 			continue;
-		aa__root.slots[s].state = AA_SLOT_RELEASING;
-		aa__root.slots[s].nr_chunks = 0;
-		aa__root.slots[s].large_pages = 0;
+		st->state = AA_SLOT_RELEASING;
+		st->nr_chunks = 0;
+		st->large_pages = 0;
 		n++;
 	}
 	return n;
@@ -669,7 +782,7 @@ int aa__arena_teardown(void)
 	}
 	/* unpublished and quiesced: return the pages, no lock held */
 	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		if (aa__root.slots[s].state == AA_SLOT_RELEASING)
+		if (slot_at(s)->state == AA_SLOT_RELEASING)
 			return_chunk(s);
 	}
 	aa_for(cpu, 0, AA_MAX_CPUS) {

@@ -63,7 +63,7 @@ typedef struct aa_free_hdr __arena aa_free_hdr_t;
 
 static __always_inline aa_meta_t *meta_of(__u32 slot)
 {
-	return (aa_meta_t *)aa_addr(aa__root.slots[slot & (AA_MAX_SLOTS - 1)].meta_off);
+	return (aa_meta_t *)aa_addr(slot_at(slot)->meta_off);
 }
 
 /* The page-map entry of the page holding arena offset off. */
@@ -397,7 +397,7 @@ static __always_inline void page_run_free_locked(__u32 off, __u32 pages)
 
 static __always_inline bool chunk_is_free(__u32 slot)
 {
-	return aa__root.slots[slot].state == AA_SLOT_CHUNK &&
+	return slot_at(slot)->state == AA_SLOT_CHUNK &&
 	       is_free_block(slot << AA_CHUNK_SHIFT, AA_MAX_ORDER);
 }
 
@@ -449,7 +449,7 @@ static __always_inline __u32 large_alloc_locked(__u64 pages, int first)
 		return AA_NIL;
 	aa_for(i, first, first + full) {
 		free_unlink(AA_MAX_ORDER, i << AA_CHUNK_SHIFT);
-		aa__root.slots[i & (AA_MAX_SLOTS - 1)].state = AA_SLOT_LARGE_TAIL;
+		slot_at(i)->state = AA_SLOT_LARGE_TAIL;
 	}
 	if (rem) {
 		tail = (first + full) << AA_CHUNK_SHIFT;
@@ -458,10 +458,10 @@ static __always_inline __u32 large_alloc_locked(__u64 pages, int first)
 		pm_fill(tail, rem, AA_PM(AA_PM_RUN_TAIL, 0), AA_PM(AA_PM_RUN_TAIL, 0));
 	}
 	*(__u64 __arena *)aa_addr(first << AA_CHUNK_SHIFT) = 0;	/* was a mark */
-	aa__root.slots[first].nr_chunks = full;
-	aa__root.slots[first].large_pages = pages;
+	slot_at(first)->nr_chunks = full;
+	slot_at(first)->large_pages = pages;
 	aa_store_fence();	/* word 0 before the state: see aa_claim() */
-	aa__root.slots[first].state = AA_SLOT_LARGE_HEAD;
+	slot_at(first)->state = AA_SLOT_LARGE_HEAD;
 	aa__root.stats.large_chunks += full;
 	run_account(pages, rem);
 	return first << AA_CHUNK_SHIFT;
@@ -473,17 +473,17 @@ static __always_inline __u32 large_alloc_locked(__u64 pages, int first)
  * REQUIRES: heap lock held; slot is a LARGE_HEAD. */
 static __always_inline __u32 large_free_locked(__u32 slot, __u32 *tail)
 {
-	__u32 full = aa__root.slots[slot].nr_chunks, pages = aa__root.slots[slot].large_pages;
+	__u32 full = slot_at(slot)->nr_chunks, pages = slot_at(slot)->large_pages;
 	__u32 rem = pages - (full << AA_MAX_ORDER);
 	int i;
 
 	aa_for(i, slot, slot + full) {
-		aa__root.slots[i & (AA_MAX_SLOTS - 1)].state = AA_SLOT_CHUNK;
+		slot_at(i)->state = AA_SLOT_CHUNK;
 		free_push(AA_MAX_ORDER, i << AA_CHUNK_SHIFT);
 	}
 	*tail = (slot + full) << AA_CHUNK_SHIFT;
-	aa__root.slots[slot].nr_chunks = 0;
-	aa__root.slots[slot].large_pages = 0;
+	slot_at(slot)->nr_chunks = 0;
+	slot_at(slot)->large_pages = 0;
 	aa__root.stats.large_chunks -= full;
 	aa__root.stats.run_pages -= rem;
 	aa__root.large_bytes_in_use -= pages_bytes(pages);

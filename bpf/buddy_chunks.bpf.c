@@ -98,7 +98,7 @@ static __always_inline int add_chunk(__u32 slot, __u32 meta_off, __u32 unpublish
 		aa_unlock();
 		return -ENODEV;
 	}
-	if (aa__root.slots[slot].state != AA_SLOT_UNMAPPED) {
+	if (slot_at(slot)->state != AA_SLOT_UNMAPPED) {
 		aa_unlock();
 		return -EEXIST;
 	}
@@ -108,7 +108,7 @@ static __always_inline int add_chunk(__u32 slot, __u32 meta_off, __u32 unpublish
 		fault_delay(aa__fault_publish_delay_ns);
 	/* one store: lock-free readers see UNMAPPED or this chunk (AA_SLOT_WORD) */
 	__aa_barrier();
-	*(volatile __u64 __arena *)&aa__root.slots[slot] = AA_SLOT_WORD(AA_SLOT_CHUNK, meta_off);
+	*(volatile __u64 __arena *)slot_at(slot) = AA_SLOT_WORD(AA_SLOT_CHUNK, meta_off);
 	if (partial) {
 		/* pushed + absent = AA_CHUNK_PAGES unless the grower's count
 		 * was wrong: the heap goes by the page map */
@@ -157,7 +157,7 @@ int aa__buddy_fill_page(__u32 slot, __u32 p)
 	if (err)
 		return aa_errno(-err);
 	meta = meta_of(slot);
-	if (!aa_heap_ready() || aa__root.slots[slot].state != AA_SLOT_CHUNK || !meta->absent ||
+	if (!aa_heap_ready() || slot_at(slot)->state != AA_SLOT_CHUNK || !meta->absent ||
 	    meta->pm[p & (AA_CHUNK_PAGES - 1)] != AA_PM(AA_PM_ABSENT, 0)) {
 		aa_unlock();
 		return -ENOENT;
@@ -213,7 +213,7 @@ int aa__buddy_take_free_chunk(__u32 keep)
 	if (s >= 0) {
 		s &= AA_MAX_SLOTS - 1;
 		free_unlink(AA_MAX_ORDER, s << AA_CHUNK_SHIFT);
-		aa__root.slots[s].state = AA_SLOT_RELEASING;
+		slot_at(s)->state = AA_SLOT_RELEASING;
 		aa__root.stats.nr_chunks--;
 		aa__root.stats.nr_trims++;
 		aa__root.stats.pages_mapped -= AA_CHUNK_PAGES + aa_meta_pages();
@@ -235,7 +235,7 @@ int aa__buddy_release_slot(__u32 slot)
 {
 	if (slot >= AA_MAX_SLOTS)
 		return -EINVAL;
-	if (__sync_val_compare_and_swap(&aa__root.slots[slot].state, AA_SLOT_RELEASING,
+	if (__sync_val_compare_and_swap(&slot_at(slot)->state, AA_SLOT_RELEASING,
 					AA_SLOT_UNMAPPED) != AA_SLOT_RELEASING)
 		return -EINVAL;
 	return 0;

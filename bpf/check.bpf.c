@@ -24,7 +24,8 @@
  * span marks and number objs - used. Finally the page invariant of
  * buddy.bpf.c must hold (10), the pages mapped must be the chunks' less
  * their absent ones (25: arena.bpf.c's ledger), and the parked list its
- * counters' bound (check_parked_locked(), heap.bpf.c).
+ * counters' bound (check_parked_locked(), heap.bpf.c). First of all the
+ * root's tables must be whole (26).
  * One chunk or one class per hold of the heap lock (a waiter in IRQ
  * context waits for one at most); the totals are compared only if no one
  * else held the lock in between (lock_gen), which is so at rest.
@@ -58,7 +59,7 @@ static int check_chunk_locked(__u32 s, __u64 *cnt, __u64 *absent)
 	int k;
 
 	s &= AA_MAX_SLOTS - 1;
-	listed = aa__root.slots[s].state == AA_SLOT_CHUNK;
+	listed = slot_at(s)->state == AA_SLOT_CHUNK;
 	if (listed && check_absent_locked(s, absent))
 		return 23;
 	aa_for(k, 0, AA_NR_ORDERS) {
@@ -109,7 +110,7 @@ static int check_spans_locked(__u32 cls, __u32 *off, __u32 *prev)
 		if (*off == AA_NIL)
 			break;
 		if ((*off >> AA_CHUNK_SHIFT) >= AA_MAX_SLOTS ||
-		    aa__root.slots[*off >> AA_CHUNK_SHIFT].state != AA_SLOT_CHUNK)
+		    slot_at(*off >> AA_CHUNK_SHIFT)->state != AA_SLOT_CHUNK)
 			return 11;
 		if (*pm_at(*off) != AA_PM_SPAN_ENTRY(cls, 0))
 			return 12;
@@ -135,6 +136,24 @@ static int check_spans_locked(__u32 cls, __u32 *off, __u32 *prev)
 	return 0;
 }
 
+/* The root's tables (arena.bpf.c): a slot table on a page of the arena;
+ * the transfer caches wherever the heap has CPU caches; table_pages their
+ * pages (the page ledger). Returns 0 or 26. They are installed before the
+ * heap is first published, and never change after. */
+static __always_inline int check_tables(void)
+{
+	__u64 rel = aa__root.slots - aa__root.arena_base;
+	__u32 pages;
+
+	if (!aa__root.slots || (rel & (AA_PAGE_SIZE - 1)) || rel >= aa__root.arena_size)
+		return 26;
+	if ((!(aa__root.flags & AA_F_NO_CACHES) && !aa__root.tc_off) ||
+	    (aa__root.tc_off && aa__root.tc_classes != AA_NR_CLASSES))
+		return 26;
+	pages = AA_SLOT_TABLE_PAGES(aa__root.nr_slots) + (aa__root.tc_off ? AA_TC_TABLE_PAGES : 0);
+	return pages == aa__root.table_pages ? 0 : 26;
+}
+
 /* Hold the heap lock for the next round of aa__buddy_check(). *gen: the
  * lock_gen of the first hold; *holds: holds so far. Returns 0 holding it. */
 static __always_inline int check_lock(__u32 *gen, __u32 *holds)
@@ -156,6 +175,9 @@ int aa__buddy_check(void)
 
 	if (!aa_heap_ready())
 		return 1;
+	ret = check_tables();
+	if (ret)
+		return ret;
 	aa_for(s, 0, nr < AA_MAX_SLOTS ? nr : AA_MAX_SLOTS) {
 		if (check_lock(&gen, &holds))
 			return 2;

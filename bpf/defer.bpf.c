@@ -199,6 +199,9 @@ struct aa_reclaim_run {
 	__u64 now, objects, bytes, kept;
 };
 
+_Static_assert(sizeof(struct aa_reclaim_run) <= AA_RECLAIM_STATE_MAX,
+	       "AA_GLOBALS_PAGES counts it");
+
 /* static: private to this file, and no skeleton shows it */
 static struct aa_reclaim_run __arena aa_reclaim_run;
 

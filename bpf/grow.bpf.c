@@ -86,7 +86,7 @@ static __always_inline int grow_one(__u32 cursor, __u32 unpublished, __u32 limit
 		return -ENOMEM;
 	meta_off = (__u64)meta - aa__root.arena_base;
 	aa_for(s, cursor, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		if (READ_ONCE_ARENA(aa__root.slots[s].state) != AA_SLOT_UNMAPPED)
+		if (READ_ONCE_ARENA(slot_at(s)->state) != AA_SLOT_UNMAPPED)
 			continue;
 		chunk = pages_get(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
 		if (!chunk)
@@ -104,7 +104,7 @@ static __always_inline int grow_one(__u32 cursor, __u32 unpublished, __u32 limit
 		return s + 1;
 	}
 	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {	/* cursor: whole chunks' */
-		if (READ_ONCE_ARENA(aa__root.slots[s].state) != AA_SLOT_UNMAPPED)
+		if (READ_ONCE_ARENA(slot_at(s)->state) != AA_SLOT_UNMAPPED)
 			continue;
 		err = grow_partial(s, meta, meta_off, unpublished, limit);
 		if (!err)
@@ -217,7 +217,7 @@ int aa__arena_grow_some(__u32 want)
 	if (want < 1 || want > AA_CHUNK_PAGES)
 		want = want < 1 ? 1 : AA_CHUNK_PAGES;
 	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		w = READ_ONCE_ARENA(*(__u64 __arena *)&aa__root.slots[s]);
+		w = READ_ONCE_ARENA(*(__u64 __arena *)slot_at(s));
 		if ((__u32)w != AA_SLOT_CHUNK || !READ_ONCE_ARENA(meta_of(s)->absent))
 			continue;
 		got += fill_chunk(s, want - got);

@@ -117,7 +117,7 @@ static __always_inline int locate(__u64 ptr, __u32 *off)
 	if ((rel >> AA_CHUNK_SHIFT) >= AA_MAX_SLOTS)
 		return -AA_ERR_FOREIGN;
 	*off = rel;
-	return aa__root.slots[rel >> AA_CHUNK_SHIFT].state;
+	return slot_at(rel >> AA_CHUNK_SHIFT)->state;
 }
 
 /* The arena offset of the first page of the span whose page-map entry e
@@ -204,7 +204,7 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
 	if (kind == AA_KIND_LARGE) {
 		if (off & (AA_CHUNK_SIZE - 1))
 			return -AA_ERR_DOUBLE_FREE;
-		check = &aa__root.slots[slot].state;
+		check = &slot_at(slot)->state;
 		pmw = state = AA_SLOT_LARGE_HEAD;
 		meta = (__u64)meta_of(slot);
 	} else {
@@ -246,8 +246,7 @@ static int free_claimed_locked(__u64 ptr)
 	/* every kind ends in at most one run of pages for the page heap:
 	 * one run_free_locked() site, verified once here, not per kind */
 	if (kind == AA_KIND_LARGE) {
-		bytes = pages_bytes(aa__root.slots[(off >> AA_CHUNK_SHIFT) &
-						  (AA_MAX_SLOTS - 1)].large_pages);
+		bytes = pages_bytes(slot_at(off >> AA_CHUNK_SHIFT)->large_pages);
 		pages = large_free_locked(off >> AA_CHUNK_SHIFT, &run_off);
 	} else if (kind == AA_KIND_RUN) {
 		run_off = off;
@@ -570,7 +569,7 @@ static __always_inline int aa_heap_return_bulk(__u64 arr, __u32 n)
 static __always_inline __u64 kind_bytes(int kind, __u32 off, __u32 pmw)
 {
 	if (kind == AA_KIND_LARGE)
-		return pages_bytes(aa__root.slots[(off >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)].large_pages);
+		return pages_bytes(slot_at(off >> AA_CHUNK_SHIFT)->large_pages);
 	if (kind == AA_KIND_RUN)
 		return pages_bytes(AA_PM_LOW(pmw));
 	return aa_class(kind)->size;

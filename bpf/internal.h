@@ -311,6 +311,15 @@ static __always_inline void __arena *aa_addr(__u32 off)
 	return (void __arena *)(aa__root.arena_base + off);
 }
 
+/* Slot s's entry in the slot table (aa_root.slots, nr_slots entries).
+ * The callers' slots are below nr_slots (loops to it, offsets below
+ * arena_size); s is masked to AA_MAX_SLOTS, so one made from a value that
+ * anyone wrote into the arena stays in arena memory. */
+static __always_inline struct aa_slot __arena *slot_at(__u32 s)
+{
+	return (struct aa_slot __arena *)aa__root.slots + (s & (AA_MAX_SLOTS - 1));
+}
+
 /* Words [from, to) of the arena object at addr = pat, four a trip (each
  * aa_for() trip calls a kfunc): debug mode's poison and redzones. */
 static __always_inline void aa_word_fill(__u64 addr, __u32 from, __u32 to, __u64 pat)
@@ -775,6 +784,7 @@ int aa__defer_reclaim_node(__u32 off, __u32 e);
 /* arena.bpf.c and grow.bpf.c: pages from the kernel, sleepable only */
 int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
 		  __u64 grow_bytes);
+int aa__arena_table(__u64 base, __u32 pages, __u32 tc);
 int aa__arena_grow_chunks(__u64 bytes, __u32 unpublished);
 int aa__arena_grow(__u64 bytes);
 int aa__arena_grow_one(__u32 cursor, __u32 unpublished);

@@ -62,7 +62,7 @@ int aa__arena_run_find(__u32 need, __u32 from)
 	int s;
 
 	aa_for(s, from, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
-		state = READ_ONCE_ARENA(aa__root.slots[s].state);
+		state = READ_ONCE_ARENA(slot_at(s)->state);
 		if (state != AA_SLOT_UNMAPPED && !chunk_is_free(s)) {
 			run = AA_ZERO;
 			cnt = AA_ZERO;
@@ -91,7 +91,7 @@ static __always_inline int run_map(__u32 first, __u32 need, __u32 *next)
 
 	aa_for(i, first, first + need) {	/* 1. the chunks' pages */
 		s = i & (AA_MAX_SLOTS - 1);
-		if (READ_ONCE_ARENA(aa__root.slots[s].state) != AA_SLOT_UNMAPPED)
+		if (READ_ONCE_ARENA(slot_at(s)->state) != AA_SLOT_UNMAPPED)
 			continue;
 		if (n >= AA_SELF_GROW_MAX) {
 			err = -E2BIG;
@@ -149,17 +149,23 @@ static __always_inline int self_grow_run(__u32 need)
  * context, with grow's rules (slots, page ledger, fault injection) and no
  * lock held across a kfunc. Returns the chunks added (> 0; 0 for a run
  * that was free already), or -errno: no run of slots to map, or the
- * kernel had no page (counted in stats.self_grow_fails).
+ * kernel had no page, or a run of one slot failed so less than
+ * AA_GROW_RETRY_NS ago (counted in stats.self_grow_fails).
  * Called by public functions only (frame 2 of internal.h's call frames).
  * REQUIRES: aa_self_grows(); heap published. */
 int aa__arena_self_grow(__u32 chunks)
 {
 	__u64 t0 = bpf_ktime_get_ns();
-	int ret;
+	int ret = -ENOMEM;
 
 	if (!aa_self_grows() || !aa_heap_ready())
 		return -EOPNOTSUPP;
-	ret = self_grow_run(chunks < 1 ? 1 : chunks < AA_MAX_SLOTS ? chunks : AA_MAX_SLOTS);
+	/* a slot is what any need lacked when one slot was not to be had */
+	if (grow_may_try(t0)) {
+		ret = self_grow_run(chunks < 1 ? 1 : chunks < AA_MAX_SLOTS ? chunks : AA_MAX_SLOTS);
+		if (ret < 0 && chunks <= 1)
+			grow_missed(t0);
+	}
 	if (ret > 0)
 		__sync_fetch_and_add(&aa__root.stats.self_grows, ret);
 	else if (ret < 0)
@@ -210,9 +216,19 @@ int aa__arena_self_init(void)
 
 	if (aa_heap_ready())
 		return 0;
-	/* before the claim: no global call with preemption disabled (6.12) */
+	/* before the claim: no global call and no page kfunc with
+	 * preemption disabled (6.12) */
 	base = aa_arena_user_base();
 	bytes = aa_arena_bytes();
+	err = geometry_check(base, bytes);
+	if (!err && bytes < (__u64)AA_MIN_ARENA_PAGES * AA_PAGE_SIZE)
+		err = -ENOSPC;
+	if (!err)
+		err = aa__arena_table(base, AA_SLOT_TABLE_PAGES(slot_count(bytes)), 0);
+	if (err) {
+		aa__root.self_init_err = err;
+		return err;
+	}
 	/* no preemption while it holds the claim: a waiter on another CPU
 	 * waits for running code only */
 	bpf_preempt_disable___aa();
@@ -246,18 +262,13 @@ int aa__arena_self_init(void)
  * one needs (grow_for(); aa__arena_grow_some(): pages a small arena's
  * other users did not take, or a chunk): the loader's refill agent's
  * work, done by the caller. An arena that had nothing to give is asked
- * again AA_GROW_RETRY_NS later at the earliest (its other users may free
- * pages meanwhile; the time is a global of the program's object, a rate
- * limit only); such a miss counts in stats.self_grow_fails, and the
+ * again AA_GROW_RETRY_NS later at the earliest (grow.bpf.c's retry
+ * time); such a miss counts in stats.self_grow_fails, and the
  * allocation fails only if the heap has nothing either (err[NOMEM]).
  * Calls on Linux < 7.0 verify in sleepable programs only ("program must
  * be sleepable to call sleepable kfunc").
  */
 #define AA_GROW_STEP_PAGES	4
-#define AA_GROW_RETRY_NS	10000000ULL	/* 10 ms */
-
-/* When aa__arena_grow_some() may run next (bpf_ktime_get_ns()). */
-__u64 aa__grow_retry_at;
 
 /* The heap has no block for an allocation of bytes bytes, as far as a
  * lock-free look tells: its class's central list is empty (CPU caches
@@ -290,11 +301,11 @@ static __always_inline void grow_for(__u64 bytes)
 	if (!heap_short(bytes, &order))
 		return;
 	t0 = bpf_ktime_get_ns();
-	if (t0 < aa__grow_retry_at)
+	if (!grow_may_try(t0))
 		return;
 	want = order < AA_MAX_ORDER ? 2U << order : AA_CHUNK_PAGES;
 	if (aa__arena_grow_some(want > AA_GROW_STEP_PAGES ? want : AA_GROW_STEP_PAGES) <= 0) {
-		aa__grow_retry_at = t0 + AA_GROW_RETRY_NS;
+		grow_missed(t0);
 		__sync_fetch_and_add(&aa__root.stats.self_grow_fails, 1);
 	}
 	__sync_fetch_and_add(&aa__root.stats.self_grow_ns, bpf_ktime_get_ns() - t0);

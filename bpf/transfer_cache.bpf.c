@@ -24,9 +24,11 @@
  */
 #include "internal.h"
 
+/* Class cls's transfer cache (aa_root.tc_off: init maps the table with
+ * the CPU caches; only their holders reach it). */
 static __always_inline struct aa_transfer_cache __arena *tc_of(__u32 cls)
 {
-	return &aa__root.tc[aa_cls_idx(cls)];
+	return (struct aa_transfer_cache __arena *)aa_addr(aa__root.tc_off) + aa_cls_idx(cls);
 }
 
 /* transfer_cap of class cls, which lives in the arena (anyone who maps it
@@ -190,7 +192,7 @@ int aa__transfer_cache_drain(void)
 	int total = AA_ZERO, err = 0, i, c;
 	__u32 n, off, prev;
 
-	aa_for(c, 0, AA_NR_CLASSES) {
+	aa_for(c, 0, aa__root.tc_off ? AA_NR_CLASSES : 0) {	/* none without CPU caches */
 		tc = tc_of(c);
 		if (aa_lock_acquire(&tc->lock, 0)) {
 			err = -EBUSY;

@@ -259,13 +259,14 @@ static __always_inline int __aa_span_object(__u32 off, __u32 e)
 }
 
 /* The slot word (AA_SLOT_WORD()) of the chunk slot holding ptr, which is
- * inside the arena. */
+ * inside the arena (ptr - arena_base < arena_size: its slot is below
+ * nr_slots, inside the slot table). */
 static __always_inline __u64 __aa_slot_word(const struct aa_fast *f, __u64 ptr)
 {
-	struct aa_root __arena *root = (struct aa_root __arena *)f->root;
+	struct aa_slot __arena *slots = (struct aa_slot __arena *)f->slots;
 	__u64 s = ((ptr - f->arena_base) >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1);
 
-	return *(volatile __aa_word64 __arena *)&root->slots[s];
+	return *(volatile __aa_word64 __arena *)&slots[s];
 }
 
 /* The span page under ptr, lock-free: its class (>= 0) with *off = ptr's

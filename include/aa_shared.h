@@ -21,7 +21,7 @@
 #include "aa_size_classes.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	15
+#define AA_LAYOUT_VERSION	16
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -264,6 +264,7 @@ struct aa_fast {
 	__u64 key;		/* aa_root.cache_key: custody marks */
 	__u64 zero;		/* always 0 (address dependencies) */
 	__u64 defer;		/* AA_F_DEFER set: frees check the pending bits */
+	__u64 slots;		/* user address of aa_root's slot table (with root) */
 	__u64 cc[AA_MAX_CPUS];	/* user address of CPU i's cache, 0: none */
 };
 
@@ -282,6 +283,14 @@ struct aa_transfer_cache {
 	__u64 to_buddy;		/* spills that went past it to the buddy */
 	__u64 objs[AA_TRANSFER_MAX];
 };
+
+/* The tables that init maps beside the root (aa_root.slots, tc_off),
+ * in pages: a slot table for n slots (AA_SLOTS_PER_PAGE entries a page);
+ * the transfer caches, one per class (with CPU caches only). */
+#define AA_SLOTS_PER_PAGE	(AA_PAGE_SIZE / (__u32)sizeof(struct aa_slot))
+#define AA_SLOT_TABLE_PAGES(n)	(((n) + AA_SLOTS_PER_PAGE - 1) / AA_SLOTS_PER_PAGE)
+#define AA_TC_TABLE_PAGES	\
+	((AA_NR_CLASSES * (__u32)sizeof(struct aa_transfer_cache) + AA_PAGE_SIZE - 1) / AA_PAGE_SIZE)
 
 /*
  * A size class's central free list: the spans of the class that have free
@@ -731,7 +740,14 @@ struct aa_root {
 	__u64 order_map[AA_NR_ORDERS][AA_MAX_SLOTS / 64];
 	struct aa_stats stats;
 	struct aa_debug debug;		/* AA_F_DEBUG: errors, quarantine */
-	struct aa_slot slots[AA_MAX_SLOTS];
+	/* The tables init maps beside the root, sized by the arena and the
+	 * flags (arena offsets, 0: none), kept for the arena's life: */
+	__u64 slots;		/* user address of struct aa_slot[nr_slots], in
+				 * AA_SLOT_TABLE_PAGES(nr_slots) pages: slot s */
+	__u32 tc_off;		/* struct aa_transfer_cache[tc_classes]: with
+				 * CPU caches only (flags without AA_F_NO_CACHES) */
+	__u32 tc_classes;	/* AA_NR_CLASSES, set with tc_off (one word) */
+	__u32 table_pages;	/* the pages of both (the page ledger) */
 
 	/* cache tiers */
 	__u32 nr_cpus;		/* CPUs with a cache: 0 .. nr_cpus-1 (<= AA_MAX_CPUS) */
@@ -740,7 +756,6 @@ struct aa_root {
 	__u64 cache_key;	/* random, odd: custody marks (bpf/internal.h) */
 	struct aa_tunables tun;
 	__u32 cpu_cache_off[AA_MAX_CPUS];	/* arena offset, 0 = none */
-	struct aa_transfer_cache tc[AA_NR_CLASSES];
 
 	/* central free lists (bpf/central.bpf.c), under the heap lock */
 	struct aa_central central[AA_NR_CLASSES];
@@ -757,6 +772,21 @@ struct aa_root {
 	__s32 self_init_err;	/* 0, or why self-init failed (-errno) */
 	__u64 self_inits;	/* times the heap initialised itself */
 };
+
+/* The library's arena globals: the root and the deferred-free reclaim
+ * run's state (bpf/defer.bpf.c, AA_RECLAIM_STATE_MAX bytes at most). */
+#define AA_RECLAIM_STATE_MAX	1024
+#define AA_GLOBALS_PAGES	\
+	((__u32)((sizeof(struct aa_root) + AA_RECLAIM_STATE_MAX + AA_PAGE_SIZE - 1) / AA_PAGE_SIZE))
+
+/* The smallest arena a heap works in, in pages: the library's globals, a
+ * page of slot table (up to 256 slots), one chunk's metadata and one page
+ * of heap (a partial chunk). A heap with CPU caches needs
+ * AA_CACHE_PAGES(cpus) more. Self-init fails below it (-ENOSPC,
+ * aa_root.self_init_err), and so do the library's init and
+ * aa_heap__open(). */
+#define AA_MIN_ARENA_PAGES	(AA_GLOBALS_PAGES + 1 + AA_META_PAGES + 1)
+#define AA_CACHE_PAGES(cpus)	(AA_TC_TABLE_PAGES + (cpus) * AA_CPU_CACHE_PAGES)
 
 /* aa_root.init_state: an init claims it (NEVER or DONE -> RUNNING) and
  * leaves it DONE; self-init claims NEVER only, so a heap torn down stays
@@ -783,7 +813,7 @@ struct aa_root {
 #define AA_PIN_FIELD(s, f, off, n)	\
 	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 15,
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 16,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
@@ -793,12 +823,12 @@ AA_PIN_FIELD(aa_root, root_size, 12, 4);	AA_PIN_FIELD(aa_fast, root, 0, 8);
 AA_PIN_SIZE(aa_span, 16);		AA_PIN_SIZE(aa_chunk_meta, 5160);
 AA_PIN_SIZE(aa_slot, 16);		AA_PIN_SIZE(aa_cpu_class_stats, 64);
 AA_PIN_SIZE(aa_cpu_class, 1152);	AA_PIN_SIZE(aa_cpu_cache, 51904);
-AA_PIN_SIZE(aa_fast, 2096);		AA_PIN_SIZE(aa_transfer_cache, 2096);
+AA_PIN_SIZE(aa_fast, 2104);		AA_PIN_SIZE(aa_transfer_cache, 2096);
 AA_PIN_SIZE(aa_central, 40);		AA_PIN_SIZE(aa_tunables, 576);
 AA_PIN_SIZE(aa_stats, 480);		AA_PIN_SIZE(aa_debug_error, 56);
 AA_PIN_SIZE(aa_debug, 10064);		AA_PIN_SIZE(aa_refill_event, 32);
 AA_PIN_SIZE(aa_defer_node, 16);		AA_PIN_SIZE(aa_defer, 192);
-AA_PIN_SIZE(aa_fault, 64);		AA_PIN_SIZE(aa_root, 180288);
+AA_PIN_SIZE(aa_fault, 64);		AA_PIN_SIZE(aa_root, 20480);
 AA_PIN_SIZE(aa_user_caches, 1056);
 
 AA_PIN_FIELD(aa_root, arena_base, 16, 8);	AA_PIN_FIELD(aa_root, arena_size, 24, 8);
@@ -809,18 +839,21 @@ AA_PIN_FIELD(aa_root, large_bytes_in_use, 56, 8);
 AA_PIN_FIELD(aa_root, flags, 64, 4);		AA_PIN_FIELD(aa_root, mmap_readers, 68, 4);
 AA_PIN_FIELD(aa_root, order_summary, 72, 72);	AA_PIN_FIELD(aa_root, order_map, 144, 4608);
 AA_PIN_FIELD(aa_root, stats, 4752, 480);	AA_PIN_FIELD(aa_root, debug, 5232, 10064);
-AA_PIN_FIELD(aa_root, slots, 15296, 65536);	AA_PIN_FIELD(aa_root, nr_cpus, 80832, 4);
-AA_PIN_FIELD(aa_root, need_refill, 80836, 4);	AA_PIN_FIELD(aa_root, refill_signals, 80840, 8);
-AA_PIN_FIELD(aa_root, cache_key, 80848, 8);	AA_PIN_FIELD(aa_root, tun, 80856, 576);
-AA_PIN_FIELD(aa_root, cpu_cache_off, 81432, 1024);
-AA_PIN_FIELD(aa_root, tc, 82456, 94320);	AA_PIN_FIELD(aa_root, central, 176776, 1800);
-AA_PIN_FIELD(aa_root, class_size, 178576, 180);	AA_PIN_FIELD(aa_root, class_pages, 178756, 180);
-AA_PIN_FIELD(aa_root, defer, 178944, 192);	AA_PIN_FIELD(aa_root, fault, 179136, 64);
-AA_PIN_FIELD(aa_root, user, 179200, 1056);
-AA_PIN_FIELD(aa_root, init_state, 180256, 4);	AA_PIN_FIELD(aa_root, self_inits, 180264, 8);
+AA_PIN_FIELD(aa_root, slots, 15296, 8);
+AA_PIN_FIELD(aa_root, tc_off, 15304, 4);	AA_PIN_FIELD(aa_root, tc_classes, 15308, 4);
+AA_PIN_FIELD(aa_root, table_pages, 15312, 4);	AA_PIN_FIELD(aa_root, nr_cpus, 15316, 4);
+AA_PIN_FIELD(aa_root, need_refill, 15320, 4);	AA_PIN_FIELD(aa_root, refill_signals, 15328, 8);
+AA_PIN_FIELD(aa_root, cache_key, 15336, 8);	AA_PIN_FIELD(aa_root, tun, 15344, 576);
+AA_PIN_FIELD(aa_root, cpu_cache_off, 15920, 1024);
+AA_PIN_FIELD(aa_root, central, 16944, 1800);
+AA_PIN_FIELD(aa_root, class_size, 18744, 180);	AA_PIN_FIELD(aa_root, class_pages, 18924, 180);
+AA_PIN_FIELD(aa_root, defer, 19136, 192);	AA_PIN_FIELD(aa_root, fault, 19328, 64);
+AA_PIN_FIELD(aa_root, user, 19392, 1056);
+AA_PIN_FIELD(aa_root, init_state, 20448, 4);	AA_PIN_FIELD(aa_root, self_inits, 20456, 8);
 AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);
 AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);
-AA_PIN_FIELD(aa_fast, defer, 40, 8);		AA_PIN_FIELD(aa_fast, cc, 48, 2048);
+AA_PIN_FIELD(aa_fast, defer, 40, 8);		AA_PIN_FIELD(aa_fast, slots, 48, 8);
+AA_PIN_FIELD(aa_fast, cc, 56, 2048);
 AA_PIN_FIELD(aa_cpu_cache, busy, 0, 4);		AA_PIN_FIELD(aa_cpu_cache, cpu, 4, 4);
 AA_PIN_FIELD(aa_cpu_cache, owner_pid, 8, 4);	AA_PIN_FIELD(aa_cpu_cache, owner_tid, 12, 4);
 AA_PIN_FIELD(aa_cpu_cache, owner_start, 16, 8);	AA_PIN_FIELD(aa_cpu_cache, owner_exec, 24, 8);

@@ -198,6 +198,21 @@ struct aa_chunk_info {
 					 * the heap does not have) */
 };
 
+/** @brief **aa_heap__slot()** is slot's entry in the heap's slot table
+ * (struct aa_slot, inside the mmap: read it with atomic loads; the table
+ * lives as long as the arena).
+ * @return the entry, or NULL: errno ENOENT for a slot past the heap's (or
+ * no heap yet), EFAULT for a table the root places outside the arena */
+AA_API const struct aa_slot *aa_heap__slot(const struct aa_heap *heap, __u32 slot);
+
+/** @brief **aa_heap__transfer_cache()** is size class cls's transfer
+ * cache (struct aa_transfer_cache, inside the mmap; the table lives as
+ * long as the arena).
+ * @return the cache, or NULL: errno ENOENT for a heap without CPU caches
+ * (none has a transfer cache) or a class that is not one, EFAULT as
+ * aa_heap__slot() */
+AA_API const struct aa_transfer_cache *aa_heap__transfer_cache(const struct aa_heap *heap, int cls);
+
 /** @brief **aa_heap__chunk()** describes slot's chunk.
  * @return 0; -ENOENT for a slot past the heap's; -EINVAL for bad args. A
  * slot that holds no page-heap chunk comes back with its state and no

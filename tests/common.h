@@ -222,6 +222,51 @@ static inline struct aa_heap *t_child_heap(struct aa_heap *h, int arena_fd, void
 	return c;
 }
 
+/* The pages a heap holds from the kernel at rest, by the page ledger of
+ * bpf/arena.bpf.c: its chunks' and their metadata's (pages_mapped), the
+ * CPU and user caches', the root's tables'. Without the tables'. */
+static inline __u64 t_cache_pages(const struct aa_root *r)
+{
+	__u64 n = 0;
+	int i;
+
+	for (i = 0; i < AA_MAX_CPUS; i++)
+		n += r->cpu_cache_off[i] ? AA_CPU_CACHE_PAGES : 0;
+	for (i = 0; i < AA_MAX_USER_CACHES; i++)
+		n += r->user.off[i] ? AA_CPU_CACHE_PAGES : 0;
+	return n;
+}
+
+/* The ledger at rest: pages got less pages put == what r accounts for. */
+static inline void t_assert_ledger(const struct aa_root *r, const char *when)
+{
+	__u64 held = r->fault.pages_got - r->fault.pages_put, caches = t_cache_pages(r);
+
+	cr_assert_eq(held, r->stats.pages_mapped + caches + r->table_pages,
+		     "%s: the heap holds %llu pages from the kernel, accounts for %llu mapped + "
+		     "%llu in CPU and user caches + %u of the root's tables", when,
+		     (unsigned long long)held, (unsigned long long)r->stats.pages_mapped,
+		     (unsigned long long)caches, r->table_pages);
+}
+
+/* Slot s's entry in h's slot table, which must exist. */
+static inline const struct aa_slot *t_slot(struct aa_heap *h, __u32 s)
+{
+	const struct aa_slot *e = aa_heap__slot(h, s);
+
+	cr_assert_not_null(e, "slot %u: %s", s, strerror(errno));
+	return e;
+}
+
+/* Class c's transfer cache, which must exist (a heap with CPU caches). */
+static inline const struct aa_transfer_cache *t_tc(struct aa_heap *h, int c)
+{
+	const struct aa_transfer_cache *t = aa_heap__transfer_cache(h, c);
+
+	cr_assert_not_null(t, "class %d's transfer cache: %s", c, strerror(errno));
+	return t;
+}
+
 /* The pages of slot s of h that are not the heap's ('x' in its map): a
  * partial chunk's absent pages, 0 for any other slot. */
 static inline __u32 t_absent_pages(struct aa_heap *h, __u32 s)

@@ -186,7 +186,7 @@ bool verify_obj(struct aa_heap *h, const struct obj *o, bool fatal, __u64 *bad_o
 static __u32 pm_entry(struct aa_heap *h, __u64 rel)
 {
 	const struct aa_root *r = aa_heap__root(h);
-	const struct aa_slot *slot = &r->slots[rel >> AA_CHUNK_SHIFT];
+	const struct aa_slot *slot = t_slot(h, rel >> AA_CHUNK_SHIFT);
 	const struct aa_chunk_meta *meta;
 
 	cr_assert_eq(slot->state, AA_SLOT_CHUNK, "arena offset 0x%llx: slot state %u",
@@ -242,8 +242,8 @@ void check_placement(struct aa_heap *h, const struct obj *o)
 		return;
 	}
 	cr_assert(rel % AA_CHUNK_SIZE == 0 &&
-		  r->slots[rel >> AA_CHUNK_SHIFT].state == AA_SLOT_LARGE_HEAD &&
-		  r->slots[rel >> AA_CHUNK_SHIFT].large_pages == pages,
+		  t_slot(h, rel >> AA_CHUNK_SHIFT)->state == AA_SLOT_LARGE_HEAD &&
+		  t_slot(h, rel >> AA_CHUNK_SHIFT)->large_pages == pages,
 		  "large allocation 0x%llx (%llu pages) is not a LARGE_HEAD chunk of its size",
 		  (unsigned long long)o->addr, (unsigned long long)pages);
 }

@@ -325,14 +325,14 @@ Test(concurrency, stale_frees_racing_trim_and_grow_are_refused)
 	cr_assert_neq(p, 0);
 	rel = p - r->arena_base;
 	slot = rel >> AA_CHUNK_SHIFT;
-	meta_off = r->slots[slot].meta_off;
+	meta_off = t_slot(h, slot)->meta_off;
 	pm = aa_heap__ptr(h, r->arena_base + meta_off);
 	e = pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
 	cr_assert_eq(AA_PM_KIND(e), AA_PM_SPAN, "page-map entry %#x", e);
 	cr_assert_eq(t_free(h, p), 0);
 	cr_assert_geq(aa_heap__drain(h), 0);
 	cr_assert_geq(aa_heap__trim(h, 0), 1);
-	cr_assert_eq(r->slots[slot].state, AA_SLOT_UNMAPPED, "the trim kept slot %u", slot);
+	cr_assert_eq(t_slot(h, slot)->state, AA_SLOT_UNMAPPED, "the trim kept slot %u", slot);
 
 	/* the old metadata pages are gone: plant the stale entry there */
 	pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)] = e;
@@ -342,8 +342,8 @@ Test(concurrency, stale_frees_racing_trim_and_grow_are_refused)
 	pthread_join(tid, NULL);
 	skel->bss->aa__fault_publish_delay_ns = 0;
 	cr_assert_eq(t.err, 0, "grow: %s", strerror(-t.err));
-	cr_assert_eq(r->slots[slot].state, AA_SLOT_CHUNK, "the grow did not map slot %u", slot);
-	cr_assert_neq(r->slots[slot].meta_off, meta_off, "the grow reused the old metadata");
+	cr_assert_eq(t_slot(h, slot)->state, AA_SLOT_CHUNK, "the grow did not map slot %u", slot);
+	cr_assert_neq(t_slot(h, slot)->meta_off, meta_off, "the grow reused the old metadata");
 	cr_log_info("stale frees during a held publication: %llu tries, %llu accepted",
 		    (unsigned long long)tries, (unsigned long long)accepted);
 	cr_assert_eq(accepted, 0, "%llu stale frees of %#llx were accepted while slot %u was "
@@ -405,6 +405,12 @@ static void *rd_read(void *arg)
 	return NULL;
 }
 
+/* Is arena page pg (from the arena's start) in [off, off + pages)? */
+static bool rd_in(__u64 pg, __u32 off, __u32 pages)
+{
+	return off && pg >= off / AA_PAGE_SIZE && pg < off / AA_PAGE_SIZE + pages;
+}
+
 /* Is arena page pg (from the arena's start) one the heap holds at rest? */
 static bool rd_held(const struct aa_root *r, __u64 pg, __u64 globals)
 {
@@ -412,11 +418,13 @@ static bool rd_held(const struct aa_root *r, __u64 pg, __u64 globals)
 	__u32 s, cpu;
 	__u64 off;
 
-	if (pg < globals || r->slots[(pg / AA_CHUNK_PAGES) % AA_MAX_SLOTS].state != AA_SLOT_UNMAPPED)
+	if (pg < globals || t_slot(h, pg / AA_CHUNK_PAGES)->state != AA_SLOT_UNMAPPED ||
+	    rd_in(pg, r->slots - r->arena_base, AA_SLOT_TABLE_PAGES(r->nr_slots)) ||
+	    rd_in(pg, r->tc_off, AA_TC_TABLE_PAGES))
 		return true;
 	for (s = 0; s < r->nr_slots; s++) {
-		off = r->slots[s].meta_off / AA_PAGE_SIZE;
-		if (r->slots[s].state != AA_SLOT_UNMAPPED && pg >= off && pg < off + meta)
+		off = t_slot(h, s)->meta_off / AA_PAGE_SIZE;
+		if (t_slot(h, s)->state != AA_SLOT_UNMAPPED && pg >= off && pg < off + meta)
 			return true;
 	}
 	for (cpu = 0; cpu < AA_MAX_CPUS; cpu++) {

@@ -499,7 +499,6 @@ Test(cpu_cache, reinit_changes_flags_and_tunables)
  * it would hand out memory that one of its own spans also holds. */
 Test(cpu_cache, a_free_racing_teardown_leaves_nothing_for_the_next_heap)
 {
-	const struct aa_root *r = aa_heap__root(h);
 	struct free_slow_args a = { .cls = C64 };
 	__u64 old[8], q;
 	int i, c;
@@ -513,12 +512,12 @@ Test(cpu_cache, a_free_racing_teardown_leaves_nothing_for_the_next_heap)
 	a.ptr = old[3];
 	cr_assert_eq(t_run(skel->progs.free_slow, &a, sizeof(a)), 0);
 	cr_log_info("free of an old object after teardown: %d, transfer cache: %u", a.ret,
-		    r->tc[C64].count);
+		    t_tc(h, C64)->count);
 
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 16 * MiB);
 	cr_assert_eq(aa_heap__reinit(h, &o), 0, "reinit: %s", strerror(errno));
 	for (c = 0; c < AA_NR_CLASSES; c++)
-		cr_expect_eq(r->tc[c].count, 0, "class %d's transfer cache survived the re-init", c);
+		cr_expect_eq(t_tc(h, c)->count, 0, "class %d's transfer cache survived the re-init", c);
 	/* a claimed cache sends the allocation to the transfer cache first */
 	set_claim(0, AA_CC_OWNER);
 	q = t_malloc(h, 64);
@@ -591,7 +590,7 @@ Test(cpu_cache, cpus_beyond_the_cache_table_use_the_shared_tiers, .init = NULL)
 	cr_assert_eq(t_free(h, p), 0);
 	cr_assert_eq(t_stats(h).no_cache, before + 2, "alloc and free on CPU 1 not counted");
 	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[C64].count, 0, "CPU 1's free went to CPU 0's cache");
-	cr_assert_eq(aa_heap__root(h)->tc[C64].count, 1, "CPU 1's free is not in the transfer cache");
+	cr_assert_eq(t_tc(h, C64)->count, 1, "CPU 1's free is not in the transfer cache");
 	pin(0);
 	p = t_malloc(h, 64);
 	cr_assert_eq(t_free(h, p), 0);
@@ -700,8 +699,8 @@ Test(cpu_cache, tunables_out_of_range_in_the_arena_stay_inside_the_caches)
 				cr_expect_eq(n, 0, "CPU %d class %d, never used: count %u", cpu, c, n);
 		}
 	for (c = 0; c < AA_NR_CLASSES; c++)
-		cr_expect_leq(r->tc[c].count, AA_TRANSFER_MAX, "transfer cache %d: %u", c,
-			      r->tc[c].count);
+		cr_expect_leq(t_tc(h, c)->count, AA_TRANSFER_MAX, "transfer cache %d: %u", c,
+			      t_tc(h, c)->count);
 	t_check(h);
 }
 
@@ -724,17 +723,17 @@ Test(cpu_cache, a_refill_without_the_heap_lock_takes_one_from_the_transfer_cache
 		cr_assert_neq(p[i] = t_malloc(h, 64), 0);
 	for (i = 0; i < 8; i++)
 		cr_assert_eq(t_free(h, p[i]), 0);
-	tcn = r->tc[C64].count;
+	tcn = t_tc(h, C64)->count;
 	cr_assert_gt(tcn, 0, "no spill reached the transfer cache");
 	while (aa_heap__cpu_cache(h, 0)->cls[C64].count && k < AA_CPU_CACHE_MAX)
 		cr_assert_neq(keep[k++] = t_malloc(h, 64), 0);
-	cr_assert_eq(r->tc[C64].count, tcn, "emptying the CPU cache took from the transfer cache");
+	cr_assert_eq(t_tc(h, C64)->count, tcn, "emptying the CPU cache took from the transfer cache");
 	r->tun.batch[C64] = tcn + 1;	/* more than the transfer cache has */
 	__atomic_store_n(&r->lock, 2, __ATOMIC_SEQ_CST);	/* held, as by CPU 1 */
 	q = t_malloc(h, 64);
 	__atomic_store_n(&r->lock, 0, __ATOMIC_SEQ_CST);
 	cr_assert_neq(q, 0, "NULL with %u objects in the transfer cache", tcn);
-	cr_assert_eq(r->tc[C64].count, tcn - 1);
+	cr_assert_eq(t_tc(h, C64)->count, tcn - 1);
 	cr_assert_eq(t_free(h, q), 0);
 	while (k)
 		cr_assert_eq(t_free(h, keep[--k]), 0);

@@ -116,6 +116,16 @@ struct diff {
 	unsigned int peak_live;
 };
 
+/* Class c's transfer cache; with caches off (no table) one that is empty. */
+static const struct aa_transfer_cache *dtc(struct diff *d, int c)
+{
+	static const struct aa_transfer_cache none;
+
+	if (!d->caches)
+		return &none;
+	return t_tc(d->h, c);
+}
+
 /*
  * Caches on: the CPU caches' per-class counters, summed over CPUs, count
  * exactly the model's calls of each class (no program runs concurrently,
@@ -156,9 +166,9 @@ static void check_cache_counters(struct diff *d, const char *when)
 		}
 	}
 	for (c = 0; c < AA_NR_CLASSES; c++) {
-		cr_assert(root->tc[c].lock == 0 && root->tc[c].lock_fails == 0,
+		cr_assert(dtc(d, c)->lock == 0 && dtc(d, c)->lock_fails == 0,
 			  "%s: class-%u transfer cache: lock %u, %llu lock failures", when, c,
-			  root->tc[c].lock, (unsigned long long)root->tc[c].lock_fails);
+			  dtc(d, c)->lock, (unsigned long long)dtc(d, c)->lock_fails);
 		cr_assert(allocs[c] == d->m.cls_allocs[c] && frees[c] == d->m.cls_frees[c] &&
 			  fails[c] == d->m.cls_nomem[c] && req[c] == d->m.cls_req[c],
 			  "%s: class %u (%u B): CPU caches count %llu allocs, %llu frees, "
@@ -304,12 +314,12 @@ static void check_all_disjoint(struct diff *d)
 			}
 		}
 		for (c = 0; c < AA_NR_CLASSES; c++) {
-			cnt = root->tc[c].count;
+			cnt = dtc(d, c)->count;
 			cr_assert(cnt <= root->tun.transfer_cap[c] && cnt <= AA_TRANSFER_MAX,
 				  "class-%u transfer cache holds %u objects, cap %u", c, cnt,
 				  root->tun.transfer_cap[c]);
 			for (i = 0; i < cnt; i++)
-				add_cached(d, &n, root->tc[c].objs[i], EXT_TRANSFER, 0, c);
+				add_cached(d, &n, dtc(d, c)->objs[i], EXT_TRANSFER, 0, c);
 		}
 	}
 	check_no_overlap(d->ext, n);
@@ -546,8 +556,8 @@ static void log_cache_activity(struct diff *d)
 					(unsigned long long)f);
 	}
 	for (c = 0; c < AA_NR_CLASSES; c++) {
-		in += root->tc[c].batches_in;
-		out += root->tc[c].batches_out;
+		in += dtc(d, c)->batches_in;
+		out += dtc(d, c)->batches_out;
 	}
 	cr_log_info("differential (caches on): %u of %u CPU caches used (allocs/frees: %s); "
 		    "%llu hits, %llu misses, %llu refills, %llu spills; transfer caches: "

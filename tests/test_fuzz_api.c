@@ -108,6 +108,7 @@ static void drop_live(struct fz *f, int i, bool to_limbo)
 /* A pointer of a random kind; *kind names it for messages. */
 static __u64 pick_ptr(struct fz *f, const char **kind)
 {
+	const struct aa_slot *st;
 	unsigned int slot;
 	__u64 p;
 
@@ -145,9 +146,9 @@ static __u64 pick_ptr(struct fz *f, const char **kind)
 	case 8:
 		slot = 1 + rnd_below(&f->rng, 8);
 		*kind = "chunk metadata";
-		if (f->r->slots[slot].state == AA_SLOT_CHUNK)
-			return f->r->arena_base + f->r->slots[slot].meta_off +
-			       16 * rnd_below(&f->rng, 512);
+		st = aa_heap__slot(f->h, slot);
+		if (st && st->state == AA_SLOT_CHUNK)
+			return f->r->arena_base + st->meta_off + 16 * rnd_below(&f->rng, 512);
 		/* fall through */
 	case 9:
 		*kind = "the arena's first byte";

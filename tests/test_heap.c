@@ -548,6 +548,31 @@ Test(heap, split_and_coalesce_a_whole_chunk)
 	t_check(h);
 }
 
+/* The root's tables (the slot table, the transfer caches) are arena
+ * memory like the rest: the checker holds them to their geometry and to
+ * the page ledger's count of their pages (26). */
+Test(heap, checker_finds_broken_root_tables)
+{
+	struct aa_root *r = (struct aa_root *)aa_heap__root(h);
+	__u32 pages = r->table_pages, tc = r->tc_off;
+	__u64 slots = r->slots;
+
+	t_check(h);
+	cr_assert_neq(r->slots, 0, "no slot table");
+	r->table_pages = pages + 1;
+	cr_assert_eq(aa_heap__check(h), 26, "one table page too many");
+	r->table_pages = pages;
+	r->slots = slots + 8;
+	cr_assert_eq(aa_heap__check(h), 26, "a slot table not on a page");
+	r->slots = slots;
+	if (!(r->flags & AA_F_NO_CACHES)) {
+		r->tc_off = 0;
+		cr_assert_eq(aa_heap__check(h), 26, "CPU caches without transfer caches");
+		r->tc_off = tc;
+	}
+	t_check(h);
+}
+
 /* The checker is the oracle of most tests: it must see a broken free list
  * of any order, not only of the first (it once walked them unrolled, one
  * order at a time; now one loop covers them all). A 5-page run leaves the
@@ -561,10 +586,10 @@ Test(heap, checker_finds_broken_free_lists)
 
 	cr_assert_neq(p, 0);
 	t_check(h);
-	while (s < r->nr_slots && r->slots[s].state != AA_SLOT_CHUNK)
+	while (s < r->nr_slots && t_slot(h, s)->state != AA_SLOT_CHUNK)
 		s++;
 	cr_assert_lt(s, r->nr_slots);
-	m = aa_heap__ptr(h, r->arena_base + r->slots[s].meta_off);
+	m = aa_heap__ptr(h, r->arena_base + t_slot(h, s)->meta_off);
 	cr_assert_not_null(m);
 	cr_assert_neq(m->free_head[1], AA_NIL);
 	word = aa_heap__ptr(h, r->arena_base + m->free_head[1]);

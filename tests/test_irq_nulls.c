@@ -98,6 +98,7 @@ static void why_nulls(const char *what)
 {
 	const struct aa_root *r = aa_heap__root(h);
 	const struct aa_cpu_cache *cc = aa_heap__cpu_cache(h, 0);
+	const struct aa_transfer_cache *tc;
 	__u64 misses = 0, refills = 0, fails = 0, tc_fails = 0, past_tc = 0;
 	int c;
 
@@ -106,9 +107,9 @@ static void why_nulls(const char *what)
 		refills += cc->cls[c].stats.refills;
 		fails += cc->cls[c].stats.failures;
 	}
-	for (c = 0; c < AA_NR_CLASSES; c++) {
-		tc_fails += r->tc[c].lock_fails;
-		past_tc += r->tc[c].from_buddy;
+	for (c = 0; c < AA_NR_CLASSES && (tc = aa_heap__transfer_cache(h, c)); c++) {
+		tc_fails += tc->lock_fails;	/* none without CPU caches */
+		past_tc += tc->from_buddy;
 	}
 	cr_log_info("caches %s: CPU 0's cache %llu misses, %llu refills, %llu NULLs; transfer "
 		    "caches: %llu refills went past them (too few), %llu lock misses; heap lock: "

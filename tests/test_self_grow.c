@@ -65,30 +65,11 @@ static __u64 burst(__u64 size, __u64 bytes)
 	return skel->bss->out.nulls - nulls;
 }
 
-/* The CPU caches' pages and the user caches' (a thread that called
- * aa_heap__free() has one). */
-static __u64 cache_pages(void)
-{
-	__u64 pages = 0;
-	int cpu, i;
-
-	for (cpu = 0; aa_heap__cpu_cache(h, cpu); cpu++)
-		pages += AA_CPU_CACHE_PAGES;
-	for (i = 0; i < AA_MAX_USER_CACHES; i++)
-		pages += r->user.off[i] ? AA_CPU_CACHE_PAGES : 0;
-	return pages;
-}
-
 /* Pages got from the kernel less pages given back: the chunks' and their
  * metadata's (pages_mapped) and the caches', exactly. */
 static void assert_ledger(void)
 {
-	__u64 held = r->fault.pages_got - r->fault.pages_put, caches = cache_pages();
-
-	cr_assert_eq(held, r->stats.pages_mapped + caches,
-		     "pages: %llu held, %llu mapped + %llu in caches",
-		     (unsigned long long)held, (unsigned long long)r->stats.pages_mapped,
-		     (unsigned long long)caches);
+	t_assert_ledger(r, "self-growth");
 }
 
 /*
@@ -180,10 +161,10 @@ Test(self_grow, ends_at_the_arena_with_null_and_need_refill)
 	t_check(h);
 	assert_ledger();
 	chunks = r->stats.nr_chunks;
-	caches = cache_pages();
+	caches = t_cache_pages(r);
 	cr_assert_eq(aa_heap__teardown(h), chunks, "teardown returned another count of chunks");
-	cr_assert_eq(r->fault.pages_got - r->fault.pages_put, caches,
-		     "pages left after teardown but the caches'");
+	cr_assert_eq(r->fault.pages_got - r->fault.pages_put, caches + r->table_pages,
+		     "pages left after teardown but the caches' and the root's tables'");
 }
 
 /* Linux >= 7.0: every 3rd page allocation refused (fault injection):
@@ -238,7 +219,7 @@ static __u32 hold_all_but_a_hole(__u64 *runs, __u32 n)
 	runs[1] = runs[2] = 0;
 	cr_assert_eq(aa_heap__trim(h, 0), 2, "trim: %s", strerror(errno));
 	for (s = hole; s < hole + 2; s++)
-		cr_assert_eq(r->slots[s].state, AA_SLOT_UNMAPPED, "slot %u not trimmed", s);
+		cr_assert_eq(t_slot(h, s)->state, AA_SLOT_UNMAPPED, "slot %u not trimmed", s);
 	return hole;
 }
 
@@ -305,7 +286,7 @@ Test(self_grow, no_run_of_slots_maps_nothing)
 	cr_assert(tc_alloc(2 * MiB), "NULL for 2 MiB with a two-slot hole");
 	cr_assert_eq(r->stats.pages_mapped - mapped, 2 * per_chunk);
 	for (i = hole; i < hole + 2; i++)
-		cr_assert_neq(r->slots[i].state, AA_SLOT_UNMAPPED, "slot %u still unmapped", i);
+		cr_assert_neq(t_slot(h, i)->state, AA_SLOT_UNMAPPED, "slot %u still unmapped", i);
 	t_check(h);
 	assert_ledger();
 }

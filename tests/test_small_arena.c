@@ -91,8 +91,10 @@ Test(small_arena, the_roots_slot_becomes_a_partial_chunk)
 	cr_assert_eq(r->version, AA_LAYOUT_VERSION, "teardown gave back the root's pages");
 	cr_assert_eq(r->stats.nr_allocs, nr_allocs, "teardown gave back the root's pages");
 	cr_assert_eq(r->stats.absent_pages, 0);
-	cr_assert_eq(r->fault.pages_got, r->fault.pages_put, "got %llu pages, put %llu",
-		     (unsigned long long)r->fault.pages_got, (unsigned long long)r->fault.pages_put);
+	cr_assert_eq(r->fault.pages_got - r->fault.pages_put, r->table_pages,
+		     "got %llu pages, put %llu, the root's tables %u",
+		     (unsigned long long)r->fault.pages_got, (unsigned long long)r->fault.pages_put,
+		     r->table_pages);
 
 	cr_assert_eq(aa_heap__init(h, 4 * MiB), 0);
 	cr_assert_eq(t_stats(h).nr_chunks, 4);
@@ -129,14 +131,58 @@ Test(small_arena, a_100_page_arena_serves_1000_objects)
 	t_check(h);
 }
 
-/* Below the smallest arena: a clear error, before anything is loaded. */
+/* Below the smallest arena: a clear error, before anything is loaded. At
+ * the smallest, a heap of one page. */
 Test(small_arena, below_the_minimum_is_refused)
 {
-	AA_OPTS(aa_heap_opts, o, .arena_pages = 8);
+	AA_OPTS(aa_heap_opts, o, .arena_pages = AA_MIN_ARENA_PAGES - 1);
 
 	t_need_arena();
 	cr_assert_null(aa_heap__open(&o));
 	cr_assert_eq(errno, EINVAL);
+	h = t_open_flags(AA_MIN_ARENA_PAGES, 4096, 0);
+	cr_assert(aa_heap__root(h)->flags & AA_F_NO_CACHES, "CPU caches in %u pages",
+		  AA_MIN_ARENA_PAGES);
+	cr_assert_neq(t_malloc(h, 16), 0, "no 16 bytes in the smallest arena");
+	t_check(h);
+}
+
+/* 32 pages on the loader's defaults (CPU caches asked for: there is no
+ * room for them, so none): the library's globals, the slot table and a
+ * chunk's metadata leave the rest to a small workload, a page run and
+ * objects of seven classes, which frees back to where it started. */
+Test(small_arena, a_32_page_arena_serves_a_small_workload)
+{
+	static const __u32 sizes[] = { 16, 24, 64, 100, 256, 1000, 2048 };
+	const struct aa_root *r;
+	static __u64 p[256];
+	__u64 run;
+	__u32 i, n = 0;
+
+	h = t_open_flags(32, 128 * KiB, 0);
+	r = aa_heap__root(h);
+	cr_assert(r->flags & AA_F_NO_CACHES, "CPU caches in a 32-page arena");
+	cr_assert_leq(AA_GLOBALS_PAGES + r->table_pages + AA_META_PAGES, 9,
+		      "the heap's own pages: globals %u, tables %u, metadata %u",
+		      AA_GLOBALS_PAGES, r->table_pages, AA_META_PAGES);
+	run = t_malloc(h, 4 * 4096);
+	cr_assert_neq(run, 0, "a 4-page run");
+	for (i = 0; i < 256; i++) {
+		p[n] = t_malloc(h, sizes[i % 7]);
+		if (!p[n])
+			break;
+		n++;
+	}
+	cr_assert_geq(n, 64, "%u objects of 16 .. 2048 bytes beside the run", n);
+	t_check(h);
+	t_assert_ledger(r, "32 pages");
+	cr_assert_eq(t_free(h, run), 0);
+	for (i = 0; i < n; i++)
+		cr_assert_eq(t_free(h, p[i]), 0);
+	cr_assert_eq(t_stats(h).live_allocs, 0);
+	cr_assert_eq(t_stats(h).heap_bytes, 0);
+	t_check(h);
+	t_assert_ledger(r, "32 pages, all freed");
 }
 
 /* The checker holds each chunk's page map to its count of absent pages
@@ -153,7 +199,7 @@ Test(small_arena, checker_finds_broken_absent_counts)
 	r = aa_heap__root(h);
 	slot = partial_slot(&x);
 	cr_assert_geq(slot, 0);
-	meta = aa_heap__ptr(h, r->arena_base + r->slots[slot].meta_off);
+	meta = aa_heap__ptr(h, r->arena_base + t_slot(h, slot)->meta_off);
 	cr_assert_not_null(meta);
 	t_check(h);
 

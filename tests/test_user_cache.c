@@ -90,19 +90,7 @@ static __u32 cached_in(int idx, int cls)
  * user caches' (the ledger of bpf/arena.bpf.c). */
 static void assert_ledger(void)
 {
-	const struct aa_root *r = aa_heap__root(h);
-	__u64 caches = 0;
-	int i;
-
-	for (i = 0; i < AA_MAX_CPUS; i++)
-		caches += r->cpu_cache_off[i] != 0;
-	for (i = 0; i < AA_MAX_USER_CACHES; i++)
-		caches += r->user.off[i] != 0;
-	cr_assert_eq(r->fault.pages_got - r->fault.pages_put,
-		     r->stats.pages_mapped + caches * AA_CPU_CACHE_PAGES,
-		     "the ledger: %llu pages held, %llu mapped, %llu caches",
-		     (unsigned long long)(r->fault.pages_got - r->fault.pages_put),
-		     (unsigned long long)r->stats.pages_mapped, (unsigned long long)caches);
+	t_assert_ledger(aa_heap__root(h), "user caches");
 }
 
 Test(user_cache, a_thread_allocates_from_its_own_cache)

@@ -187,6 +187,7 @@ static int possible_cpus(void)
 AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 {
 	struct aa_init_args args = { .grow_bytes = init_bytes };
+	__u64 pages;
 	int err, ncpus;
 
 	AA_CHECK_HEAP(h, -EINVAL);
@@ -206,6 +207,20 @@ AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 		pr_info("%d possible CPUs: CPUs %d and up have no CPU cache and use the shared tiers\n",
 			ncpus, AA_MAX_CPUS);
 	args.nr_cpus = ncpus > AA_MAX_CPUS ? AA_MAX_CPUS : ncpus;
+	pages = h->arena_size / AA_PAGE_SIZE;
+	if (pages < AA_MIN_ARENA_PAGES) {
+		pr_warn("an arena of %llu pages is below a heap's minimum of %u (root %u, slot table 1, "
+			"chunk metadata %u, heap 1)\n", (unsigned long long)pages, AA_MIN_ARENA_PAGES,
+			AA_GLOBALS_PAGES, AA_META_PAGES);
+		return aa_err(-ENOSPC);
+	}
+	/* caches that would take half the arena: none (docs/DESIGN.md) */
+	if (!(args.flags & AA_F_NO_CACHES) && 2ULL * AA_CACHE_PAGES(args.nr_cpus) > pages) {
+		pr_info("an arena of %llu pages: no CPU caches (on %u CPUs they would take %llu "
+			"pages)\n", (unsigned long long)pages, args.nr_cpus,
+			(unsigned long long)AA_CACHE_PAGES(args.nr_cpus));
+		args.flags |= AA_F_NO_CACHES;
+	}
 
 	err = aa__run_prog(h, AA_PROG_INIT, &args, sizeof(args));
 	if (err)

@@ -130,11 +130,6 @@ void aa__warn_arena_err(const char *where, int err);
 
 #define AA_DEFAULT_ARENA_PAGES	(1U << 16)
 #define AA_MAX_ARENA_PAGES	(1U << 20)
-/* The smallest arena aa_heap__open() makes: the root, one chunk's
- * metadata and one page of heap (a partial chunk); init says -ENOMEM when
- * the caches do not fit too (AA_F_NO_CACHES). */
-#define AA_MIN_ARENA_PAGES	((__u32)((sizeof(struct aa_root) + AA_PAGE_SIZE - 1) / AA_PAGE_SIZE) + \
-				 AA_META_PAGES + 1)
 
 __attribute__((format(printf, 2, 3)))
 void aa_pr(enum aa_print_level level, const char *fmt, ...);

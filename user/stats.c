@@ -48,6 +48,14 @@ struct cache_sums {
 	__u64 objs, bytes;	/* objects held, CPU and transfer caches */
 };
 
+/* Objects in class c's transfer cache (0: the heap has none). */
+static __u32 tc_count(const struct aa_heap *h, int c)
+{
+	const struct aa_transfer_cache *t = aa_heap__transfer_cache(h, c);
+
+	return t ? __atomic_load_n(&t->count, __ATOMIC_RELAXED) : 0;
+}
+
 static void cache_sums(const struct aa_heap *h, struct cache_sums *s)
 {
 	const struct aa_cpu_cache *cc;
@@ -56,7 +64,7 @@ static void cache_sums(const struct aa_heap *h, struct cache_sums *s)
 
 	memset(s, 0, sizeof(*s));
 	for (c = 0; c < AA_NR_CLASSES; c++) {
-		n = h->root->tc[c].count;
+		n = tc_count(h, c);
 		s->objs += n;
 		s->bytes += (__u64)n * aa_class_size(c);
 	}
@@ -194,7 +202,7 @@ static int print_classes(const struct aa_heap *h, FILE *out)
 	for (c = 0; c < AA_NR_CLASSES; c++) {
 		const struct aa_central *ce = &r->central[c];
 
-		cached = r->tc[c].count;
+		cached = tc_count(h, c);
 		allocs = req = 0;
 		for (i = 0; (cc = cache_at(h, &i)); i++) {
 			cached += cc->cls[c].count;
@@ -250,8 +258,10 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 	fprintf(out, "transfer %6s %10s %10s %10s %10s %10s %6s\n", "class", "batch_in",
 		"batch_out", "lock_fail", "from_buddy", "to_buddy", "cached");
 	for (c = 0; c < AA_NR_CLASSES; c++) {
-		const struct aa_transfer_cache *t = &r->tc[c];
+		const struct aa_transfer_cache *t = aa_heap__transfer_cache(h, c);
 
+		if (!t)
+			break;
 		if (!t->batches_in && !t->batches_out && !t->count && !t->lock_fails)
 			continue;
 		fprintf(out, "         %6u %10llu %10llu %10llu %10llu %10llu %6u\n",
@@ -357,9 +367,47 @@ static const struct aa_cpu_cache *cache_at(const struct aa_heap *h, int *i)
 
 /* --- Chunks, for dump-like tools (read from the mmap, no program runs) --- */
 
+/* Entry i (size bytes) of the root's table at arena offset off, inside
+ * the arena, or NULL (errno EFAULT). */
+static const void *table_entry(const struct aa_heap *h, __u32 off, __u64 i, __u64 size)
+{
+	__u64 addr = h->root->arena_base + off + i * size;
+
+	if (!aa_heap__ptr(h, addr + size - 1))
+		return NULL;
+	return aa_heap__ptr(h, addr);
+}
+
+AA_API const struct aa_slot *aa_heap__slot(const struct aa_heap *h, __u32 slot)
+{
+	const struct aa_root *r;
+
+	AA_CHECK_HEAP(h, NULL);
+	r = h->root;
+	if (!r || !r->slots || slot >= r->nr_slots || slot >= AA_MAX_SLOTS) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return table_entry(h, r->slots - r->arena_base, slot, sizeof(struct aa_slot));
+}
+
+AA_API const struct aa_transfer_cache *aa_heap__transfer_cache(const struct aa_heap *h, int cls)
+{
+	const struct aa_root *r;
+
+	AA_CHECK_HEAP(h, NULL);
+	r = h->root;
+	if (!r || !r->tc_off || cls < 0 || cls >= AA_NR_CLASSES) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return table_entry(h, r->tc_off, cls, sizeof(struct aa_transfer_cache));
+}
+
 AA_API int aa_heap__chunk(const struct aa_heap *h, __u32 slot, struct aa_chunk_info *out)
 {
 	const struct aa_root *r;
+	const struct aa_slot *st;
 	__u32 pm[AA_CHUNK_PAGES];
 	__u32 p, e, k, meta_off;
 	int err;
@@ -368,15 +416,16 @@ AA_API int aa_heap__chunk(const struct aa_heap *h, __u32 slot, struct aa_chunk_i
 	r = h->root;
 	if (!r || !out)
 		return aa_err(-EINVAL);
-	if (slot >= r->nr_slots || slot >= AA_MAX_SLOTS)
-		return aa_err(-ENOENT);
+	st = aa_heap__slot(h, slot);
+	if (!st)
+		return aa_err(-errno);
 	memset(out, 0, sizeof(*out));
 	out->slot = slot;
 	err = reader_pin(h);
 	if (err)
 		return aa_err(err);
-	out->state = __atomic_load_n(&r->slots[slot].state, __ATOMIC_RELAXED);
-	meta_off = __atomic_load_n(&r->slots[slot].meta_off, __ATOMIC_RELAXED);
+	out->state = __atomic_load_n(&st->state, __ATOMIC_RELAXED);
+	meta_off = __atomic_load_n(&st->meta_off, __ATOMIC_RELAXED);
 	if (out->state == AA_SLOT_CHUNK && meta_off <= h->arena_size - sizeof(pm))
 		memcpy(pm, h->arena + meta_off, sizeof(pm));
 	else if (out->state == AA_SLOT_CHUNK)

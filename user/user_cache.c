@@ -424,6 +424,7 @@ void aa__heap_fast_refresh(struct aa_heap *h)
 
 	h->fast.root = (__u64)(unsigned long)r - (__u64)(unsigned long)h->arena + h->arena_base;
 	h->fast.arena_base = h->arena_base;
+	h->fast.slots = r->slots;
 	h->fast.key = r->cache_key;
 	h->fast.zero = 0;
 	h->fast.defer = r->flags & AA_F_DEFER;

@@ -174,6 +174,7 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 	jw_kv_uint(w, "span_pages", st->span_pages);
 	jw_kv_uint(w, "run_pages", st->run_pages);
 	jw_kv_uint(w, "absent_pages", st->absent_pages);
+	jw_kv_uint(w, "table_pages", r->table_pages);
 	jw_kv_uint(w, "grows", st->nr_grows);
 	jw_kv_uint(w, "trims", st->nr_trims);
 	jw_name(w, "self_grow");
