@@ -76,8 +76,8 @@ static __always_inline void pages_put(void __arena *addr, __u32 pages)
  * that find the heap short fail at once, without the page kfunc calls
  * that would fail as well (the arena's other users may free pages
  * meanwhile). A chunk going back to the kernel (return_chunk(): trim,
- * teardown) clears it: its slot is free again. A global of the program's object, not of the
- * arena: a rate limit only.
+ * teardown) clears it: its slot is free again. A global of the program's
+ * object, not of the arena: a rate limit only.
  */
 #define AA_GROW_RETRY_NS	10000000ULL	/* 10 ms */
 
@@ -401,17 +401,15 @@ static void init_classes(void)
 
 /* --- The root's tables ---------------------------------------------------
  * The slot table (nr_slots entries, in whole pages) and, for a heap with
- * CPU caches, the transfer caches: pages
- * mapped where the kernel likes by the first init that needs them, kept
- * for the arena's life as the root is (a teardown empties them, the next
- * init reuses them; a failed init keeps them too), in the page ledger as
- * table_pages. Each is installed by one compare-and-swap of its 8-byte
- * word (the slot table's address; the transfer caches' offset and
- * count), so inits that race
- * keep the first one's and give theirs back, with no init claim:
- * self-init maps its table before it claims (it holds the claim with
- * preemption disabled, where 6.12 allows no page kfunc and no global
- * call).
+ * CPU caches, the transfer caches: pages mapped where the kernel likes by
+ * the first init that needs them, kept for the arena's life as the root
+ * is (a teardown empties them, the next init reuses them; a failed init
+ * keeps them too), in the page ledger as table_pages. Each is installed
+ * by one compare-and-swap of its 8-byte word (the slot table's address;
+ * the transfer caches' offset and count), so inits that race keep the
+ * first one's and give theirs back, with no init claim: self-init maps
+ * its table before it claims (it holds the claim with preemption
+ * disabled, where 6.12 allows no page kfunc and no global call).
  */
 
 /* The slots of an arena of bytes bytes (<= 4 GiB): nr_slots. */
@@ -507,7 +505,7 @@ static __always_inline int geometry_check(__u64 arena_base, __u64 arena_size)
 }
 
 /* The root of a new heap: geometry (geometry_check()'s), its tables
- * (aa__arena_tables()', checked), empty tiers, flags, a new key. Returns
+ * (aa__arena_table()'s, checked), empty tiers, flags, a new key. Returns
  * 0 or -errno. REQUIRES: the init claim, heap not published. */
 static __always_inline int init_root(__u64 arena_base, __u64 arena_size, __u32 flags)
 {

@@ -262,7 +262,7 @@ int aa__arena_self_init(void)
  * one needs (grow_for(); aa__arena_grow_some(): pages a small arena's
  * other users did not take, or a chunk): the loader's refill agent's
  * work, done by the caller. An arena that had nothing to give is asked
- * again AA_GROW_RETRY_NS later at the earliest (grow.bpf.c's retry
+ * again AA_GROW_RETRY_NS later at the earliest (arena.bpf.c's retry
  * time); such a miss counts in stats.self_grow_fails, and the
  * allocation fails only if the heap has nothing either (err[NOMEM]).
  * Calls on Linux < 7.0 verify in sleepable programs only ("program must
