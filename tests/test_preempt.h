@@ -7,6 +7,7 @@
 #define PS_THREADS	64	/* task threads, at most */
 #define PS_BULK		8	/* objects per bulk call */
 #define PS_IRQ_ME	0xff	/* owner id of the perf_event program */
+#define PS_WAIT_TASK_NS	50000000ULL	/* AA_WAIT_TASK_NS, bpf/internal.h */
 
 /*
  * A slot holds (low 32 bits of the object's address) << 32 | stamp, 0 when
@@ -28,6 +29,7 @@ struct ps_counts {
 	__u64 allocs;		/* objects allocated (single and bulk) */
 	__u64 frees;		/* objects freed */
 	__u64 nulls;		/* allocations that got NULL (bulk: each missing object) */
+	__u64 quick_nulls;	/* of those, from calls shorter than PS_WAIT_TASK_NS */
 	__u64 bad_stamp;	/* a taken object whose stamps were overwritten */
 	__u64 bad_free;		/* frees that returned an error */
 	__u64 misaligned;	/* addresses not 16-byte aligned */

@@ -76,14 +76,24 @@ static __always_inline bool ps_intact(__u64 p, __u32 stamp)
 	return *(__u32 __arena *)p == stamp && *ps_tail(p, stamp) == stamp;
 }
 
+/* Count n missing objects of a call that began at t0: a task gets NULL
+ * only after another CPU held a lock for its whole budget. */
+static __always_inline void ps_nulls(struct ps_ctx *x, __u64 n, __u64 t0)
+{
+	x->c.nulls += n;
+	if (bpf_ktime_get_ns() - t0 < PS_WAIT_TASK_NS)
+		x->c.quick_nulls += n;
+}
+
 /* A new stamped object as a slot value, 0 when the allocation failed. */
 static __always_inline __u64 ps_new(struct ps_ctx *x, __u32 r)
 {
 	__u32 stamp = PS_STAMP(x->me, ps_class(r), (r >> 14) & 3, ++x->seq);
+	__u64 t0 = bpf_ktime_get_ns();
 	__u64 p = (__u64)aa_malloc(ps_size(stamp));
 
 	if (!p) {
-		x->c.nulls++;
+		ps_nulls(x, 1, t0);
 		return 0;
 	}
 	x->c.allocs++;
@@ -121,12 +131,14 @@ static __always_inline void ps_bulk_step(struct ps_ctx *x, __u32 r)
 {
 	__u64 __arena *arr = ps_bulk[x->me & (PS_THREADS - 1)];
 	__u32 cls = ps_class(r), seq = x->seq;
+	__u64 t0 = bpf_ktime_get_ns();
 	int n = aa_malloc_bulk_u64((__u64)arr, PS_BULK, ps_size(PS_STAMP(0, cls, 0, 0))), i, ok;
 
 	x->seq += PS_BULK;
 	if (n < 0 || n > PS_BULK)
 		n = 0;
-	x->c.nulls += PS_BULK - n;
+	if (n < PS_BULK)
+		ps_nulls(x, PS_BULK - n, t0);
 	x->c.allocs += n;
 	for (i = 0; i < PS_BULK && i < n; i++) {
 		if (arr[i] & 15) {
@@ -192,6 +204,7 @@ int ps_irq(void *ctx)
 	__sync_fetch_and_add(&irq_c.allocs, x.c.allocs);
 	__sync_fetch_and_add(&irq_c.frees, x.c.frees);
 	__sync_fetch_and_add(&irq_c.nulls, x.c.nulls);
+	__sync_fetch_and_add(&irq_c.quick_nulls, x.c.quick_nulls);
 	__sync_fetch_and_add(&irq_c.bad_stamp, x.c.bad_stamp);
 	__sync_fetch_and_add(&irq_c.bad_free, x.c.bad_free);
 	__sync_fetch_and_add(&irq_c.misaligned, x.c.misaligned);
