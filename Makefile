@@ -59,8 +59,11 @@ $(shell mkdir -p $(OUTPUT); [ "$$(cat $(OUTPUT)/.bpf-arch 2>/dev/null)" = '$(ARC
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(wildcard user/*.c))
 LIB_A := $(OUTPUT)/libarena_alloc.a
 # The shared library: the real file, its soname link, the development link.
-VERSION := 0.1.0
-SONAME := libarena_alloc.so.0
+# Before 1.0 a minor release may change the ABI (the public structs, the
+# shared layout: AA_LAYOUT_VERSION), so the soname names major.minor;
+# user/libarena_alloc.map has a node per release.
+VERSION := 0.2.0
+SONAME := libarena_alloc.so.$(basename $(VERSION))
 LIB_SO_REAL := $(OUTPUT)/libarena_alloc.so.$(VERSION)
 LIB_SO := $(OUTPUT)/libarena_alloc.so
 # The CLI: user/cli/, one file per command group, the table in main.c.

@@ -55,6 +55,8 @@ static const struct mix mixes[] = {
 
 struct result {
 	__u64 n, requested, usable, mapped_pages, meta_pages, left_pages;
+	double obj_waste;	/* sum over the objects of 1 - requested / usable
+				 * (this run only: not in the "before" file) */
 };
 
 static __u64 rng = 0x243f6a8885a308d3ULL;
@@ -130,6 +132,8 @@ static void run_mix(const struct mix *m, __u64 n, struct result *r, __u32 flags)
 				die("allocation", (int)ops[i].ret);
 			live[done + i] = ops[i].ptr;
 			r->usable += ops[i].size;
+			if (ops[i].size)
+				r->obj_waste += (double)(ops[i].size - sizes[i]) / ops[i].size;
 		}
 		done += k;
 	}
@@ -160,7 +164,8 @@ static double waste(const struct result *r)
 static void print_targets(const struct result *r)
 {
 #ifdef AA_PM_KIND_SHIFT
-	double worst = 0, w, meta = 0, bpf = waste(&r[NMIX - 1]);
+	const struct result *b = &r[NMIX - 1];
+	double worst = 0, w, meta = 0, bpf = b->n ? 100.0 * b->obj_waste / b->n : 0;
 	__u64 s, worst_s = 0;
 	unsigned int i;
 	bool ok;
@@ -181,8 +186,8 @@ static void print_targets(const struct result *r)
 	printf("  [%-6s] internal waste <= 12.5%% worst case, 128 B .. 8 KiB      %.2f%% (%llu B)\n",
 	       ok ? "met" : "MISSED", worst, (unsigned long long)worst_s);
 	ok = bpf <= 8;
-	printf("  [%-6s] mean waste of the BPF-structs mix <= 8%%               %.2f%% (measured)\n",
-	       ok ? "met" : "MISSED", bpf);
+	printf("  [%-6s] mean waste of the BPF-structs mix <= 8%%               %.2f%% per object "
+	       "(%.2f%% of its bytes)\n", ok ? "met" : "MISSED", bpf, waste(b));
 	ok = meta <= 1;
 	printf("  [%-6s] metadata <= 1%% of mapped memory                       %.2f%% (worst mix)\n",
 	       ok ? "met" : "MISSED", meta);

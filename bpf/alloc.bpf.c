@@ -12,6 +12,9 @@
  * From below: aa_cpu_cache_*(), aa_heap_*(). Never a page kfunc: every
  *             function here verifies in tc, xdp, tracing and syscall
  *             programs alike.
+ * To above:   the BPF API's global functions (include/arena_alloc.bpf.h),
+ *             the inline hit path's misses (arena_alloc_fast.bpf.h), and
+ *             entry.bpf.c's aa__call / aa__batch for userspace.
  * Locking:    none of its own.
  */
 #include "internal.h"
@@ -27,16 +30,16 @@ static __always_inline bool caches_on(void)
 /* --- Routing: the one place that picks the tier of an allocation --------- */
 
 /* The class that serves size bytes aligned to align (a power of two <=
- * page; <= 16: any class), or -1: a page run (page-aligned). An object of a
- * class whose size is a multiple of align is aligned to it, since spans
- * start on a page. */
+ * page; <= AA_MIN_ALIGN: any class), or -1: a page run (page-aligned). An
+ * object of a class whose size is a multiple of align is aligned to it,
+ * since spans start on a page. */
 static __always_inline int aa_aligned_class(__u64 size, __u64 align)
 {
 	int c, start;
 
 	if (size > AA_MAX_CLASS_SIZE || align > AA_MAX_CLASS_SIZE)
 		return -1;
-	if (align <= AA_MIN_SIZE)
+	if (align <= AA_MIN_ALIGN)
 		return aa_size_class(size);
 	start = aa_size_class(size > align ? size : align);
 	aa_for(c, start, AA_NR_CLASSES)

@@ -10,6 +10,8 @@
  *             aa__buddy_release_slot).
  * From below: nothing; grow.bpf.c and arena.bpf.c map and free the pages,
  *             with no lock.
+ * To above:   grow.bpf.c (grow, trim), self_grow.bpf.c (a chunk a
+ *             program mapped) and arena.bpf.c (teardown: the slots).
  * Locking:    each function takes the heap lock itself (buddy.bpf.c's
  *             rules); the slot table changes only under it.
  * Compiled after buddy.bpf.c and central.bpf.c (bpf/arena_alloc.bpf.c): it

@@ -7,6 +7,8 @@
  *             so for aa_heap__check() and `arena-alloc check`.
  * From below: reads only: the page map, free lists, order maps, spans and
  *             stats of central.bpf.c and buddy.bpf.c (their static helpers).
+ * To above:   0 or the first failing check's code (the numbers in
+ *             the comments below); it changes nothing.
  * Locking:    the heap lock, one chunk or one class per hold (internal.h's
  *             model); compiled after buddy.bpf.c and central.bpf.c
  *             (bpf/arena_alloc.bpf.c).

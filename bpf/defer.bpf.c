@@ -9,6 +9,8 @@
  * From below: the front door's malloc/free for the 16-byte limbo nodes
  *             (alloc.bpf.c), aa__heap_judge() and aa__heap_return()
  *             (heap.bpf.c). No page kfunc, no lock on the deferring path.
+ * To above:   aa_free_deferred_u64() / _bulk_u64() (arena_alloc.bpf.h);
+ *             the epoch and reclaim steps for entry.bpf.c's aa__reclaim.
  * Locking:    lock-free: limbo in internal.h's model. An object in limbo
  *             is still allocated for every tier, its bit set in its
  *             chunk's pending bitmap (one bit per 16-byte granule, metadata
@@ -90,8 +92,7 @@ static __always_inline void limbo_check_limit(__u64 pending)
 {
 	if (pending <= aa__root.tun.defer_limit || READ_ONCE_ARENA(aa__root.need_refill))
 		return;
-	if (__sync_val_compare_and_swap(&aa__root.need_refill, 0, 1) == 0) {
-		__sync_fetch_and_add(&aa__root.refill_signals, 1);
+	if (AA_RAISE_REFILL(&aa__root.need_refill, &aa__root.refill_signals)) {
 		__sync_fetch_and_add(&aa__root.defer.limit_signals, 1);
 		refill_notify(AA_EV_LIMBO_LIMIT);
 	}

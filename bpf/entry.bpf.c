@@ -7,8 +7,10 @@
  *
  * These are sleepable: only they may reach the page kfuncs (arena.bpf.c,
  * grow.bpf.c).
- * Each returns 0 and reports results in its ctx (copied back to the
- * caller), so that a verifier-level failure and an allocator error differ.
+ * Each reports its results in its ctx (copied back to the caller) and
+ * returns 0, so that a verifier-level failure and an allocator error
+ * differ; aa__check, which has no ctx, returns the first failing check's
+ * code (0: the heap is consistent).
  */
 #include "internal.h"
 

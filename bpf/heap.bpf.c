@@ -16,6 +16,9 @@
  * From below: central.bpf.c and buddy.bpf.c (static, locked helpers: they
  *             count their own structures; what leaves or enters the heap
  *             is counted here).
+ * To above:   alloc.bpf.c's routes, the cache tiers' refills, spills and
+ *             fallbacks (cpu_cache.bpf.c, user_cache.bpf.c), debug.bpf.c's
+ *             and defer.bpf.c's returns.
  * Locking:    each entry point takes the heap lock itself. Word 0 of
  *             blocks is written with the custody protocol (internal.h's
  *             model, aa_claim() below).
@@ -51,14 +54,9 @@ struct {
  * REQUIRES: heap lock. */
 static __always_inline bool check_watermark(bool failed)
 {
-	if ((failed || aa_below_watermark(aa__root.stats.nr_chunks, aa__root.stats.absent_pages,
-					  aa__root.stats.bytes_in_use, aa__root.tun.low_watermark)) &&
-	    !aa__root.need_refill) {
-		aa__root.need_refill = 1;
-		aa__root.refill_signals++;
-		return true;
-	}
-	return false;
+	return (failed || aa_below_watermark(aa__root.stats.nr_chunks, aa__root.stats.absent_pages,
+					     aa__root.stats.bytes_in_use, aa__root.tun.low_watermark)) &&
+	       AA_RAISE_REFILL(&aa__root.need_refill, &aa__root.refill_signals);
 }
 
 /* Tell a sleeping loader that need_refill was raised (or that limbo
@@ -112,7 +110,7 @@ static __always_inline int locate(__u64 ptr, __u32 *off)
 
 	if (ptr < aa__root.arena_base || rel >= aa__root.arena_size)
 		return -AA_ERR_FOREIGN;
-	if (rel & (AA_MIN_SIZE - 1))
+	if (rel & (AA_MIN_ALIGN - 1))
 		return -AA_ERR_MISALIGNED;
 	if ((rel >> AA_CHUNK_SHIFT) >= AA_MAX_SLOTS)
 		return -AA_ERR_FOREIGN;
@@ -360,7 +358,7 @@ static int check_parked_locked(void)
 	aa_repeat(AA_CHECK_PARKED) {
 		if (off == AA_NIL)
 			break;
-		if (off >= aa__root.arena_size || (off & (AA_MIN_SIZE - 1)))
+		if (off >= aa__root.arena_size || (off & (AA_MIN_ALIGN - 1)))
 			return 21;
 		p = aa_addr(off);
 		w = p->mark;

@@ -379,7 +379,7 @@ static __always_inline bool aa_self_grows(void)
 
 /* What an allocation below the public function returns where
  * aa_self_grows() and the heap had no block for it: never an address
- * (blocks are 16-byte aligned). The public function (alloc.bpf.c) maps
+ * (blocks are AA_MIN_ALIGN-aligned). The public function (alloc.bpf.c) maps
  * chunks and tries again, from the frame that has room for the page
  * functions (call frames, below); a user never sees it. */
 #define AA_DRY	1ULL

@@ -91,7 +91,7 @@ int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n, __u32 keep)
 		return 0;
 	count = tc->count;
 	if (count < n + keep || count > AA_TRANSFER_MAX) {
-		tc->from_buddy++;
+		tc->remove_misses++;
 		aa_lock_release(&tc->lock);
 		return 0;
 	}
@@ -115,7 +115,7 @@ int aa__transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
 		return 0;
 	count = tc->count;	/* in the arena too: count + n may wrap */
 	if (count > cap || n > cap - count) {
-		tc->to_buddy++;
+		tc->insert_misses++;
 		aa_lock_release(&tc->lock);
 		return 0;
 	}

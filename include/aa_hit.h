@@ -273,7 +273,7 @@ static __always_inline __u64 __aa_slot_word(const struct aa_fast *f, __u64 ptr)
  * arena offset, *pm = the page-map entry's address and *e = the entry, or
  * -1 for anything else (not published, outside the arena, not in a span:
  * the global aa_free_u64() judges it). Whether ptr starts an object (or
- * is even 16-byte aligned) is the caller's to check: __aa_object_start().
+ * is even aligned) is the caller's to check: __aa_object_start().
  * One slot load, one page-map load. */
 static __always_inline int __aa_span_entry(const struct aa_fast *f, __u64 ptr, __u32 *off,
 					   __u32 __arena **pm, __u32 *e)
@@ -315,7 +315,8 @@ static __always_inline int __aa_class_of(const struct aa_fast *f, __u64 ptr, __u
 /* Deferred free (limbo: bpf/internal.h's model): the pending bitmap of
  * the chunk whose metadata is at the arena address meta, and in *g the
  * index of the bit of the object at arena offset rel (one bit per 16-byte
- * granule: bit g & 63 of word g >> 6). */
+ * granule: bit g & 63 of word g >> 6; objects are at least AA_MIN_SIZE
+ * apart, so no two start in one granule). */
 static __always_inline __u64 __arena *__aa_pending_map(__u64 rel, __u64 meta, __u64 *g)
 {
 	*g = (rel & (AA_CHUNK_SIZE - 1)) >> 4;

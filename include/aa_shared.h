@@ -21,14 +21,21 @@
 #include "aa_size_classes.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	16
+#define AA_LAYOUT_VERSION	17
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
 
-/* Every object is aligned to (and a multiple of) 16 bytes. */
-#define AA_MIN_SHIFT		4
-#define AA_MIN_SIZE		(1U << AA_MIN_SHIFT)
+/* The alignment rule. The smallest object is 16 bytes (two words: a
+ * custody mark and a free-list link); classes are multiples of 8 bytes
+ * (AA_CLASS_GRAIN) up to 128 and of 16 above. An object is aligned to 8
+ * bytes, and to 16 where its class's size is a multiple of 16; a request
+ * whose size is a multiple of 16 gets such a class (a C type's size is a
+ * multiple of its alignment, so every type gets what it needs). Page runs
+ * are page-aligned; aa_aligned_alloc() picks a class by its alignment. */
+#define AA_MIN_SIZE		16U
+#define AA_MIN_ALIGN		AA_CLASS_GRAIN
+#define AA_OBJ_ALIGN(class_size)	((class_size) % 16 ? AA_MIN_ALIGN : 16U)
 
 /*
  * The page heap (bpf/buddy.bpf.c): 1-MiB chunks of 256 pages, split into
@@ -116,8 +123,9 @@ struct aa_chunk_meta {
 #define AA_META_PAGES		2
 
 /* With AA_F_DEFER, 2 more metadata pages per chunk: the pending bitmap,
- * one bit per 16-byte granule of the chunk, set while the object that
- * starts there waits in limbo (bpf/defer.bpf.c). 1.56% of what is mapped. */
+ * one bit per 16-byte granule of the chunk (objects are at least 16 bytes
+ * apart: no two start in one), set while the object that starts there
+ * waits in limbo (bpf/defer.bpf.c). 1.56% of what is mapped. */
 #define AA_META_DEFER_OFF	(AA_META_PAGES * AA_PAGE_SIZE)
 #define AA_META_PAGES_DEFER	(AA_META_PAGES + 2)
 
@@ -279,8 +287,10 @@ struct aa_transfer_cache {
 	__u64 batches_in;	/* batches taken from CPU caches */
 	__u64 batches_out;	/* batches handed to CPU caches */
 	__u64 lock_fails;	/* busy or nested: caller went to the heap */
-	__u64 from_buddy;	/* refills that went past it to the buddy */
-	__u64 to_buddy;		/* spills that went past it to the buddy */
+	__u64 remove_misses;	/* batches asked for that it did not have: the
+				 * refill went to the central list */
+	__u64 insert_misses;	/* batches offered that it had no room for: the
+				 * spill went to the heap */
 	__u64 objs[AA_TRANSFER_MAX];
 };
 
@@ -305,8 +315,8 @@ struct aa_central {
 	__u64 span_frees;	/* entirely free spans given back, total */
 };
 
-/* Tunables, set by the loader before init (user/heap.c has the defaults and
- * the ARENA_ALLOC_<NAME> environment overrides). */
+/* Tunables, set by the loader before init (user/tunables.c has their
+ * table: defaults, ranges, the ARENA_ALLOC_<KEY> environment overrides). */
 struct aa_tunables {
 	__u32 cpu_cache_cap[AA_NR_CLASSES];	/* <= AA_CPU_CACHE_MAX */
 	__u32 batch[AA_NR_CLASSES];		/* <= cap / 2 */
@@ -323,7 +333,7 @@ struct aa_tunables {
 /* Free memory is short: the chunks mapped, less their absent pages, hold
  * less than low_watermark bytes beyond those in use (more in use or
  * absent than mapped, counters read one by one while programs run, counts
- * as short). The heap raises need_refill by it (bpf/buddy.bpf.c), the
+ * as short). The heap raises need_refill by it (bpf/heap.bpf.c), the
  * refill agent looks again after a grow (user/refill.c). */
 static inline bool aa_below_watermark(__u64 nr_chunks, __u64 absent_pages, __u64 bytes_in_use,
 				      __u64 low_watermark)
@@ -333,6 +343,16 @@ static inline bool aa_below_watermark(__u64 nr_chunks, __u64 absent_pages, __u64
 	mapped = mapped > absent ? mapped - absent : 0;
 	return mapped < bytes_in_use || mapped - bytes_in_use < low_watermark;
 }
+
+/* Raise the low-watermark signal: need_refill from 0 to 1 by compare-and-
+ * swap, then one more in refill_signals; true for the one caller that
+ * raised it (the BPF side then tells a sleeping loader). Every raise goes
+ * through here: an allocation short of memory or below the watermark,
+ * limbo over its limit, a refill that left the heap short; only a refill
+ * clears the flag. flag, count: &root->need_refill, &root->refill_signals. */
+#define AA_RAISE_REFILL(flag, count) \
+	(__sync_val_compare_and_swap((flag), 0, 1) == 0 && \
+	 (__sync_fetch_and_add((count), 1), 1))
 
 /* Counters derived from others, as every reader prints them (the stats
  * commands, aa_heap__print_caches()), exact where they can be and clamped
@@ -372,7 +392,7 @@ enum aa_error {
 	AA_ERR_DOUBLE_FREE,	/* pointer inside a block that is already free */
 	AA_ERR_FOREIGN,		/* pointer outside every chunk of the heap */
 	AA_ERR_INTERIOR,	/* pointer inside an allocation, not its start */
-	AA_ERR_MISALIGNED,	/* pointer not 16-byte aligned */
+	AA_ERR_MISALIGNED,	/* pointer not AA_MIN_ALIGN-aligned */
 	AA_ERR_CORRUPT,		/* metadata disagreed with itself (use after free?) */
 	AA_ERR_UNINIT,		/* heap used before init */
 	AA_ERR_ZEROING,		/* calloc could not zero within the loop budget */
@@ -633,7 +653,10 @@ struct aa_defer {
  * The page ledger counts every page arena.bpf.c got from and gave back to
  * the kernel; with no grow, trim, init or teardown running:
  *   pages_got - pages_put == stats.pages_mapped
- *                            + (CPUs with a cache) * AA_CPU_CACHE_PAGES
+ *                            + (CPUs with a cache + user caches)
+ *                              * AA_CPU_CACHE_PAGES
+ *                            + aa_root.table_pages
+ * (t_assert_ledger() in tests/common.h checks it).
  */
 struct aa_fault {
 	__u32 pages_every;	/* fail every Nth page allocation; 0: never */
@@ -813,7 +836,7 @@ struct aa_root {
 #define AA_PIN_FIELD(s, f, off, n)	\
 	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 16,
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 17,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
@@ -822,13 +845,13 @@ AA_PIN_FIELD(aa_root, root_size, 12, 4);	AA_PIN_FIELD(aa_fast, root, 0, 8);
 
 AA_PIN_SIZE(aa_span, 16);		AA_PIN_SIZE(aa_chunk_meta, 5160);
 AA_PIN_SIZE(aa_slot, 16);		AA_PIN_SIZE(aa_cpu_class_stats, 64);
-AA_PIN_SIZE(aa_cpu_class, 1152);	AA_PIN_SIZE(aa_cpu_cache, 51904);
+AA_PIN_SIZE(aa_cpu_class, 1152);	AA_PIN_SIZE(aa_cpu_cache, 59968);
 AA_PIN_SIZE(aa_fast, 2104);		AA_PIN_SIZE(aa_transfer_cache, 2096);
-AA_PIN_SIZE(aa_central, 40);		AA_PIN_SIZE(aa_tunables, 576);
+AA_PIN_SIZE(aa_central, 40);		AA_PIN_SIZE(aa_tunables, 656);
 AA_PIN_SIZE(aa_stats, 480);		AA_PIN_SIZE(aa_debug_error, 56);
 AA_PIN_SIZE(aa_debug, 10064);		AA_PIN_SIZE(aa_refill_event, 32);
 AA_PIN_SIZE(aa_defer_node, 16);		AA_PIN_SIZE(aa_defer, 192);
-AA_PIN_SIZE(aa_fault, 64);		AA_PIN_SIZE(aa_root, 20480);
+AA_PIN_SIZE(aa_fault, 64);		AA_PIN_SIZE(aa_root, 20864);
 AA_PIN_SIZE(aa_user_caches, 1056);
 
 AA_PIN_FIELD(aa_root, arena_base, 16, 8);	AA_PIN_FIELD(aa_root, arena_size, 24, 8);
@@ -843,13 +866,13 @@ AA_PIN_FIELD(aa_root, slots, 15296, 8);
 AA_PIN_FIELD(aa_root, tc_off, 15304, 4);	AA_PIN_FIELD(aa_root, tc_classes, 15308, 4);
 AA_PIN_FIELD(aa_root, table_pages, 15312, 4);	AA_PIN_FIELD(aa_root, nr_cpus, 15316, 4);
 AA_PIN_FIELD(aa_root, need_refill, 15320, 4);	AA_PIN_FIELD(aa_root, refill_signals, 15328, 8);
-AA_PIN_FIELD(aa_root, cache_key, 15336, 8);	AA_PIN_FIELD(aa_root, tun, 15344, 576);
-AA_PIN_FIELD(aa_root, cpu_cache_off, 15920, 1024);
-AA_PIN_FIELD(aa_root, central, 16944, 1800);
-AA_PIN_FIELD(aa_root, class_size, 18744, 180);	AA_PIN_FIELD(aa_root, class_pages, 18924, 180);
-AA_PIN_FIELD(aa_root, defer, 19136, 192);	AA_PIN_FIELD(aa_root, fault, 19328, 64);
-AA_PIN_FIELD(aa_root, user, 19392, 1056);
-AA_PIN_FIELD(aa_root, init_state, 20448, 4);	AA_PIN_FIELD(aa_root, self_inits, 20456, 8);
+AA_PIN_FIELD(aa_root, cache_key, 15336, 8);	AA_PIN_FIELD(aa_root, tun, 15344, 656);
+AA_PIN_FIELD(aa_root, cpu_cache_off, 16000, 1024);
+AA_PIN_FIELD(aa_root, central, 17024, 2080);
+AA_PIN_FIELD(aa_root, class_size, 19104, 208);	AA_PIN_FIELD(aa_root, class_pages, 19312, 208);
+AA_PIN_FIELD(aa_root, defer, 19520, 192);	AA_PIN_FIELD(aa_root, fault, 19712, 64);
+AA_PIN_FIELD(aa_root, user, 19776, 1056);
+AA_PIN_FIELD(aa_root, init_state, 20832, 4);	AA_PIN_FIELD(aa_root, self_inits, 20840, 8);
 AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);
 AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);
 AA_PIN_FIELD(aa_fast, defer, 40, 8);		AA_PIN_FIELD(aa_fast, slots, 48, 8);
@@ -857,7 +880,7 @@ AA_PIN_FIELD(aa_fast, cc, 56, 2048);
 AA_PIN_FIELD(aa_cpu_cache, busy, 0, 4);		AA_PIN_FIELD(aa_cpu_cache, cpu, 4, 4);
 AA_PIN_FIELD(aa_cpu_cache, owner_pid, 8, 4);	AA_PIN_FIELD(aa_cpu_cache, owner_tid, 12, 4);
 AA_PIN_FIELD(aa_cpu_cache, owner_start, 16, 8);	AA_PIN_FIELD(aa_cpu_cache, owner_exec, 24, 8);
-AA_PIN_FIELD(aa_cpu_cache, cls, 64, 51840);
+AA_PIN_FIELD(aa_cpu_cache, cls, 64, 59904);
 AA_PIN_FIELD(aa_user_caches, off, 0, 1024);	AA_PIN_FIELD(aa_user_caches, gen, 1024, 4);
 AA_PIN_FIELD(aa_cpu_class, count, 0, 4);	AA_PIN_FIELD(aa_cpu_class, cap, 4, 4);
 AA_PIN_FIELD(aa_cpu_class, stats, 64, 64);	AA_PIN_FIELD(aa_cpu_class, objs, 128, 1024);

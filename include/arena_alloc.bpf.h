@@ -3,9 +3,11 @@
  * arena_alloc.bpf.h - the BPF API of arena-alloc.
  *
  * Include from BPF programs that are linked (bpftool gen object) with
- * libarena_alloc.bpf.o. Nothing here calls a page kfunc, so tc, xdp,
- * perf_event, tracepoint and syscall programs can all use it; the heap
- * grows from userspace (aa_heap__grow()).
+ * libarena_alloc.bpf.o. Nothing here but the *_grow calls reaches a page
+ * kfunc, so tc, xdp, perf_event, tracepoint and syscall programs can all
+ * use the rest; their heap grows from userspace (aa_heap__grow(), the
+ * refill agent), and the *_grow calls grow it themselves where the kernel
+ * lets the program map pages (below).
  *
  * Two shapes of one API: the macros aa_malloc(), aa_calloc(), aa_free()
  * run the CPU-cache hit path inline in the caller's program and call the
@@ -125,8 +127,11 @@ struct {								\
 AA_ARENA_FUNCS(arena)
 
 /* --- Global functions ----------------------------------------------------
- * Allocations are 16-byte aligned; a failure returns 0 (NULL) or -errno
- * and is counted in aa_stats.err. Any program type, no lock held on return.
+ * Allocations are 16-byte aligned, but those of a class whose size is an
+ * odd multiple of 8 (24, 40 .. 120 B: requests of 17-24, 33-40 .. 113-120
+ * bytes), which are 8-byte aligned: a type gets its alignment (aa_shared.h, the
+ * alignment rule). A failure returns 0 (NULL) or -errno and is counted in
+ * aa_stats.err. Any program type, no lock held on return.
  */
 
 /* size bytes, or 0. */

@@ -123,12 +123,34 @@ AA_API struct aa_heap *aa_heap__attach(struct bpf_object *obj,
 				       const struct aa_heap_opts *opts);
 
 /** @brief **aa_tunables__default()** fills t with the documented defaults,
- * then applies the environment overrides ARENA_ALLOC_CPU_CACHE_CAP,
- * ARENA_ALLOC_BATCH, ARENA_ALLOC_TRANSFER_CAP (all classes),
+ * then applies the environment overrides ARENA_ALLOC_<KEY> of every key of
+ * aa_tunables__set() (KEY uppercased: ARENA_ALLOC_CPU_CACHE_CAP,
+ * ARENA_ALLOC_BATCH, ARENA_ALLOC_TRANSFER_CAP for all classes,
  * ARENA_ALLOC_KEEP_BYTES, ARENA_ALLOC_LOW_WATERMARK,
- * ARENA_ALLOC_DEFER_LIMIT and ARENA_ALLOC_QUARANTINE.
- * @return 0, on success; negative error for a bad environment value */
+ * ARENA_ALLOC_DEFER_LIMIT, ARENA_ALLOC_QUARANTINE), read as that function
+ * reads its value; an unset or empty variable is no override.
+ * @return 0, on success; aa_tunables__set()'s error for the first bad
+ * environment value */
 AA_API int aa_tunables__default(struct aa_tunables *t);
+
+/** @brief **aa_tunables__set()** sets one tunable of t from text, as the
+ * environment and `arena-alloc load --tunable KEY=VALUE` do. key is
+ * keep_bytes, low_watermark or defer_limit (value: a size, N, NK, NM or
+ * NG in powers of 1024), quarantine (a decimal count, 0 .. 1024 slots),
+ * or cpu_cache_cap (2 .. 128), batch (1 .. 64) or transfer_cap (1 .. 256),
+ * decimal counts for every size class, or with key:SIZE (batch:48) for
+ * the class that serves SIZE bytes alone (SIZE: a size too). A '-' is
+ * never taken. t is not checked as a whole: aa_tunables__validate() does
+ * that.
+ * @param t tunables to change (only the field of key, only on success)
+ * @param key the tunable's name, optionally :SIZE
+ * @param value its value as text
+ * @return 0, on success; -EINVAL for an unknown key, or a value or SIZE
+ * that is not a number (a size); -ERANGE for a value outside the key's
+ * range, or a SIZE outside 1 .. AA_MAX_CLASS_SIZE; each with a message
+ * naming key and value */
+AA_API int aa_tunables__set(struct aa_tunables *t, const char *key,
+			     const char *value);
 
 /** @brief **aa_tunables__validate()** checks the limits, per class:
  * 2 <= cpu_cache_cap <= AA_CPU_CACHE_MAX (128), 1 <= batch <= cap / 2,

@@ -58,18 +58,15 @@ static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
 /*
  * Verifier: indexes into these tables must be bounded where the load is.
  * The compiler drops a clamp it can prove redundant (size - 1 < 8192 was
- * checked by the caller, table values are < 45), but 6.12's verifier does
- * not link size and size - 1: barrier_var() hides the range from the
- * compiler, so the clamp stays. A constant size folds to a constant class.
+ * checked by the caller, table values are < AA_NR_CLASSES), but 6.12's
+ * verifier does not link size and size - 1: barrier_var() (aa_hit.h)
+ * hides the range from the compiler, so the clamp stays. A constant size
+ * folds to a constant class.
  */
-#ifndef barrier_var
-#define barrier_var(var) asm volatile("" : "+r"(var))
-#endif
-
 /* Class of a request of size bytes, 1 <= size <= AA_MAX_CLASS_SIZE. */
 static __always_inline __u32 aa_size_class(__u64 size)
 {
-	__u64 q = (size + AA_MIN_SIZE - 1) >> AA_MIN_SHIFT;
+	__u64 q = AA_CLASS_INDEX_OF(size);
 
 	if (__builtin_constant_p(size))
 		return aa_class_index[q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1];

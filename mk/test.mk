@@ -80,12 +80,13 @@ $(foreach v,$(ORDER_VARIANTS),$(eval $(call order_asm,$(v),user)))
 # Criterion runs each test in its own process; -j2 matches this machine.
 # Where the host refuses arena maps the suite runs in the guest
 # (RUN_BPF), after the tests that need no arena ran here (HOST_TESTS: the
-# probe's diagnosis on this very kernel, the size-class table); the last
+# probe's diagnosis on this very kernel, the size-class table, the
+# tunables' parser); the last
 # "Synthesis:" line is then the guest's. Then the short fuzz run
 # (fuzz-short, mk/fuzz.mk; its lines come after Criterion's) and the ASan
 # checks (mk/asan.mk, where BPF runs): any failing fails make test.
 TEST_ARGS ?= -j2
-HOST_TESTS := @(probe|size_classes)/*
+HOST_TESTS := @(probe|size_classes|tunables)/*
 test: $(TEST_BIN) header-check ordering-check fuzz-build asan-build
 	$(Q)where=$$($(RUN_BPF) --name 'the test suite' --where) && \
 	if [ "$$where" = guest ]; then \

@@ -4,7 +4,10 @@
 committed and tests/test_size_classes.c checks its rules).
 
 Rules:
-  - multiples of 16 B up to 128 B;
+  - multiples of 8 B from 16 B up to 128 B (an object holds two words, its
+    custody mark and a free list link; BPF needs 8-byte alignment; a size
+    that is a multiple of 16 gets a class that is one, and so 16-byte
+    alignment);
   - above, each class is the largest multiple of 16 that keeps the waste of
     the smallest request it serves (previous class + 1) at most 1/8:
     size <= 8 * (prev + 1) / 7; a power of two within reach is taken
@@ -22,8 +25,10 @@ import sys
 PAGE = 4096
 MAX = 8192
 
+GRAIN = 8       # the index step: AA_CLASS_INDEX holds the class of q * GRAIN bytes
+
 def classes():
-    cls = [16 * i for i in range(1, 9)]
+    cls = [GRAIN * i for i in range(2, 128 // GRAIN + 1)]
     c = 128
     while c < MAX:
         n = (8 * (c + 1) // 7) // 16 * 16
@@ -55,8 +60,8 @@ def main(out):
         assert objs <= 256
         rows.append((i, s, pages, objs, batch, cap, recip))
     index = []
-    for q in range(MAX // 16 + 1):
-        size = q * 16
+    for q in range(MAX // GRAIN + 1):
+        size = q * GRAIN
         index.append(next(i for i, s in enumerate(cls) if s >= size))
     w = out.write
     w("/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */\n")
@@ -66,12 +71,16 @@ def main(out):
       " * AA_SIZE_CLASSES(X) calls X(class, size, span_pages, span_objects,\n"
       " * batch, cache_cap, recip) per class: recip = ceil(2^32 / size), so\n"
       " * that (off * recip) >> 32 == off / size for every off in a span.\n"
-      " * AA_CLASS_INDEX is the class of a request of q * 16 bytes, q = 0..%d\n"
-      " * (index (size + 15) >> 4).\n */\n" % (MAX // 16))
+      " * AA_CLASS_INDEX is the class of a request of q * %d bytes, q = 0..%d\n"
+      " * (AA_CLASS_INDEX_OF(size) = (size + %d) >> %d).\n */\n"
+      % (GRAIN, MAX // GRAIN, GRAIN - 1, GRAIN.bit_length() - 1))
     w("#ifndef __AA_SIZE_CLASSES_H\n#define __AA_SIZE_CLASSES_H\n\n")
     w("#define AA_SIZE_CLASS_COUNT\t%d\n" % len(cls))
     w("#define AA_SIZE_CLASS_MAX\t%d\n" % MAX)
-    w("#define AA_CLASS_INDEX_LEN\t%d\n\n" % len(index))
+    w("#define AA_CLASS_INDEX_LEN\t%d\n" % len(index))
+    w("#define AA_CLASS_GRAIN\t\t%d\n" % GRAIN)
+    w("#define AA_CLASS_INDEX_OF(size)\t(((size) + %d) >> %d)\n\n"
+      % (GRAIN - 1, GRAIN.bit_length() - 1))
     w("#define AA_SIZE_CLASSES(X)\t\t\t\t\t\\\n")
     for r in rows:
         w("\tX(%2d, %4d, %d, %3d, %2d, %3d, %10du)\t\t\\\n" % r)

@@ -209,8 +209,9 @@ void check_placement(struct aa_heap *h, const struct obj *o)
 	__u64 rel = o->addr - r->arena_base, span, pages = o->usable >> AA_PAGE_SHIFT;
 	__u32 e;
 
-	cr_assert(o->addr % AA_MIN_SIZE == 0, "object 0x%llx is not 16-byte aligned",
-		  (unsigned long long)o->addr);
+	cr_assert(o->addr % AA_OBJ_ALIGN(o->usable) == 0, "object 0x%llx (%llu B) is not "
+		  "aligned as the alignment rule says", (unsigned long long)o->addr,
+		  (unsigned long long)o->usable);
 	cr_assert(rel + o->usable <= aa_heap__arena_size(h),
 		  "object 0x%llx + %llu runs past the arena end",
 		  (unsigned long long)o->addr, (unsigned long long)o->usable);

@@ -322,12 +322,7 @@ Test(cli_heap, bad_input_is_refused_clearly)
 	bad(2, "--bytes N[K|M|G] is required", "grow");
 	bad(2, "does not fit in 64 bits", "grow --bytes 99999999999999G");
 	bad(1, "unload it first", "load");
-	bad(2, "unknown (keep_bytes", "load --tunable frob=1");
-	bad(2, "give KEY=VALUE", "load --tunable batch");
-	bad(2, "not a 32-bit number", "load --tunable batch=x");
-	bad(2, "the object size of a class", "load --tunable batch:9000=1");
-	bad(2, "do not fit together", "load --tunable batch=1000");
-	bad(2, "'banana' is not a size", "load --tunable low_watermark=banana");
+	/* load --tunable's refusals: tunables/the_cli_refuses_through_the_library */
 	bad(2, "--fault-pages-every 'x': give 0 .. 4294967295", "load --fault-pages-every x");
 	bad(2, "--fault-spans-every '4294967296'", "load --fault-spans-every 4294967296");
 	cr_assert_eq(run(NULL, 0, false, "unload"), 0);

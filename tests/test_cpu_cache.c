@@ -17,7 +17,7 @@
 #include "common.h"
 
 /* The class of the 64-B objects most tests use (aa_size_class(64)). */
-#define C64	3
+#define C64	6
 #include "test_cpu_cache.h"
 #include "test_cpu_cache.skel.h"
 
@@ -488,7 +488,8 @@ Test(cpu_cache, reinit_changes_flags_and_tunables)
 	cr_assert_eq(t_stats(h).live_allocs, 0, "the old heap's allocation survived");
 	pin(0);
 	cr_assert_neq(t_malloc(h, 32), 0);
-	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[1].count, 1, "batch of 2, one handed out");
+	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[aa_size_class(32)].count, 1,
+		     "batch of 2, one handed out");
 	cr_assert_eq(aa_heap__cpu_cache(h, 0)->busy, AA_CC_FREE);
 	t_check(h);
 }
@@ -654,7 +655,11 @@ Test(cpu_cache, tunables_are_validated_and_used, .init = NULL, .fini = NULL)
 	pin(0);
 	h = hh;
 	t_malloc(h, 32);
-	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[1].count, 1, "batch of 2, one handed out");
+	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[aa_size_class(32)].count, 1,
+		     "batch of 2, one handed out: count %u, batch %u, cap %u",
+		     aa_heap__cpu_cache(h, 0)->cls[aa_size_class(32)].count,
+		     aa_heap__root(h)->tun.batch[aa_size_class(32)],
+		     aa_heap__cpu_cache(h, 0)->cls[aa_size_class(32)].cap);
 	cr_assert_eq(aa_heap__root(h)->tun.cpu_cache_cap[1], 4);
 	aa_heap__destroy(hh);
 	h = NULL;

@@ -104,12 +104,13 @@ Test(defer, bad_pointers_are_refused_like_plain_frees)
 	struct aa_stats before = t_stats(h), after;
 
 	cr_assert_eq(t_defer(p + 16), -ENOENT, "interior");
-	cr_assert_eq(t_defer(p + 8), -EINVAL, "misaligned");
+	cr_assert_eq(t_defer(p + 4), -EINVAL, "misaligned");
+	cr_assert_eq(t_defer(p + 8), -ENOENT, "8-byte aligned, interior");
 	cr_assert_eq(t_defer(0x1000), -EFAULT, "foreign");
 	cr_assert_eq(t_defer(run + 4096), -ENOENT, "a run's second page");
 	cr_assert_eq(t_defer(0), 0, "NULL is a no-op");
 	after = t_stats(h);
-	cr_assert_eq(after.err[AA_ERR_INTERIOR], before.err[AA_ERR_INTERIOR] + 2);
+	cr_assert_eq(after.err[AA_ERR_INTERIOR], before.err[AA_ERR_INTERIOR] + 3);
 	cr_assert_eq(after.err[AA_ERR_MISALIGNED], before.err[AA_ERR_MISALIGNED] + 1);
 	cr_assert_eq(after.err[AA_ERR_FOREIGN], before.err[AA_ERR_FOREIGN] + 1);
 	cr_assert_eq(r->defer.pending_objs, 0);

@@ -224,7 +224,7 @@ static void fuzz_free(struct fz *f, bool deferred)
 			  "%s: %d", kind, ret);
 	if (p - f->r->arena_base >= f->r->arena_size)
 		cr_assert_eq(ret, -EFAULT, "%s 0x%llx: %d", kind, (unsigned long long)p, ret);
-	else if ((p - f->r->arena_base) & 15)
+	else if ((p - f->r->arena_base) & (AA_MIN_ALIGN - 1))
 		cr_assert_eq(ret, -EINVAL, "misaligned %s: %d", kind, ret);
 	f->refused++;
 }
@@ -289,7 +289,9 @@ static void fuzz_alloc(struct fz *f)
 			     (unsigned long long)size, (unsigned long long)arg, (long long)a.ret);
 		return;
 	}
-	cr_assert_eq((a.ptr - f->r->arena_base) & 15, 0);
+	cr_assert_eq((a.ptr - f->r->arena_base) % (total % 16 ? AA_MIN_ALIGN : 16), 0,
+		     "0x%llx for %llu B: the alignment rule", (unsigned long long)a.ptr,
+		     (unsigned long long)total);
 	if (op == AA_OP_ALIGNED)
 		cr_assert_eq(a.ptr % arg, 0, "aligned_alloc(%llu): 0x%llx", (unsigned long long)arg,
 			     (unsigned long long)a.ptr);

@@ -109,7 +109,7 @@ static void why_nulls(const char *what)
 	}
 	for (c = 0; c < AA_NR_CLASSES && (tc = aa_heap__transfer_cache(h, c)); c++) {
 		tc_fails += tc->lock_fails;	/* none without CPU caches */
-		past_tc += tc->from_buddy;
+		past_tc += tc->remove_misses;
 	}
 	cr_log_info("caches %s: CPU 0's cache %llu misses, %llu refills, %llu NULLs; transfer "
 		    "caches: %llu refills went past them (too few), %llu lock misses; heap lock: "

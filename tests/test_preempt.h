@@ -17,7 +17,7 @@
  * wrong size shows as a mismatch. The stamp names its owner and the size:
  *   owner id << 24 | class << 18 | sub << 16 | seq
  * for a size of class_size[class] - 2 * sub bytes, sub < 4 (inside the
- * class: classes are at least 16 B apart; at least 10 bytes).
+ * class: classes are at least 8 B apart; at least 10 bytes).
  */
 #define PS_STAMP(me, cls, sub, seq) \
 	(((__u32)(me) << 24) | (((cls) & 0x3f) << 18) | (((sub) & 3) << 16) | ((seq) & 0xffff))
@@ -32,7 +32,7 @@ struct ps_counts {
 	__u64 quick_nulls;	/* of those, from calls shorter than PS_WAIT_TASK_NS */
 	__u64 bad_stamp;	/* a taken object whose stamps were overwritten */
 	__u64 bad_free;		/* frees that returned an error */
-	__u64 misaligned;	/* addresses not 16-byte aligned */
+	__u64 misaligned;	/* addresses not aligned as the alignment rule says */
 };
 
 /* ps_run: iters steps of alloc/stamp/exchange/check/free (and every 16th a

@@ -27,15 +27,16 @@ Test(size_classes, the_table_has_the_documented_shape)
 
 	cr_assert_eq(NROWS, AA_NR_CLASSES);
 	cr_assert_eq(sizeof(index_table), AA_CLASS_INDEX_LEN);
-	cr_assert_eq(AA_CLASS_INDEX_LEN, AA_MAX_CLASS_SIZE / AA_MIN_SIZE + 1);
+	cr_assert_eq(AA_CLASS_INDEX_LEN, AA_MAX_CLASS_SIZE / AA_CLASS_GRAIN + 1);
 	cr_assert_geq(rows[NROWS - 1].size, 8192, "the largest class is at least 8 KiB");
 	cr_assert_eq(rows[NROWS - 1].size, AA_MAX_CLASS_SIZE);
-	for (i = 0; i < 8; i++)
-		cr_assert_eq(rows[i].size, 16 * (i + 1), "multiples of 16 B up to 128 B");
+	for (i = 0; i < 15; i++)
+		cr_assert_eq(rows[i].size, AA_MIN_SIZE + 8 * i, "multiples of 8 B from 16 to 128 B");
 	for (i = 0; i < NROWS; i++) {
 		cr_assert_eq(rows[i].cls, i);
-		cr_assert_eq(rows[i].size % AA_MIN_SIZE, 0, "class %u: %u B is not 16-aligned", i,
-			     rows[i].size);
+		cr_assert_eq(rows[i].size % (rows[i].size < 128 ? 8 : 16), 0,
+			     "class %u: %u B is not a multiple of %u", i, rows[i].size,
+			     rows[i].size < 128 ? 8 : 16);
 		if (i)
 			cr_assert_gt(rows[i].size, rows[i - 1].size, "class %u out of order", i);
 		cr_assert_eq(aa_class_size(i), rows[i].size, "library and table disagree");
@@ -47,7 +48,8 @@ Test(size_classes, the_table_has_the_documented_shape)
 }
 
 /* Waste <= 1/8 of the object for every request from 128 B to the largest
- * class; and every request gets the smallest class that holds it. */
+ * class, under 8 bytes from 16 B to 128; and every request gets the smallest class
+ * that holds it. */
 Test(size_classes, waste_is_at_most_an_eighth_from_128_bytes)
 {
 	double worst = 0, w;
@@ -60,9 +62,13 @@ Test(size_classes, waste_is_at_most_an_eighth_from_128_bytes)
 			;
 		cr_assert_eq(c, best, "%llu B: class %u (%u B), the smallest fit is %u (%u B)",
 			     (unsigned long long)s, c, rows[c].size, best, rows[best].size);
-		cr_assert_eq(index_table[(s + 15) / 16], c);
-		if (s < 128)
+		cr_assert_eq(index_table[AA_CLASS_INDEX_OF(s)], c);
+		if (s < 128) {	/* the smallest object, else under a grain */
+			cr_assert(s <= AA_MIN_SIZE ? rows[c].size == AA_MIN_SIZE
+						   : rows[c].size - s < AA_CLASS_GRAIN,
+				  "%llu B in %u B", (unsigned long long)s, rows[c].size);
 			continue;
+		}
 		w = (double)(rows[c].size - s) / rows[c].size;
 		cr_assert_leq(w, 0.125, "%llu B in a %u-B object wastes %.1f%%",
 			      (unsigned long long)s, rows[c].size, 100 * w);
@@ -75,20 +81,45 @@ Test(size_classes, waste_is_at_most_an_eighth_from_128_bytes)
 		    (unsigned long long)worst_s, aa_class_size(aa_size_class(worst_s)));
 }
 
-/* The "BPF structs" mix (the sizes of bench/memory.c's mix): waste
- * (wasted bytes over allocated bytes) at most 8%. */
+/* The "BPF structs" mix (the sizes of bench/memory.c's mix, equally
+ * likely): the mean waste per object at most 8%, and so of its bytes. */
 Test(size_classes, bpf_struct_mix_wastes_at_most_8_percent)
 {
 	static const __u32 mix[] = { 24, 40, 48, 72, 96, 136, 200 };
+	const unsigned int n = sizeof(mix) / sizeof(mix[0]);
 	__u64 asked = 0, got = 0;
+	double per_obj = 0;
 	unsigned int i;
+	__u32 size;
 
-	for (i = 0; i < sizeof(mix) / sizeof(mix[0]); i++) {
+	for (i = 0; i < n; i++) {
+		size = aa_class_size(aa_size_class(mix[i]));
 		asked += mix[i];
-		got += aa_class_size(aa_size_class(mix[i]));
+		got += size;
+		per_obj += (double)(size - mix[i]) / size / n;
 	}
+	cr_assert_leq(per_obj, 0.08, "the mix wastes %.2f%% per object", 100 * per_obj);
 	cr_assert_leq((double)(got - asked) / got, 0.08, "mix wastes %llu of %llu bytes",
 		      (unsigned long long)(got - asked), (unsigned long long)got);
+}
+
+/* The alignment rule (include/aa_shared.h): a request whose size is a
+ * multiple of 16 gets a class that is one (its objects are 16-byte
+ * aligned: spans start on a page); every class keeps 8. */
+Test(size_classes, a_multiple_of_16_gets_16_byte_alignment)
+{
+	__u64 s;
+	__u32 size;
+
+	for (s = 1; s <= AA_MAX_CLASS_SIZE; s++) {
+		size = aa_class_size(aa_size_class(s));
+		cr_assert_eq(size % AA_MIN_ALIGN, 0, "%llu B: class of %u B",
+			     (unsigned long long)s, size);
+		if (s % 16 == 0)
+			cr_assert_eq(size % 16, 0, "%llu B: class of %u B, 8-byte aligned",
+				     (unsigned long long)s, size);
+		cr_assert_eq(AA_OBJ_ALIGN(size), size % 16 ? 8 : 16);
+	}
 }
 
 /* Spans: a power of two of pages (one page-heap block), whole objects, at

@@ -552,13 +552,10 @@ AA_API __u64 aa_heap__arena_size(const struct aa_heap *h)
 	return h->arena_size;
 }
 
-/* --- Size classes and tunables ---------------------------------------------
- * Defaults per class come from the generated table (include/aa_size_classes.h):
- * bigger objects get smaller caches, so a CPU cache holds a similar number
- * of bytes per class; a transfer cache holds 8 batches.
- */
-#define AA_CLASS_ROW(c, sz, pg, ob, ba, ca, rc) { sz, pg, ob, ba, ca },
-static const struct { __u32 size, pages, objs, batch, cap; } class_table[AA_NR_CLASSES] = {
+/* --- Size classes -------------------------------------------------------- */
+
+#define AA_CLASS_ROW(c, sz, pg, ob, ba, ca, rc) { sz, pg },
+static const struct { __u32 size, pages; } class_table[AA_NR_CLASSES] = {
 	AA_SIZE_CLASSES(AA_CLASS_ROW)
 };
 static const __u8 class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
@@ -577,13 +574,10 @@ AA_API int aa_size_class(__u64 size)
 {
 	if (size == 0 || size > AA_MAX_CLASS_SIZE)
 		return aa_err(-EINVAL);
-	return class_index[(size + AA_MIN_SIZE - 1) >> AA_MIN_SHIFT];
+	return class_index[AA_CLASS_INDEX_OF(size)];
 }
 
-#define DEFAULT_TRANSFER_BATCHES 8
-#define DEFAULT_KEEP_BYTES	(4ULL << 20)
-#define DEFAULT_LOW_WATERMARK	(1ULL << 20)
-#define DEFAULT_DEFER_LIMIT	(16ULL << 20)	/* limbo bytes that raise the signal */
+/* --- Environment knobs besides the tunables (tunables.c) ----------------- */
 
 int aa__env_u64(const char *name, __u64 *out)
 {
@@ -600,90 +594,6 @@ int aa__env_u64(const char *name, __u64 *out)
 		return -EINVAL;
 	}
 	return 1;
-}
-
-/* One environment value for every class; a value over 32 bits is an error. */
-static int env_per_class(const char *name, __u32 *per_class)
-{
-	__u64 v;
-	int c, err = aa__env_u64(name, &v);
-
-	if (err > 0 && v > 0xffffffffULL) {
-		pr_warn("%s=%llu is out of range\n", name, (unsigned long long)v);
-		return -EINVAL;
-	}
-	for (c = 0; err > 0 && c < AA_NR_CLASSES; c++)
-		per_class[c] = v;
-	return err;
-}
-
-AA_API int aa_tunables__default(struct aa_tunables *t)
-{
-	int c, err;
-	__u64 q;
-
-	if (!t)
-		return aa_err(-EINVAL);
-	memset(t, 0, sizeof(*t));
-	for (c = 0; c < AA_NR_CLASSES; c++) {
-		t->cpu_cache_cap[c] = class_table[c].cap;
-		t->batch[c] = class_table[c].batch;
-		t->transfer_cap[c] = class_table[c].batch * DEFAULT_TRANSFER_BATCHES;
-		if (t->transfer_cap[c] > AA_TRANSFER_MAX)
-			t->transfer_cap[c] = AA_TRANSFER_MAX;
-	}
-	t->keep_bytes = DEFAULT_KEEP_BYTES;
-	t->low_watermark = DEFAULT_LOW_WATERMARK;
-	t->defer_limit = DEFAULT_DEFER_LIMIT;
-	t->quarantine = AA_QUARANTINE_DEFAULT;
-
-	if ((err = env_per_class("ARENA_ALLOC_CPU_CACHE_CAP", t->cpu_cache_cap)) < 0 ||
-	    (err = env_per_class("ARENA_ALLOC_BATCH", t->batch)) < 0 ||
-	    (err = env_per_class("ARENA_ALLOC_TRANSFER_CAP", t->transfer_cap)) < 0)
-		return aa_err(err);
-	if ((err = aa__env_u64("ARENA_ALLOC_KEEP_BYTES", &t->keep_bytes)) < 0)
-		return aa_err(err);
-	if ((err = aa__env_u64("ARENA_ALLOC_LOW_WATERMARK", &t->low_watermark)) < 0)
-		return aa_err(err);
-	if ((err = aa__env_u64("ARENA_ALLOC_DEFER_LIMIT", &t->defer_limit)) < 0)
-		return aa_err(err);
-	if ((err = aa__env_u64("ARENA_ALLOC_QUARANTINE", &q)) < 0)
-		return aa_err(err);
-	if (err > 0) {
-		if (q > AA_QUARANTINE_MAX) {
-			pr_warn("ARENA_ALLOC_QUARANTINE=%llu: at most %u slots\n",
-				(unsigned long long)q, AA_QUARANTINE_MAX);
-			return aa_err(-EINVAL);
-		}
-		t->quarantine = q;
-	}
-	return 0;
-}
-
-AA_API int aa_tunables__validate(const struct aa_tunables *t)
-{
-	int c;
-
-	if (!t)
-		return aa_err(-EINVAL);
-	for (c = 0; c < AA_NR_CLASSES; c++) {
-		__u32 cap = t->cpu_cache_cap[c], batch = t->batch[c], tc = t->transfer_cap[c];
-
-		if (cap < 2 || cap > AA_CPU_CACHE_MAX || batch < 1 || batch > cap / 2 ||
-		    tc < batch || tc > AA_TRANSFER_MAX) {
-			pr_warn("class %d (%u B): need 2 <= cpu_cache_cap (%u) <= %u, "
-				"1 <= batch (%u) <= cap/2, batch <= transfer_cap (%u) <= %u\n",
-				c, class_table[c].size, cap, AA_CPU_CACHE_MAX, batch, tc,
-				AA_TRANSFER_MAX);
-			return aa_err(-EINVAL);
-		}
-	}
-	if (t->quarantine > AA_QUARANTINE_MAX) {
-		pr_warn("quarantine (%u) must be at most %u slots\n", t->quarantine,
-			AA_QUARANTINE_MAX);
-		return aa_err(-EINVAL);
-	}
-	return 0;
 }
 
 /* --- Cache tiers ------------------------------------------------------------ */

@@ -16,7 +16,7 @@ struct arena_alloc;
 struct ring_buffer;
 struct aa_uc;
 
-/* The library's refill event ring map (bpf/buddy.bpf.c). */
+/* The library's refill event ring map (bpf/heap.bpf.c). */
 #define AA_REFILL_RING	"aa_refill_rb"
 /* The debug-mode error ring (bpf/debug.bpf.c). */
 #define AA_DEBUG_RING	"aa_debug_rb"
@@ -107,6 +107,11 @@ int aa__heap_configure_fault(struct aa_heap *h, const struct aa_heap_opts *opts)
 /* heap.c: a numeric environment variable into *out: 1 when set, 0 when
  * unset or empty, -EINVAL (said why) when not a number */
 int aa__env_u64(const char *name, __u64 *out);
+/* tunables.c: s as a size, decimal digits then K, M or G (powers of 1024)
+ * or nothing, white space and '+' first allowed: 0 and *out, -EINVAL (not
+ * a size) or -ERANGE (over 64 bits), *out untouched; no message. Also the
+ * CLI's size parser (it links the static library). */
+int aa__parse_size(const char *s, __u64 *out);
 /* Map the arena and find the root through aa_fast; where names the source
  * in messages. */
 int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where);

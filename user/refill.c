@@ -3,7 +3,7 @@
  * refill.c - the low-watermark signal, from userspace: wait for it, answer
  * it.
  *
- * BPF raises aa_root.need_refill (0 -> 1, under the heap lock) when an
+ * BPF raises aa_root.need_refill (0 -> 1, AA_RAISE_REFILL()) when an
  * allocation fails or free memory drops below tun.low_watermark, and then,
  * lock dropped, writes one struct aa_refill_event into the ring buffer map
  * aa_refill_rb. The flag is the truth; the ring is only the wake-up:
@@ -144,8 +144,8 @@ static void refill_answered(struct aa_heap *h, __u32 *flag)
 	 * seq_cst store on arm64 (stlr, then a plain ldr) */
 	__atomic_store_n(flag, 0, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (below_watermark(h->root) && __sync_bool_compare_and_swap(flag, 0, 1))
-		__sync_fetch_and_add((__u64 *)&h->root->refill_signals, 1);
+	if (below_watermark(h->root))
+		AA_RAISE_REFILL(flag, (__u64 *)&h->root->refill_signals);
 }
 
 AA_API int aa_heap__refill(struct aa_heap *h, __u64 bytes)

@@ -255,8 +255,8 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 				(unsigned long long)s->spills, (unsigned long long)s->nested,
 				(unsigned long long)s->failures, cc->cls[c].count);
 		}
-	fprintf(out, "transfer %6s %10s %10s %10s %10s %10s %6s\n", "class", "batch_in",
-		"batch_out", "lock_fail", "from_buddy", "to_buddy", "cached");
+	fprintf(out, "transfer %6s %10s %10s %10s %11s %11s %6s\n", "class", "batch_in",
+		"batch_out", "lock_fail", "remove_miss", "insert_miss", "cached");
 	for (c = 0; c < AA_NR_CLASSES; c++) {
 		const struct aa_transfer_cache *t = aa_heap__transfer_cache(h, c);
 
@@ -264,10 +264,10 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 			break;
 		if (!t->batches_in && !t->batches_out && !t->count && !t->lock_fails)
 			continue;
-		fprintf(out, "         %6u %10llu %10llu %10llu %10llu %10llu %6u\n",
+		fprintf(out, "         %6u %10llu %10llu %10llu %11llu %11llu %6u\n",
 			r->class_size[c], (unsigned long long)t->batches_in,
 			(unsigned long long)t->batches_out, (unsigned long long)t->lock_fails,
-			(unsigned long long)t->from_buddy, (unsigned long long)t->to_buddy,
+			(unsigned long long)t->remove_misses, (unsigned long long)t->insert_misses,
 			t->count);
 	}
 	fprintf(out, "refill signals: %llu%s, events lost %llu\n",

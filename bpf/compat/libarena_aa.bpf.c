@@ -13,8 +13,9 @@
  * libarena's other calls stay its own: its buddy (arena_buddy_reset,
  * arena_buddy_destroy, the buddy tests, libarena's control), its page
  * reservation (arena_alloc_reserve), arena_get_info.
- * Semantics: arena_malloc(size) is aa_malloc_grow_u64() (16-byte
- * aligned, not zeroed, as libarena's buddy; NULL on failure, counted);
+ * Semantics: arena_malloc(size) is aa_malloc_grow_u64() (aligned by the
+ * alignment rule of aa_shared.h: 8 bytes, 16 where size is a multiple of
+ * 16; not zeroed, as libarena's buddy; NULL on failure, counted);
  * it may map pages, as libarena's may: Linux >= 7.0 for non-sleepable
  * programs. arena_free(NULL) does nothing; a pointer that is not an
  * allocation is refused and counted (aa_stats.err[]) where libarena's

@@ -19,9 +19,10 @@
  * initialises the heap (no loader change; aa_heap__attach() still works
  * and sets tunables), memory is reused as soon as it is freed (the
  * kernel's returns a page only when all of its objects are freed), blocks
- * are 16-byte aligned (its are 8), and bpf_free() of a pointer that is not
- * an allocation changes nothing and is counted (its corrupts a page's
- * count). The include defines AA_ARENA_FUNCS(arena): one file per linked
+ * are 8-byte aligned as its are, and 16-byte aligned where the size is a
+ * multiple of 16 (the alignment rule, aa_shared.h), and bpf_free() of a
+ * pointer that is not an allocation changes nothing and is counted (its
+ * corrupts a page's count). The include defines AA_ARENA_FUNCS(arena): one file per linked
  * object includes it, the others define BPF_ARENA_ALLOC_NO_FUNCS first.
  */
 #pragma once

@@ -91,11 +91,11 @@ static int st_bulk(void)
 	n = aa_malloc_bulk(arr, 16, 72);
 	if (n != 16)
 		return 2;
-	for (i = 0; i < 16; i++)	/* the 80-B class */
-		if (!arr[i] || aa_usable_size_u64(arr[i]) != 80)
+	for (i = 0; i < 16; i++)	/* the 72-B class */
+		if (!arr[i] || aa_usable_size_u64(arr[i]) != 72)
 			return 3;
 	keep = arr[3];
-	arr[3] = arr[2] + 8;	/* misaligned: refused, stays in the array */
+	arr[3] = arr[2] + 4;	/* misaligned: refused, stays in the array */
 	n = aa_free_bulk(arr, 16);
 	if (n != 15 || arr[3] == 0 || arr[0] != 0)
 		return 4;

@@ -58,7 +58,7 @@ static int step_bad_pointers(void)
 		return 1;
 	if (aa_free((__u64)p + 16) != -ENOENT)
 		return 2;
-	if (aa_free((__u64)p + 8) != -EINVAL)
+	if (aa_free((__u64)p + 4) != -EINVAL)
 		return 3;
 	if (aa_free(16) != -EFAULT)
 		return 4;

@@ -48,6 +48,13 @@ static __always_inline __u32 ps_size(__u32 stamp)
 	return ps_class_size[c < AA_NR_CLASSES ? c : 0] - 2 * PS_SUB(stamp);
 }
 
+/* The alignment an object of the stamp's class must have (aa_shared.h's
+ * rule). */
+static __always_inline __u64 ps_align(__u32 stamp)
+{
+	return AA_OBJ_ALIGN(ps_size(stamp & ~PS_STAMP(0, 0, 3, 0)));
+}
+
 /* A random class from random bits (a multiply, not a modulo: the verifier
  * bounds it). */
 static __always_inline __u32 ps_class(__u32 r)
@@ -97,7 +104,7 @@ static __always_inline __u64 ps_new(struct ps_ctx *x, __u32 r)
 		return 0;
 	}
 	x->c.allocs++;
-	if (p & 15) {
+	if (p & (ps_align(stamp) - 1)) {
 		x->c.misaligned++;	/* not ours to touch: leave it */
 		return 0;
 	}
@@ -141,7 +148,7 @@ static __always_inline void ps_bulk_step(struct ps_ctx *x, __u32 r)
 		ps_nulls(x, PS_BULK - n, t0);
 	x->c.allocs += n;
 	for (i = 0; i < PS_BULK && i < n; i++) {
-		if (arr[i] & 15) {
+		if (arr[i] & (ps_align(PS_STAMP(0, cls, 0, 0)) - 1)) {
 			x->c.misaligned++;
 			return;
 		}

@@ -3,7 +3,7 @@
  * test_stress.bpf.c - programs of the long stress (test_stress.c), on a
  * heap with deferred free (AA_F_DEFER):
  *  - st_run (syscall; several pinned threads per CPU): each step allocates
- *    an object of a random kind (malloc over the 45 size classes, a page
+ *    an object of a random kind (malloc over the 52 size classes, a page
  *    run of 3 .. 34 pages, calloc checked zero, aligned_alloc checked
  *    aligned), stamps it and swaps it into a random shared slot; the object
  *    swapped out, most likely allocated on another CPU, is checked
@@ -80,9 +80,9 @@ static __always_inline __u32 st_rand(struct st_ctx *x)
 	return x->seed = s;
 }
 
-/* A random class: half of the time one of the 16 up to 256 B (most
+/* A random class: half of the time one of the 16 up to 144 B (most
  * allocations are small; their caches are the deep ones), else any of the
- * 45 (a multiply, not a modulo: the verifier bounds it). */
+ * AA_NR_CLASSES (a multiply, not a modulo: the verifier bounds it). */
 static __always_inline __u32 st_class(__u32 r)
 {
 	if (r & 1)
@@ -207,6 +207,8 @@ __attribute__((noinline)) __u64 st_new(__u32 me, __u32 seq, __u32 r, __u32 sel)
 	}
 	stamp = ST_STAMP(kind, code, me, seq);
 	size = st_size(stamp);
+	if (kind == ST_K_CLASS)	/* the alignment rule (aa_shared.h), debug mode too */
+		align = size % 16 ? AA_MIN_ALIGN : 16;
 	if (k == ST_CALLOC)
 		p = (size & 1) ? (__u64)aa_calloc(1, size) : (__u64)aa_calloc(2, size >> 1);
 	else if (k == ST_ALIGNED)
@@ -252,7 +254,7 @@ __attribute__((noinline)) int st_bulk(__u32 me, __u32 cpu, __u32 seq, __u32 r, _
 	/* no counter of ours in the loops: the verifier would walk them once
 	 * per value (iterator loops converge only on equal states) */
 	bpf_for(i, 0, got) {
-		if (arr[i] & 15) {
+		if (arr[i] & (AA_OBJ_ALIGN(st_csize(code)) - 1)) {
 			CNT(me).bad_align++;
 			arr[i] = 0;	/* not ours to touch: leaked, and the end shows it */
 			continue;

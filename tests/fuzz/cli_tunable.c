@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * cli_tunable.c - fuzz target: load's --tunable K=V / K:SIZE=V parser,
- * cli_parse_tunable(), on the default tunables, against an oracle: a size
- * key (keep_bytes, low_watermark, defer_limit) changes that field alone,
- * to the size of V (fuzz_ref_size()); quarantine takes 0 .. 1024 slots
- * (decimal); a per-class key (cpu_cache_cap,
- * batch, transfer_cap) sets every class, or with :SIZE (1 .. 8192) the
- * class aa_size_class(SIZE), to V, decimal digits that fit in 32 bits; a
- * refused argument changes nothing. aa_tunables__validate() then runs on
- * the result (it must answer 0 or -EINVAL, and 0 for the defaults).
+ * cli_tunable.c - fuzz target: load's --tunable KEY=VALUE /
+ * KEY:SIZE=VALUE, cli_parse_tunable() (through aa_tunables__set()), on the
+ * default tunables, against an oracle: KEY is one of fuzz_ref_tunables[]
+ * and changes that field alone, to VALUE as fuzz_ref_value() reads it in
+ * the key's range (a size for keep_bytes, low_watermark and defer_limit,
+ * decimal for the others); a per-class key (cpu_cache_cap, batch,
+ * transfer_cap) sets every class, or with :SIZE (a size, 1 .. 8192) the
+ * class aa_size_class(SIZE); nothing else is taken, and a refused argument
+ * changes nothing. aa_tunables__validate() then runs on the result (it
+ * must answer 0 or -EINVAL, and 0 for the defaults).
  */
 #include "fuzz.h"
 #include "cli.h"
@@ -17,87 +18,50 @@ static struct aa_tunables defaults;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static const char *const env[] = {
-		"ARENA_ALLOC_CPU_CACHE_CAP", "ARENA_ALLOC_BATCH", "ARENA_ALLOC_TRANSFER_CAP",
-		"ARENA_ALLOC_KEEP_BYTES", "ARENA_ALLOC_LOW_WATERMARK", "ARENA_ALLOC_DEFER_LIMIT",
-		"ARENA_ALLOC_QUARANTINE",
-	};
 	size_t i;
 
 	(void)argc, (void)argv;
 	aa_set_print(fuzz_quiet_print);
-	for (i = 0; i < sizeof(env) / sizeof(env[0]); i++)
-		unsetenv(env[i]);
+	for (i = 0; i < FUZZ_NR_TUNABLES; i++)
+		unsetenv(fuzz_ref_tunables[i].env);
 	if (aa_tunables__default(&defaults) || aa_tunables__validate(&defaults))
 		fuzz_fail("the default tunables are not valid");
 	return 0;
-}
-
-/* A 32-bit decimal number, as the oracle reads one (white space and '+'
- * first allowed, as strtoull() takes them; never a '-'). */
-static int ref_u32(const char *s, const char *end, __u64 *out)
-{
-	const char *p = s;
-	__u64 v = 0;
-
-	while (p < end && isspace((unsigned char)*p))
-		p++;
-	if (p < end && *p == '+')
-		p++;
-	if (p == end)
-		return 0;
-	for (; p < end; p++) {
-		if (*p < '0' || *p > '9')
-			return 0;
-		v = v * 10 + (*p - '0');
-		if (v > 0xffffffffULL)
-			return 0;
-	}
-	*out = v;
-	return 1;
 }
 
 /* What t must be after cli_parse_tunable(arg) on the defaults: 1 and *want,
  * or 0 when arg must be refused. */
 static int ref_tunable(const char *arg, struct aa_tunables *want)
 {
-	static const char *const per_class[] = { "cpu_cache_cap", "batch", "transfer_cap" };
-	__u32 *fields[] = { want->cpu_cache_cap, want->batch, want->transfer_cap };
-	const char *eq = strchr(arg, '='), *colon, *name_end;
+	const char *eq = strchr(arg, '='), *colon;
+	char *size_s;
+	size_t i, len;
 	__u64 v, size;
-	int cls = -1, i, c;
+	int cls = -1, err;
 
 	*want = defaults;
 	if (!eq || eq == arg)
 		return 0;
-	if (!strncmp(arg, "keep_bytes=", 11))
-		return fuzz_ref_size(eq + 1, &want->keep_bytes);
-	if (!strncmp(arg, "low_watermark=", 14))
-		return fuzz_ref_size(eq + 1, &want->low_watermark);
-	if (!strncmp(arg, "defer_limit=", 12))
-		return fuzz_ref_size(eq + 1, &want->defer_limit);
-	if (!strncmp(arg, "quarantine=", 11)) {
-		if (!ref_u32(eq + 1, eq + strlen(eq), &v) || v > AA_QUARANTINE_MAX)
-			return 0;
-		want->quarantine = v;
-		return 1;
-	}
 	colon = memchr(arg, ':', eq - arg);
-	name_end = colon ? colon : eq;
+	len = (colon ? colon : eq) - arg;
+	for (i = 0; i < FUZZ_NR_TUNABLES; i++)
+		if (strlen(fuzz_ref_tunables[i].key) == len &&
+		    !memcmp(arg, fuzz_ref_tunables[i].key, len))
+			break;
+	if (i == FUZZ_NR_TUNABLES || (colon && !fuzz_ref_tunables[i].per_class))
+		return 0;
 	if (colon) {
-		if (!ref_u32(colon + 1, eq, &size) || !size || size > AA_MAX_CLASS_SIZE)
+		size_s = fuzz_str((const uint8_t *)colon + 1, eq - colon - 1);
+		err = fuzz_ref_value(size_s, true, 1, AA_MAX_CLASS_SIZE, &size);
+		free(size_s);
+		if (err)
 			return 0;
 		cls = aa_size_class(size);
 	}
-	for (i = 0; i < 3; i++)
-		if (strlen(per_class[i]) == (size_t)(name_end - arg) &&
-		    !strncmp(arg, per_class[i], name_end - arg))
-			break;
-	if (i == 3 || !ref_u32(eq + 1, eq + strlen(eq), &v))
+	if (fuzz_ref_value(eq + 1, fuzz_ref_tunables[i].sized, fuzz_ref_tunables[i].min,
+			   fuzz_ref_tunables[i].max, &v))
 		return 0;
-	for (c = 0; c < AA_NR_CLASSES; c++)
-		if (cls < 0 || c == cls)
-			fields[i][c] = v;
+	fuzz_ref_store(want, i, cls, v);
 	return 1;
 }
 

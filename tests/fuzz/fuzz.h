@@ -18,6 +18,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,37 +99,85 @@ static int fuzz_quiet_print(enum aa_print_level level, const char *fmt, va_list 
 	return vsnprintf(buf, sizeof(buf), fmt, ap);
 }
 
-/* The oracle of the CLI's sizes (cli_size.c, cli_tunable.c), written apart
- * from cli_parse_size(): optional white space and '+', decimal digits,
- * then K, M or G (either case, powers of 1024) or nothing, fitting in 64
- * bits. 1 and the value, or 0 for a string that is not a size. */
-static int fuzz_ref_size(const char *s, __u64 *out)
+/* The oracle of the library's values (aa_tunables__set(), the
+ * ARENA_ALLOC_<KEY> environment, the CLI's sizes), written apart from
+ * the parser in user/tunables.c: optional white space and '+', decimal
+ * digits, then with sized K, M or G (either case, powers of 1024) or
+ * nothing; never a '-'. 0 and the value; -EINVAL for a string that is not
+ * such a number, -ERANGE for one past 64 bits or outside min .. max. */
+static int fuzz_ref_value(const char *s, bool sized, __u64 min, __u64 max, __u64 *out)
 {
+	static const char units[] = "KMG";
 	unsigned __int128 v = 0;
 	unsigned int shift = 0;
-	const char *p = s;
+	const char *p = s, *unit;
 	int digits = 0;
 
+	if (strchr(s, '-'))
+		return -EINVAL;
 	while (isspace((unsigned char)*p))
 		p++;
 	if (*p == '+')
 		p++;
-	for (; *p >= '0' && *p <= '9'; p++, digits++) {
-		v = v * 10 + (*p - '0');
-		if (v > ~0ULL)
-			return 0;
-	}
+	for (; *p >= '0' && *p <= '9'; p++, digits++)
+		if (v <= ~0ULL)		/* past 64 bits it stays past */
+			v = v * 10 + (*p - '0');
 	if (!digits)
-		return 0;
-	switch (*p) {
-	case 'K': case 'k': shift = 10; p++; break;
-	case 'M': case 'm': shift = 20; p++; break;
-	case 'G': case 'g': shift = 30; p++; break;
+		return -EINVAL;
+	/* K, M, G: 2^10, 2^20, 2^30 */
+	if (sized && *p && (unit = strchr(units, toupper((unsigned char)*p))))
+		shift = 10 * (unit - units + 1), p++;
+	if (*p)
+		return -EINVAL;
+	v <<= shift;
+	if (v > ~0ULL || v < min || v > max)
+		return -ERANGE;
+	*out = (__u64)v;
+	return 0;
+}
+
+/* The oracle of the CLI's sizes (cli_size.c): 1 and the value, or 0 for a
+ * string that is not a size. */
+static int fuzz_ref_size(const char *s, __u64 *out)
+{
+	return !fuzz_ref_value(s, true, 0, ~0ULL, out);
+}
+
+/* The oracle's tunables (env_tunables.c, cli_tunable.c), in the order the
+ * library reads their ARENA_ALLOC_<KEY> variables: whether a value is a
+ * size, whether the key is per class (KEY:SIZE picks one), its range. */
+static const struct fuzz_ref_tunable {
+	const char *key, *env;
+	bool sized, per_class;
+	__u64 min, max;
+} fuzz_ref_tunables[] = {
+	{ "cpu_cache_cap", "ARENA_ALLOC_CPU_CACHE_CAP", false, true, 2, AA_CPU_CACHE_MAX },
+	{ "batch", "ARENA_ALLOC_BATCH", false, true, 1, AA_CPU_CACHE_MAX / 2 },
+	{ "transfer_cap", "ARENA_ALLOC_TRANSFER_CAP", false, true, 1, AA_TRANSFER_MAX },
+	{ "keep_bytes", "ARENA_ALLOC_KEEP_BYTES", true, false, 0, ~0ULL },
+	{ "low_watermark", "ARENA_ALLOC_LOW_WATERMARK", true, false, 0, ~0ULL },
+	{ "defer_limit", "ARENA_ALLOC_DEFER_LIMIT", true, false, 0, ~0ULL },
+	{ "quarantine", "ARENA_ALLOC_QUARANTINE", false, false, 0, AA_QUARANTINE_MAX },
+};
+#define FUZZ_NR_TUNABLES	(sizeof(fuzz_ref_tunables) / sizeof(fuzz_ref_tunables[0]))
+
+/* v into tunable i (fuzz_ref_tunables[]) of t: class cls, or every class
+ * when cls < 0. */
+static void fuzz_ref_store(struct aa_tunables *t, size_t i, int cls, __u64 v)
+{
+	__u32 *per_class[] = { t->cpu_cache_cap, t->batch, t->transfer_cap };
+	__u64 *sizes[] = { &t->keep_bytes, &t->low_watermark, &t->defer_limit };
+	int c;
+
+	if (i < 3) {
+		for (c = 0; c < AA_NR_CLASSES; c++)
+			if (cls < 0 || c == cls)
+				per_class[i][c] = v;
+	} else if (i < 6) {
+		*sizes[i - 3] = v;
+	} else {
+		t->quarantine = v;
 	}
-	if (*p || (v << shift) > ~0ULL)
-		return 0;
-	*out = (__u64)(v << shift);
-	return 1;
 }
 
 #define FUZZ_MAX_ARGS	32

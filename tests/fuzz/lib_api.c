@@ -35,7 +35,8 @@ static void size_classes(__u64 n, __u32 cls)
 	if (n == 0 || n > AA_MAX_CLASS_SIZE) {
 		if (c != -EINVAL || errno != EINVAL)
 			fuzz_fail("aa_size_class(%llu) = %d, not -EINVAL", (unsigned long long)n, c);
-	} else if (c < 0 || c >= AA_NR_CLASSES || size < n || size % 16 ||
+	} else if (c < 0 || c >= AA_NR_CLASSES || size < n || size % AA_MIN_ALIGN ||
+		   (n % 16 == 0 && size % 16) ||
 		   (c > 0 && aa_class_size(c - 1) >= n)) {
 		fuzz_fail("aa_size_class(%llu) = %d (class size %u, the one below %u)",
 			  (unsigned long long)n, c, size, c > 0 ? aa_class_size(c - 1) : 0);

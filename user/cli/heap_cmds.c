@@ -56,68 +56,31 @@ static int fault_opt(const char *opt, const char *arg, __u32 *out)
 	return 0;
 }
 
-/* --tunable K=V: keep_bytes, low_watermark and defer_limit take sizes,
- * quarantine a number of slots; cpu_cache_cap,
- * batch and transfer_cap set every class, or with K:SIZE=V the class that
- * serves SIZE bytes (the class column of `stats`). Checked as a whole by
- * aa_tunables__validate() once all are read. */
+/* --tunable KEY=VALUE: aa_tunables__set(), which says what it refuses
+ * (KEY:SIZE=V sets the class that serves SIZE bytes, the class column of
+ * `stats`). Checked as a whole by aa_tunables__validate() once all are
+ * read. */
 int cli_parse_tunable(const char *arg, struct aa_tunables *t)
 {
-	static const char *const per_class[] = { "cpu_cache_cap", "batch", "transfer_cap" };
-	__u32 *fields[] = { t->cpu_cache_cap, t->batch, t->transfer_cap };
-	const char *eq = strchr(arg, '='), *colon;
-	unsigned long long v;
-	long cls = -1;
-	size_t klen, i;
-	char *end;
+	const char *eq = strchr(arg, '=');
+	char *key;
+	int err;
 
 	if (!eq || eq == arg) {
 		cli_err("load: --tunable '%s': give KEY=VALUE", arg);
 		return -1;
 	}
-	klen = eq - arg;
-	if (klen == 10 && !strncmp(arg, "keep_bytes", klen))
-		return cli_parse_size("--tunable keep_bytes", eq + 1, &t->keep_bytes);
-	if (klen == 13 && !strncmp(arg, "low_watermark", klen))
-		return cli_parse_size("--tunable low_watermark", eq + 1, &t->low_watermark);
-	if (klen == 11 && !strncmp(arg, "defer_limit", klen))
-		return cli_parse_size("--tunable defer_limit", eq + 1, &t->defer_limit);
-	if (klen == 10 && !strncmp(arg, "quarantine", klen)) {
-		if (cli_parse_number(eq + 1, 10, &v) || v > AA_QUARANTINE_MAX) {
-			cli_err("load: --tunable '%s': give 0 .. %u slots", arg, AA_QUARANTINE_MAX);
-			return -1;
-		}
-		t->quarantine = v;
-		return 0;
-	}
-	colon = memchr(arg, ':', klen);
-	if (colon) {
-		errno = 0;
-		v = strtoull(colon + 1, &end, 10);
-		cls = errno || end != eq || memchr(colon, '-', eq - colon) || !v || v > AA_MAX_CLASS_SIZE ?
-		      -1 : aa_size_class(v);
-		if (cls < 0) {
-			cli_err("load: --tunable '%s': give the object size of a class, 1 .. %u",
-				arg, AA_MAX_CLASS_SIZE);
-			return -1;
-		}
-		klen = colon - arg;
-	}
-	for (i = 0; i < 3; i++)
-		if (strlen(per_class[i]) == klen && !strncmp(arg, per_class[i], klen))
-			break;
-	if (i == 3) {
-		cli_err("load: --tunable '%.*s': unknown (keep_bytes, low_watermark, defer_limit, "
-			"quarantine, cpu_cache_cap, batch, transfer_cap)", (int)klen, arg);
+	key = strndup(arg, eq - arg);
+	if (!key) {
+		cli_err("load: --tunable '%s': out of memory", arg);
 		return -1;
 	}
-	if (cli_parse_number(eq + 1, 10, &v) || v > 0xffffffffULL) {
-		cli_err("load: --tunable '%s': the value is not a 32-bit number", arg);
+	err = aa_tunables__set(t, key, eq + 1);
+	free(key);
+	if (err) {
+		cli_err("load: --tunable '%s' refused (above)", arg);
 		return -1;
 	}
-	for (int c = 0; c < AA_NR_CLASSES; c++)
-		if (cls < 0 || c == cls)
-			fields[i][c] = v;
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <sys/mount.h>
 #include <sys/statfs.h>
 #include "cli.h"
+#include "../internal.h"	/* aa__parse_size(): the CLI links the static library */
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC	0xcafe4a11
@@ -226,32 +227,13 @@ int cli_parse_plain(int argc, char **argv)
 
 int cli_parse_size(const char *opt, const char *s, __u64 *out)
 {
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
+	int err = aa__parse_size(s, out);
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	/* strtoull() negates "-N", also behind white space: no size has a '-' */
-	if (end == s || errno || strchr(s, '-')) {
-		cli_err("%s: '%s' is not a size (N, NK, NM or NG)", opt, s);
-		return -1;
-	}
-	switch (*end) {
-	case 'K': case 'k': shift = 10; end++; break;
-	case 'M': case 'm': shift = 20; end++; break;
-	case 'G': case 'g': shift = 30; end++; break;
-	}
-	if (*end) {
-		cli_err("%s: '%s' is not a size (N, NK, NM or NG)", opt, s);
-		return -1;
-	}
-	if (shift && v > (~0ULL >> shift)) {
+	if (err == -ERANGE)
 		cli_err("%s: '%s' does not fit in 64 bits", opt, s);
-		return -1;
-	}
-	*out = v << shift;
-	return 0;
+	else if (err)
+		cli_err("%s: '%s' is not a size (N, NK, NM or NG)", opt, s);
+	return err ? -1 : 0;
 }
 
 int cli_ensure_bpffs(void)
