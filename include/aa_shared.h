@@ -156,7 +156,7 @@ struct __attribute__((aligned(8))) aa_slot {
 };
 
 /*
- * Size classes (include/aa_size_classes.h, generated): 16-B steps up to 128 B,
+ * Size classes (include/aa_size_classes.h, generated): 8-B steps up to 128 B,
  * then at most 12.5% waste per request, up to 8 KiB. Every class goes
  * through the cache tiers; larger requests are page runs. The count sizes
  * arrays of the root and of the CPU caches: a new table is a new layout.
