@@ -75,8 +75,10 @@ static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
  * hides the range from the compiler, so the clamp stays. A constant size
  * folds to a constant class.
  */
-/* Class of a request of size bytes, 1 <= size <= AA_MAX_CLASS_SIZE. */
-static __always_inline __u32 aa_size_class(__u64 size)
+/* Class of a request of size bytes, 1 <= size <= AA_MAX_CLASS_SIZE
+ * (unchecked: the caller checked the size). The library's public
+ * aa_size_class() (arena_alloc.h) is the checked one, for userspace. */
+static __always_inline __u32 __aa_size_class(__u64 size)
 {
 	__u64 q = AA_CLASS_INDEX_OF(size);
 
@@ -146,7 +148,7 @@ static __always_inline __u64 aa_malloc_inline(__u64 size)
 	cc = __aa_this_cache();
 	if (!cc)	/* not initialised, caches off, debug mode, CPU >= 256 */
 		return aa_malloc_u64(size);
-	c = aa_size_class(size);
+	c = __aa_size_class(size);
 	p = __aa_hit_alloc(cc, c, size);
 	if (p)
 		return p;
