@@ -35,7 +35,9 @@
  * are page-aligned; aa_aligned_alloc() picks a class by its alignment. */
 #define AA_MIN_SIZE		16U
 #define AA_MIN_ALIGN		AA_CLASS_GRAIN
-#define AA_OBJ_ALIGN(class_size)	((class_size) % 16 ? AA_MIN_ALIGN : 16U)
+/* The alignment of an object of class size n, and so the least one a
+ * request of n bytes gets (a multiple of 16 gets a class that is one). */
+#define AA_OBJ_ALIGN(n)		((n) % 16 ? AA_MIN_ALIGN : 16U)
 
 /*
  * The page heap (bpf/buddy.bpf.c): 1-MiB chunks of 256 pages, split into

@@ -289,7 +289,7 @@ static void fuzz_alloc(struct fz *f)
 			     (unsigned long long)size, (unsigned long long)arg, (long long)a.ret);
 		return;
 	}
-	cr_assert_eq((a.ptr - f->r->arena_base) % (total % 16 ? AA_MIN_ALIGN : 16), 0,
+	cr_assert_eq((a.ptr - f->r->arena_base) % AA_OBJ_ALIGN(total), 0,
 		     "0x%llx for %llu B: the alignment rule", (unsigned long long)a.ptr,
 		     (unsigned long long)total);
 	if (op == AA_OP_ALIGNED)

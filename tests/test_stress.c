@@ -281,7 +281,7 @@ static void st_user_step(struct st_counts *c, int cpu, __u32 me, __u32 seq, __u3
 	}
 	c->alloc[k]++;
 	/* the alignment rule (aa_shared.h), debug mode too */
-	if (p & (kind == ST_K_RUN ? AA_PAGE_SIZE - 1 : size % 16 ? AA_MIN_ALIGN - 1 : 15)) {
+	if (p & (kind == ST_K_RUN ? AA_PAGE_SIZE - 1 : AA_OBJ_ALIGN(size) - 1)) {
 		c->bad_align++;
 		return;	/* not ours to touch: leaked, and the end shows it */
 	}

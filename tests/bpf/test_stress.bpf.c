@@ -208,7 +208,7 @@ __attribute__((noinline)) __u64 st_new(__u32 me, __u32 seq, __u32 r, __u32 sel)
 	stamp = ST_STAMP(kind, code, me, seq);
 	size = st_size(stamp);
 	if (kind == ST_K_CLASS)	/* the alignment rule (aa_shared.h), debug mode too */
-		align = size % 16 ? AA_MIN_ALIGN : 16;
+		align = AA_OBJ_ALIGN(size);
 	if (k == ST_CALLOC)
 		p = (size & 1) ? (__u64)aa_calloc(1, size) : (__u64)aa_calloc(2, size >> 1);
 	else if (k == ST_ALIGNED)
