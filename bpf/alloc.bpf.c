@@ -40,8 +40,8 @@ static __always_inline int aa_aligned_class(__u64 size, __u64 align)
 	if (size > AA_MAX_CLASS_SIZE || align > AA_MAX_CLASS_SIZE)
 		return -1;
 	if (align <= AA_MIN_ALIGN)
-		return aa_size_class(size);
-	start = aa_size_class(size > align ? size : align);
+		return __aa_size_class(size);
+	start = __aa_size_class(size > align ? size : align);
 	aa_for(c, start, AA_NR_CLASSES)
 		if (!(aa_class(c)->size & (align - 1)))
 			return c;
@@ -226,7 +226,7 @@ int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
 	if (err)
 		return err;
 	if (size - 1 < AA_MAX_CLASS_SIZE && !debug_on()) {
-		__u32 cls = aa_size_class(size);
+		__u32 cls = __aa_size_class(size);
 
 		if (!caches_on() || !aa_heap_ready())	/* a batch per heap-lock hold */
 			return aa_heap_alloc_bulk(arr, n, cls, 0);

@@ -201,7 +201,7 @@ static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, _
 	return p;
 }
 
-__u64 aa__cpu_cache_alloc_slow(__u32 cls, __u64 size)
+__u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size)
 {
 	return cache_alloc_slow(this_cpu_cache(), cls, size);
 }
@@ -254,7 +254,7 @@ static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls, __u64 size)
 	struct aa_cpu_cache __arena *cc = this_cpu_cache();
 	__u64 p = cc ? __aa_hit_alloc(cc, cls, size) : 0;
 
-	return p ? p : aa__cpu_cache_alloc_slow(cls, size);
+	return p ? p : aa_cpu_cache_alloc_slow(cls, size);
 }
 
 /*

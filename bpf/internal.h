@@ -377,12 +377,11 @@ static __always_inline bool aa_self_grows(void)
 	return aa_kernel_self_grows() && (aa__root.flags & AA_F_SELF_GROW);
 }
 
-/* What an allocation below the public function returns where
- * aa_self_grows() and the heap had no block for it: never an address
- * (blocks are AA_MIN_ALIGN-aligned). The public function (alloc.bpf.c) maps
- * chunks and tries again, from the frame that has room for the page
- * functions (call frames, below); a user never sees it. */
-#define AA_DRY	1ULL
+/* AA_DRY (arena_alloc_fast.bpf.h): what an allocation below the public
+ * function returns where aa_self_grows() and the heap had no block for it.
+ * The public function (alloc.bpf.c) maps chunks and tries again, from the
+ * frame that has room for the page functions (call frames, below); a user
+ * never sees it. */
 
 /* Metadata pages per chunk: the page map and span table, and with
  * AA_F_DEFER the pending bitmap. Fixed from init to teardown. */
@@ -628,10 +627,12 @@ static __always_inline bool aa_heap_ready(void)
  * A program has 8 frames, the user's and ours. Below a user's call the
  * library takes at most AA_API_FRAMES (arena_alloc.bpf.h) = 4, counting
  * the public function:
- *   1. a public function (alloc.bpf.c, defer.bpf.c, and the inline free's
- *      aa_cpu_cache_free_slow()): arguments, routing, the CPU-cache hit
- *      path inline, and self-growth (aa__arena_self_grow());
- *   2. a tier's entry point: the CPU-cache slow paths,
+ *   1. a public function (alloc.bpf.c, defer.bpf.c): arguments, routing,
+ *      the CPU-cache hit path inline, and self-growth
+ *      (aa__arena_self_grow());
+ *   2. a tier's entry point: the CPU-cache slow paths (the inline API
+ *      calls aa_cpu_cache_alloc_slow() and aa_cpu_cache_free_slow() from
+ *      the caller's frame, a frame above where the public functions do),
  *      aa__heap_free/claim/judge/usable_size, aa__debug_*(),
  *      aa__arena_self_grow(), aa__arena_self_init();
  *   3. a tier's operation: the transfer cache, aa__heap_alloc(),
@@ -733,7 +734,6 @@ static int user_reap(struct aa_user_args *a);
 
 /* cpu_cache.bpf.c: tier 1 (fast paths in aa_hit.h and arena_alloc_fast.bpf.h,
  * static inline; the slow halves are declared in arena_alloc_fast.bpf.h) */
-__u64 aa__cpu_cache_alloc_slow(__u32 cls, __u64 size);
 int aa__cpu_cache_drain(__u32 cpu);
 int aa__cpu_cache_vet(__u64 arr, __u32 n, __u32 cls);
 

@@ -280,7 +280,7 @@ static __always_inline bool heap_short(__u64 bytes, __u32 *order)
 	int cls;
 
 	if (bytes - 1 < AA_MAX_CLASS_SIZE) {
-		cls = aa_size_class(bytes);
+		cls = __aa_size_class(bytes);
 		if (READ_ONCE_ARENA(aa__root.central[aa_cls_idx(cls)].head) != AA_NIL)
 			return false;
 		pages = aa_class(cls)->pages;

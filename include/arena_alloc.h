@@ -287,11 +287,17 @@ AA_API long aa_heap__drain(struct aa_heap *heap);
  * @return caches reaped (>= 0); negative error */
 AA_API int aa_heap__reap(struct aa_heap *heap);
 
+/* The heap's default growth step: a refill's (aa_heap__refill(h, 0)), the
+ * refill agent's and `arena-alloc load`'s initial heap. */
+#define AA_GROW_BYTES_DEFAULT	(4ULL << 20)
+
 /** @brief **aa_heap__refill()** answers the low-watermark signal: when BPF
- * raised root->need_refill, grows the heap by bytes (0: 4 MiB) and clears
- * the signal, raising it again if free memory is still below the low
- * watermark (allocations during the grow took the new memory). On heaps with AA_F_DEFER it reclaims limbo first, and does
- * not grow when that brought free memory back above the low watermark.
+ * raised root->need_refill, grows the heap by bytes (0:
+ * AA_GROW_BYTES_DEFAULT, 4 MiB) and clears the signal, raising it again if
+ * free memory is still below the low watermark (allocations during the
+ * grow took the new memory). On heaps with AA_F_DEFER it reclaims limbo
+ * first, and does not grow when that brought free memory back above the
+ * low watermark.
  * @return chunks added (0 when no growth was needed); negative error */
 AA_API int aa_heap__refill(struct aa_heap *heap, __u64 bytes);
 

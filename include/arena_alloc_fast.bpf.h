@@ -27,11 +27,23 @@
 /* The hit path's and the claim's code, shared with the userspace library */
 #include "aa_hit.h"
 
-/* The slow half of the inline free (not for direct use): take ptr, an
- * object of class cls that the caller CLAIMED (word 0 = the FREED custody
- * mark, see __aa_claim()), when this CPU's cache is full or claimed. The
- * inline allocation's slow half is aa_malloc_u64() itself. */
+/* The slow halves of the inline API (not for direct use), the CPU-cache
+ * tier's own, called where the hit path stopped:
+ *  - aa_cpu_cache_alloc_slow(): an object of class cls for a request of
+ *    size bytes when this CPU's cache is empty or claimed: a refill, the
+ *    transfer cache or the heap. Returns its address, 0 (counted), or
+ *    AA_DRY: the heap is empty and grows itself, which the public
+ *    aa_malloc_u64() does (a frame with room for the page functions);
+ *  - aa_cpu_cache_free_slow(): take ptr, an object of class cls that the
+ *    caller CLAIMED (word 0 = the FREED custody mark, see __aa_claim()),
+ *    when this CPU's cache is full or claimed. */
+__u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size);
 int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls);
+
+/* What aa_cpu_cache_alloc_slow() and the tiers below return where the
+ * heap grows itself (aa_self_grows()) and had no block: never an address
+ * (blocks are AA_MIN_ALIGN-aligned). */
+#define AA_DRY	1ULL
 
 /* --- Size classes (include/aa_size_classes.h) ----------------------------
  * Read-only tables (.rodata of every object that includes this header):
@@ -63,8 +75,10 @@ static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
  * hides the range from the compiler, so the clamp stays. A constant size
  * folds to a constant class.
  */
-/* Class of a request of size bytes, 1 <= size <= AA_MAX_CLASS_SIZE. */
-static __always_inline __u32 aa_size_class(__u64 size)
+/* Class of a request of size bytes, 1 <= size <= AA_MAX_CLASS_SIZE
+ * (unchecked: the caller checked the size). The library's public
+ * aa_size_class() (arena_alloc.h) is the checked one, for userspace. */
+static __always_inline __u32 __aa_size_class(__u64 size)
 {
 	__u64 q = AA_CLASS_INDEX_OF(size);
 
@@ -125,16 +139,23 @@ static __always_inline int __aa_cache_free(struct aa_cpu_cache __arena *cc, __u6
 static __always_inline __u64 aa_malloc_inline(__u64 size)
 {
 	struct aa_cpu_cache __arena *cc;
+	__u32 c;
 	__u64 p;
 
 	/* size - 1: size 0 wraps and takes the global path, which refuses it */
 	if (size - 1 >= AA_MAX_CLASS_SIZE)
 		return aa_malloc_u64(size);
 	cc = __aa_this_cache();
-	p = cc ? __aa_hit_alloc(cc, aa_size_class(size), size) : 0;
-	/* a miss, no cache (not initialised, caches off, CPU >= 256): the
-	 * global function, whose frame budget covers refills and self-growth */
-	return p ? p : aa_malloc_u64(size);
+	if (!cc)	/* not initialised, caches off, debug mode, CPU >= 256 */
+		return aa_malloc_u64(size);
+	c = __aa_size_class(size);
+	p = __aa_hit_alloc(cc, c, size);
+	if (p)
+		return p;
+	/* a miss goes straight down to the tier below; only an empty heap
+	 * that grows itself goes back to the public function */
+	p = aa_cpu_cache_alloc_slow(c, size);
+	return p != AA_DRY ? p : aa_malloc_u64(size);
 }
 
 /*

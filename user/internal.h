@@ -85,6 +85,7 @@ int aa__heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts);
 int aa__cpu_list_count(const char *list);
 /* find.c: the arena map id in a map fd's fdinfo text, or 0 */
 __u32 aa__fdinfo_arena_id(const char *text);
+__u64 aa__cap_eff(void);
 /* pin.c: handles on heaps other processes loaded (pinned or found) */
 void aa__heap_close_pinned(struct aa_heap *h);
 struct aa_heap *aa__heap_new_foreign(void);

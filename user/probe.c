@@ -128,8 +128,8 @@ int aa__arena_diagnose(const struct aa__arena_facts *f, char *buf, size_t sz)
 /* --- The facts of this process ------------------------------------------- */
 
 /* Effective capabilities (capget(2), version 3: 64 bits); all of them for
- * root, none otherwise, when it fails. */
-static __u64 cap_eff(void)
+ * root, none otherwise, when it fails. The CLI's checks use it too. */
+__u64 aa__cap_eff(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
@@ -171,7 +171,7 @@ AA_API int aa_probe_arena(char *buf, size_t sz)
 	if (!uname(&u))
 		sscanf(u.release, "%u.%u.%u", &f.major, &f.minor, &f.patch);
 	if (f.err == EPERM || f.err == EACCES)
-		f.cap_eff = cap_eff();
+		f.cap_eff = aa__cap_eff();
 	if (f.err == ENOMEM)
 		f.cx16 = cpu_cx16();
 	return aa_err(aa__arena_diagnose(&f, buf, sz));
@@ -189,6 +189,6 @@ void aa__warn_arena_err(const char *where, int err)
 		pr_warn("%s: %s\n", where, why);
 	else	/* opening BPF objects by id needs CAP_SYS_ADMIN */
 		pr_warn("%s: %s%s\n", where, strerror(-err),
-			cap_eff() & CAP_BIT(CAP_SYS_ADMIN) ? "" :
+			aa__cap_eff() & CAP_BIT(CAP_SYS_ADMIN) ? "" :
 			" (this process lacks CAP_SYS_ADMIN: run as root)");
 }

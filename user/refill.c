@@ -168,7 +168,7 @@ AA_API int aa_heap__refill(struct aa_heap *h, __u64 bytes)
 			return 0;
 		}
 	}
-	n = aa_heap__grow(h, bytes ? bytes : 4 << 20);
+	n = aa_heap__grow(h, bytes ? bytes : AA_GROW_BYTES_DEFAULT);
 	if (n > 0)
 		refill_answered(h, flag);
 	return n;

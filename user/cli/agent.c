@@ -180,7 +180,7 @@ int cmd_refill_agent_parse(int argc, char **argv)
 		{},
 	};
 
-	agent_bytes = 4 << 20;
+	agent_bytes = AA_GROW_BYTES_DEFAULT;
 	agent_interval = 200;
 	return cli_parse(argc, argv, opts, cli_cmd("refill-agent"), agent_opt);
 }

@@ -77,8 +77,6 @@ struct aa_heap *cli_open_heap(void);
 /* 0 if this process may use BPF (root, or CAP_BPF / CAP_SYS_ADMIN);
  * else -1 after a message that says to run command `name` as root. */
 int cli_need_root(const char *name);
-/* The CapEff mask of /proc/self/status text (0 when it has none). */
-unsigned long long cli_cap_eff_parse(const char *status);
 /* Whether this process has capability bit (CAP_*_BIT) in effect. */
 #define CAP_SYS_ADMIN_BIT	21
 #define CAP_BPF_BIT		39

@@ -142,7 +142,7 @@ int cmd_load_parse(int argc, char **argv)
 	int r;
 
 	load_arena_mb = 256;
-	load_init = 4 << 20;
+	load_init = AA_GROW_BYTES_DEFAULT;
 	load_no_caches = load_defer = load_debug = load_tun_set = false;
 	load_fault_pages = load_fault_spans = 0;
 	r = cli_parse(argc, argv, opts, cli_cmd("load"), load_opt);

@@ -287,36 +287,10 @@ struct aa_heap *cli_open_heap(void)
 	return h;
 }
 
-unsigned long long cli_cap_eff_parse(const char *status)
-{
-	unsigned long long eff;
-	const char *p;
-
-	for (p = status; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (sscanf(p, "CapEff: %llx", &eff) == 1)
-			return eff;
-	return 0;
-}
-
-/* This process's effective capabilities (/proc/self/status), or all of
- * them for root when the file cannot be read. */
-static unsigned long long cap_eff(void)
-{
-	char text[8192];
-	size_t n;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return geteuid() == 0 ? ~0ULL : 0;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	text[n] = '\0';
-	fclose(f);
-	return cli_cap_eff_parse(text);
-}
-
+/* The library's probe reads this process's capabilities (aa__cap_eff()). */
 bool cli_has_cap(int bit)
 {
-	return cap_eff() & (1ULL << bit);
+	return aa__cap_eff() & (1ULL << bit);
 }
 
 int cli_need_root(const char *name)
