@@ -49,15 +49,7 @@
  * block of the same order, unlink it and merge into the lower address.
  */
 #include "internal.h"
-
-/* Header written into the first page of every free block. */
-struct aa_free_hdr {
-	__u64 mark;	/* aa_custody(addr, AA_TAG_BUDDY + order) */
-	__u32 next;	/* arena offset of next free block of this order, AA_NIL */
-	__u32 prev;
-};
-
-typedef struct aa_free_hdr __arena aa_free_hdr_t;
+#include "buddy.h"
 
 /* --- Page map and span table ---------------------------------------------- */
 
@@ -488,4 +480,28 @@ static __always_inline __u32 large_free_locked(__u32 slot, __u32 *tail)
 	aa__root.stats.run_pages -= rem;
 	aa__root.large_bytes_in_use -= pages_bytes(pages);
 	return rem < AA_CHUNK_PAGES ? rem : 0;
+}
+
+/* --- Reset (lifecycle.bpf.c) ----------------------------------------------- */
+
+/* An empty page heap: no chunk has a free block (the page heap's bitmaps;
+ * per-chunk lists go with their chunk's metadata), and its gauges at 0
+ * (its event counters are kept). REQUIRES: heap not published (init), or
+ * the heap lock held by a teardown that unpublished it. */
+static void buddy_reset(void)
+{
+	int i;
+
+	aa_for(i, 0, AA_NR_ORDERS * (AA_MAX_SLOTS / 64))
+		aa__root.order_map[i / (AA_MAX_SLOTS / 64)][i % (AA_MAX_SLOTS / 64)] = 0;
+	aa_for(i, 0, AA_NR_ORDERS) {
+		aa__root.order_summary[i] = 0;
+		aa__root.stats.free_blocks[i] = 0;
+	}
+	aa__root.stats.nr_chunks = 0;
+	aa__root.stats.large_chunks = 0;
+	aa__root.stats.span_pages = 0;
+	aa__root.stats.run_pages = 0;
+	aa__root.stats.absent_pages = 0;
+	aa__root.stats.pages_mapped = 0;
 }

@@ -18,6 +18,9 @@
  * uses their static helpers.
  */
 #include "internal.h"
+#include "buddy_chunks.h"
+#include "arena.h"
+#include "buddy.h"
 
 /* --- Test-only delays ---------------------------------------------------------
  * Fault injection for the race tests (test_concurrency.c, test_fault.c set
@@ -241,4 +244,69 @@ int aa__buddy_release_slot(__u32 slot)
 					AA_SLOT_UNMAPPED) != AA_SLOT_RELEASING)
 		return -EINVAL;
 	return 0;
+}
+
+/* --- Chunks back to the kernel (trim, teardown) ---------------------------- */
+
+/* Give back the pages of the chunk at arena offset off that its page map
+ * does not mark absent, one by one. */
+static __always_inline void put_present(__u64 off, aa_meta_t *meta)
+{
+	int p;
+
+	aa_for(p, 0, AA_CHUNK_PAGES)
+		if (meta->pm[p & (AA_CHUNK_PAGES - 1)] != AA_PM(AA_PM_ABSENT, 0))
+			pages_put(aa_addr(off + ((__u64)p << AA_PAGE_SHIFT)), 1);
+}
+
+/* Return a RELEASING slot's chunk pages and metadata pages, then make the
+ * slot mappable again. meta_off cannot change meanwhile: no grower takes a
+ * RELEASING slot. */
+static void return_chunk(__u32 slot)
+{
+	__u32 s = slot & (AA_MAX_SLOTS - 1);
+	aa_meta_t *meta = aa_addr(slot_at(s)->meta_off);
+
+	grow_retry_clear();	/* a slot to grow into */
+	if (meta->absent)	/* a partial chunk: only its pages */
+		put_present((__u64)s << AA_CHUNK_SHIFT, meta);
+	else
+		pages_put(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
+	if (aa__fault_trim_delay_ns)
+		fault_delay(aa__fault_trim_delay_ns);
+	pages_put(meta, aa_meta_pages());
+	aa__buddy_release_slot(s);
+}
+
+/* A trim is returning a chunk (some slot is RELEASING). */
+static __always_inline bool chunks_releasing(void)
+{
+	__u32 nr_slots = aa__root.nr_slots;
+	int s;
+
+	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS)
+		if (slot_at(s)->state == AA_SLOT_RELEASING)
+			return true;
+	return false;
+}
+
+/* A teardown's: every mapped slot RELEASING, its chunks forgotten (the
+ * pages go back by return_chunk(), no lock held). Returns how many.
+ * REQUIRES: heap lock held, heap unpublished. */
+static __always_inline int chunks_release_all_locked(void)
+{
+	struct aa_slot __arena *st;
+	__u32 nr_slots = aa__root.nr_slots, n = AA_ZERO;
+	int s;
+
+	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+		st = slot_at(s);
+		if (st->state == AA_SLOT_UNMAPPED)
+			continue;
+		st->state = AA_SLOT_RELEASING;
+		st->nr_chunks = 0;
+		st->large_pages = 0;
+		n++;
+	}
+	return n;
 }

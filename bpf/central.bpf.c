@@ -34,6 +34,8 @@
  *     marks (aa_claim() relies on that order).
  */
 #include "internal.h"
+#include "central.h"
+#include "buddy.h"
 
 static __always_inline struct aa_central __arena *central_of(__u32 cls)
 {
@@ -206,4 +208,21 @@ static __u32 central_release_empty_locked(__u32 cls)
 		off = next;
 	}
 	return n;
+}
+
+/* --- Reset (lifecycle.bpf.c) ----------------------------------------------- */
+
+/* Empty central lists, and the class table for tools that read the root.
+ * REQUIRES: heap not published (init, or teardown after unpublishing). */
+static void central_reset(void)
+{
+	int c;
+
+	aa_for(c, 0, AA_NR_CLASSES) {
+		aa__root.central[c].head = AA_NIL;
+		aa__root.central[c].spans = 0;
+		aa__root.central[c].objs_out = 0;
+		aa__root.class_size[c] = aa_class(c)->size;
+		aa__root.class_pages[c] = aa_class(c)->pages;
+	}
 }

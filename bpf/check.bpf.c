@@ -14,6 +14,9 @@
  *             (bpf/arena_alloc.bpf.c).
  */
 #include "internal.h"
+#include "check.h"
+#include "buddy.h"
+#include "heap.h"
 
 /* --- Validity checker ------------------------------------------------------
  * Walks every chunk's free lists: each block must be inside its chunk,

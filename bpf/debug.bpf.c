@@ -44,6 +44,9 @@
  * library finds the CPU caches through the root instead (cpu_cache.bpf.c).
  */
 #include "internal.h"
+#include "debug.h"
+#include "heap.h"
+#include "cpu_cache.h"
 
 /* The error ring: one struct aa_debug_error per error found. */
 struct {

@@ -13,6 +13,16 @@
  * code (0: the heap is consistent).
  */
 #include "internal.h"
+#include "arena_alloc.bpf.h"
+#include "grow.h"
+#include "heap.h"
+#include "check.h"
+#include "transfer_cache.h"
+#include "cpu_cache.h"
+#include "user_cache.h"
+#include "debug.h"
+#include "defer.h"
+#include "lifecycle.h"
 
 /* No license section here: the embeddable object has none, so that it
  * links with an embedder's object whatever its license string (libbpf's

@@ -30,6 +30,10 @@
  * how many it added.
  */
 #include "internal.h"
+#include "grow.h"
+#include "arena.h"
+#include "buddy.h"
+#include "buddy_chunks.h"
 
 /* A partial chunk at slot s: what the kernel gives of the slot's pages
  * inside the arena, one page at a time, limit at most (the others are
@@ -228,38 +232,4 @@ int aa__arena_grow_some(__u32 want)
 		return got;
 	ret = grow_one(0, 0, want);
 	return ret < 0 ? ret : want;
-}
-
-/* Return entirely free chunks to the kernel, keeping keep_bytes of them
- * (any 64-bit value: more than the arena keeps everything). Returns the
- * number of chunks returned, or -errno (-EBUSY: a reader of the mmap
- * stayed inside its read, close_readers()). */
-int aa__arena_trim(__u64 keep_bytes)
-{
-	__u32 keep, n = AA_ZERO;
-	int slot = -ENOENT;
-
-	if (!aa_heap_ready())
-		return -ENODEV;
-	if (keep_bytes == AA_KEEP_DEFAULT)
-		keep_bytes = aa__root.tun.keep_bytes;
-	aa__heap_release_empty();	/* kept empty spans hold chunks */
-	keep = (keep_bytes >> AA_CHUNK_SHIFT) > AA_MAX_SLOTS ? AA_MAX_SLOTS
-							     : keep_bytes >> AA_CHUNK_SHIFT;
-	aa_repeat(AA_MAX_SLOTS) {	/* readers get in between chunks */
-		if (!close_readers()) {
-			slot = -EBUSY;
-			break;
-		}
-		slot = aa__buddy_take_free_chunk(keep);
-		if (slot >= 0)
-			return_chunk(slot);
-		open_readers();
-		if (slot < 0)
-			break;
-		n++;
-	}
-	if (slot < 0 && slot != -ENOENT && !n)
-		return slot;
-	return n;
 }

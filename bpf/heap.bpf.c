@@ -24,10 +24,10 @@
  *             model, aa_claim() below).
  */
 #include "internal.h"
-
-/* Kinds of allocation lookup() reports, after the classes 0..NR-1. */
-#define AA_KIND_RUN	AA_NR_CLASSES		/* page run inside a chunk */
-#define AA_KIND_LARGE	(AA_NR_CLASSES + 1)	/* whole chunks (+ a run) */
+#include "heap.h"
+#include "buddy.h"
+#include "central.h"
+#include "self_grow.h"
 
 /* --- Heap-wide accounting, the watermark, the refill ring -----------------
  * What the heap hands out, counted by the entry points below as they take
@@ -263,15 +263,6 @@ static int free_claimed_locked(__u64 ptr)
 }
 
 /* --- Parked frees (the model: internal.h) ------------------------------------ */
-
-/* A parked block: claimed (word 0 = FREED mark), waiting for the lock. */
-struct aa_parked {
-	__u64 mark;
-	__u32 next;	/* arena offset of the next parked block, AA_NIL */
-	__u32 pad;
-};
-
-typedef struct aa_parked __arena aa_parked_t;
 
 /*
  * The counters bound the list at every instant (aa_shared.h, struct
@@ -775,4 +766,19 @@ int aa__heap_release_empty(void)
 		aa_unlock();
 	}
 	return n;
+}
+
+/* --- Reset (lifecycle.bpf.c) ----------------------------------------------- */
+
+/* No parked free and nothing in use. The parked frees go with every other
+ * block: completed, for the counters (frees_unparked <= frees_parked).
+ * REQUIRES: heap not published (init), or the heap lock held by a
+ * teardown that unpublished it. */
+static __always_inline void heap_reset(void)
+{
+	aa__root.parked = AA_NIL;
+	aa__root.stats.frees_unparked = READ_ONCE_ARENA(aa__root.stats.frees_parked);
+	aa__root.stats.bytes_in_use = 0;
+	aa__root.stats.live_allocs = 0;
+	aa__root.large_bytes_in_use = 0;
 }

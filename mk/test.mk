@@ -33,6 +33,15 @@ $(OUTPUT)/headers/so_check: tests/headers/user_alone.c $(LIB_SO) | $(OUTPUT)/hea
 	$(Q)LD_LIBRARY_PATH=$(OUTPUT) $@ 2>/dev/null || \
 		{ echo "so-check: $@ did not run against $(SONAME)" >&2; exit 1; }
 
+# --- layer-check: the BPF library's files call only down ------------------------
+# Each file of bpf/ compiles alone with the headers of the files below it
+# that it includes; none includes a header of a file above it
+# (scripts/layer-check.sh; the order: bpf/arena_alloc.bpf.c).
+.PHONY: layer-check
+layer-check: $(OUTPUT)/vmlinux.h $(OUTPUT)/.bpf-arch | $(DEPS_STAMP)
+	$(call msg,LAYERS,bpf/)
+	$(Q)scripts/layer-check.sh "$(CLANG) $(BPF_CFLAGS) $(INCLUDES) $(CLANG_BPF_SYS_INCLUDES)"
+
 # --- ordering-check: the userspace hit path's barriers, on arm64 --------------
 # The hit path of include/aa_hit.h and user/user_cache.c, cross-compiled for
 # aarch64 (weakly ordered) with -DAA_ORDERING_CHECK, which keeps each
