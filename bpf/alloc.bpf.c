@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * alloc.bpf.c - the front door: malloc, calloc, aligned_alloc, free,
- * usable_size and the bulk API (include/arena_alloc.bpf.h).
+ * alloc.bpf.c - the front door's bodies: malloc, calloc, aligned_alloc,
+ * free, usable_size and the bulk calls, which api.bpf.c's public
+ * functions run (include/arena_alloc.bpf.h).
  *
  * Role:       check arguments, then route each request to the tier that
  *             serves it (route_alloc(), the one place that decides; in
@@ -9,12 +10,12 @@
  *             size classes) to this CPU's cache (tier 1), everything else,
  *             and everything when the heap was set up with AA_F_NO_CACHES,
  *             to the heap below (heap.bpf.c: central lists, page heap).
- * From below: aa_cpu_cache_*(), aa_heap_*(). Never a page kfunc: every
- *             function here verifies in tc, xdp, tracing and syscall
- *             programs alike.
- * To above:   the BPF API's global functions (include/arena_alloc.bpf.h),
- *             the inline hit path's misses (arena_alloc_fast.bpf.h), and
- *             entry.bpf.c's aa__call / aa__batch for userspace.
+ * From below: aa_cpu_cache_*(), aa_heap_*(), debug mode's hooks, and
+ *             aa__arena_self_grow() where the heap grows itself. Never a
+ *             page kfunc but through that: every function here verifies
+ *             in tc, xdp, tracing and syscall programs alike.
+ * To above:   the bodies (malloc_inline() ...) for api.bpf.c's public
+ *             functions and for deferred free's (defer.bpf.c).
  * Locking:    none of its own.
  */
 #include "internal.h"

@@ -3,19 +3,17 @@
  * buddy_chunks.bpf.c - tier 4, continued: chunks in and out of the page
  * heap.
  *
- * Role:       the page heap's side of grow.bpf.c's grow and trim and of
- *             arena.bpf.c's teardown
+ * Role:       the page heap's side of grow and of trim and teardown
  *             (aa__buddy_add_chunk, aa__buddy_add_partial,
  *             aa__buddy_fill_page, aa__buddy_take_free_chunk,
- *             aa__buddy_release_slot).
- * From below: nothing; grow.bpf.c and arena.bpf.c map and free the pages,
- *             with no lock.
- * To above:   grow.bpf.c (grow, trim), self_grow.bpf.c (a chunk a
- *             program mapped) and arena.bpf.c (teardown: the slots).
+ *             aa__buddy_release_slot), and a chunk's pages back to the
+ *             kernel (return_chunk()).
+ * From below: buddy.bpf.c's blocks; arena.bpf.c's pages_put().
+ * To above:   grow.bpf.c (grow), self_grow.bpf.c (a chunk a program
+ *             mapped), lifecycle.bpf.c (trim; teardown: the slots).
  * Locking:    each function takes the heap lock itself (buddy.bpf.c's
- *             rules); the slot table changes only under it.
- * Compiled after buddy.bpf.c and central.bpf.c (bpf/arena_alloc.bpf.c): it
- * uses their static helpers.
+ *             rules); the slot table changes only under it. Pages go back
+ *             with no lock held.
  */
 #include "internal.h"
 #include "buddy_chunks.h"
@@ -26,7 +24,7 @@
  * Fault injection for the race tests (test_concurrency.c, test_fault.c set
  * them through their skeletons): 0 (no delay) unless a test sets one; only
  * sleepable grow, trim and teardown read them.
- *   aa__fault_trim_delay_ns:    return_chunk() (arena.bpf.c) spins this long
+ *   aa__fault_trim_delay_ns:    return_chunk() spins this long
  *                              between a chunk's pages and its metadata pages,
  *                              the window in which a grower could map the slot;
  *   aa__fault_publish_delay_ns: aa__buddy_add_chunk() spins this long, heap lock
@@ -45,7 +43,7 @@ static __always_inline void fault_delay(__u64 ns)
 			break;
 }
 
-/* --- Chunk exchange with grow.bpf.c and arena.bpf.c ---------------------- */
+/* --- Chunk exchange with grow.bpf.c and lifecycle.bpf.c ------------------ */
 
 /* One present page of a partial chunk into the page heap, merged with its
  * free buddies (run_free_locked()). A frame of its own (a leaf): the

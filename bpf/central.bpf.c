@@ -18,7 +18,8 @@
  *             were empty (span_new_locked(), page_run_alloc_locked(),
  *             large_alloc_locked()), before anything changes.
  * To above:   static helpers for heap.bpf.c, which takes the heap lock:
- *             central_pop_locked / central_push_locked.
+ *             central_pop_locked / central_push_locked; central_reset()
+ *             for lifecycle.bpf.c.
  * Locking:    everything here REQUIRES the heap lock (the central lists
  *             share it with the page heap).
  *

@@ -13,7 +13,9 @@
  *             cannot free).
  * To above:   aa_cpu_cache_alloc(cls) / aa_cpu_cache_free(ptr), inlined
  *             fast paths with global slow paths (*_slow); aa__cpu_cache_drain
- *             of any CPU's cache.
+ *             of any CPU's cache; the caches' pages, resets and teardown
+ *             claims for lifecycle.bpf.c (cpu_caches_*()), and the
+ *             slow paths on any cache for user_cache.bpf.c.
  * Locking:    no lock: the CPU cache claim (internal.h's model). A caller
  *             that finds the cache claimed uses the transfer cache or the
  *             heap instead. Objects in a cache carry a custody mark in

@@ -3,14 +3,16 @@
  * defer.bpf.c - deferred free: an object is reused only after every
  * program that could still see it has finished (like bpf_mem_free_rcu()).
  *
- * Role:       aa_free_deferred_u64() puts a live allocation in limbo; the
- *             agent's aa__reclaim program frees it after an RCU grace
- *             period. Heaps initialised with AA_F_DEFER only.
- * From below: the front door's malloc/free for the 16-byte limbo nodes
+ * Role:       a deferred free (free_deferred_inline(), the body of
+ *             api.bpf.c's aa_free_deferred_u64()) puts a live allocation
+ *             in limbo; the agent's aa__reclaim program frees it after an
+ *             RCU grace period. Heaps initialised with AA_F_DEFER only.
+ * From below: the front door's bodies for the 16-byte limbo nodes
  *             (alloc.bpf.c), aa__heap_judge() and aa__heap_return()
  *             (heap.bpf.c). No page kfunc, no lock on the deferring path.
- * To above:   aa_free_deferred_u64() / _bulk_u64() (arena_alloc.bpf.h);
- *             the epoch and reclaim steps for entry.bpf.c's aa__reclaim.
+ * To above:   free_deferred_inline() for api.bpf.c; the epoch and reclaim
+ *             steps for entry.bpf.c's aa__reclaim; defer_reset() for
+ *             lifecycle.bpf.c.
  * Locking:    lock-free: limbo in internal.h's model. An object in limbo
  *             is still allocated for every tier, its bit set in its
  *             chunk's pending bitmap (one bit per 16-byte granule, metadata

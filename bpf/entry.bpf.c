@@ -5,8 +5,9 @@
  * or batched allocator calls (used by the loader, the CLI and the tests),
  * and aa__user, the slow paths of userspace threads' caches.
  *
- * These are sleepable: only they may reach the page kfuncs (arena.bpf.c,
- * grow.bpf.c).
+ * These are sleepable: they reach the page kfuncs (lifecycle.bpf.c,
+ * grow.bpf.c) that other programs only reach where the kernel allows it
+ * (self_grow.bpf.c).
  * Each reports its results in its ctx (copied back to the caller) and
  * returns 0, so that a verifier-level failure and an allocator error
  * differ; aa__check, which has no ctx, returns the first failing check's

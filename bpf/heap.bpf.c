@@ -18,7 +18,7 @@
  *             is counted here).
  * To above:   alloc.bpf.c's routes, the cache tiers' refills, spills and
  *             fallbacks (cpu_cache.bpf.c, user_cache.bpf.c), debug.bpf.c's
- *             and defer.bpf.c's returns.
+ *             and defer.bpf.c's returns; heap_reset() for lifecycle.bpf.c.
  * Locking:    each entry point takes the heap lock itself. Word 0 of
  *             blocks is written with the custody protocol (internal.h's
  *             model, aa_claim() below).

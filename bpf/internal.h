@@ -378,9 +378,10 @@ static __always_inline bool aa_self_grows(void)
 	return aa_kernel_self_grows() && (aa__root.flags & AA_F_SELF_GROW);
 }
 
-/* AA_DRY (arena_alloc_fast.bpf.h): what an allocation below the public
+/* AA_DRY (aa_classes.bpf.h): what an allocation below the public
  * function returns where aa_self_grows() and the heap had no block for it.
- * The public function (alloc.bpf.c) maps chunks and tries again, from the
+ * The front door (alloc.bpf.c, in the public function's frame) maps
+ * chunks and tries again, from the
  * frame that has room for the page functions (call frames, below); a user
  * never sees it. */
 
@@ -391,8 +392,9 @@ static __always_inline __u32 aa_meta_pages(void)
 	return aa__root.flags & AA_F_DEFER ? AA_META_PAGES_DEFER : AA_META_PAGES;
 }
 
-/* --- Argument checks: the front door's (alloc.bpf.c, heap.bpf.c), and
- * aa__call's report of why an allocation got NULL (entry.bpf.c) --------- */
+/* --- Argument checks: the front door's (alloc.bpf.c, api.bpf.c,
+ * heap.bpf.c), and aa__call's report of why an allocation got NULL
+ * (entry.bpf.c) ---------------------------------------------------------- */
 
 /* A size the heap may serve: 1 .. AA_MAX_ALLOC and no more than the arena. */
 static __always_inline bool aa_size_ok(__u64 size)
@@ -628,9 +630,10 @@ static __always_inline bool aa_heap_ready(void)
  * A program has 8 frames, the user's and ours. Below a user's call the
  * library takes at most AA_API_FRAMES (arena_alloc.bpf.h) = 4, counting
  * the public function:
- *   1. a public function (alloc.bpf.c, defer.bpf.c): arguments, routing,
- *      the CPU-cache hit path inline, and self-growth
- *      (aa__arena_self_grow());
+ *   1. a public function (api.bpf.c, with the front door's bodies of
+ *      alloc.bpf.c and defer.bpf.c inline): arguments, routing, the
+ *      CPU-cache hit path inline, self-init (aa__arena_self_init()) and
+ *      self-growth (aa__arena_self_grow());
  *   2. a tier's entry point: the CPU-cache slow paths (the inline API
  *      calls aa_cpu_cache_alloc_slow() and aa_cpu_cache_free_slow() from
  *      the caller's frame, a frame above where the public functions do),

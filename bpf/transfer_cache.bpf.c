@@ -12,7 +12,8 @@
  *             remove may leave a reserve behind (cpu_cache.bpf.c's refill
  *             keeps the last batch for callers that cannot wait);
  *             aa__transfer_cache_pop / _push: one object, for callers whose
- *             CPU cache is claimed by someone else.
+ *             CPU cache is claimed by someone else; transfer_cache_reset()
+ *             and _empty_locked() for lifecycle.bpf.c.
  * Locking:    tc->lock per class (the lock rules: internal.h's model).
  *             Always tried with the short IRQ budget: a miss costs a trip
  *             to the heap, never a wait. Holding it, no other lock is

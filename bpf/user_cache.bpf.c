@@ -15,7 +15,9 @@
  *             (cache_alloc_slow(), cache_free_slow(), cache_empty() of
  *             cpu_cache.bpf.c: transfer caches, then the heap); pages for
  *             a new cache from arena.bpf.c (pages_get()).
- * To above:   the aa__user program; aa__user_cache_drain() for aa__drain.
+ * To above:   the aa__user program; aa__user_cache_drain() for aa__drain;
+ *             the caches' pages, resets and teardown claims for
+ *             lifecycle.bpf.c (user_caches_*()).
  * Locking:    the CPU cache claim (internal.h's model): the owning thread
  *             claims its cache as AA_CC_OWNER from userspace for each hit;
  *             these paths claim it as the owner would, drain and close as
