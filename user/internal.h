@@ -22,7 +22,7 @@ struct aa_uc;
 #define AA_DEBUG_RING	"aa_debug_rb"
 
 /* The library's SEC("syscall") programs (bpf/entry.bpf.c): an index into
- * aa_heap.prog[] and into aa__prog_names[] (heap.c), the one list of their
+ * aa_heap.prog[] and into aa__prog_names[] (prog.c), the one list of their
  * names, which the BPF object, a pin directory and the kernel's program
  * info all use. */
 enum aa_prog {
@@ -73,11 +73,12 @@ struct aa_heap {
 
 /* Library-internal functions across files: aa__ names (never exported
  * by the .so; in the .a, out of the way of users' names). */
-/* heap.c */
+/* prog.c */
 int aa__run_prog(struct aa_heap *h, enum aa_prog p, void *ctx, size_t ctx_sz);
+/* addr.c */
 int aa__heap_set_root(struct aa_heap *h, __u64 addr);
-/* The parsers of the library, apart so that tests/fuzz/ can call them
- * without a kernel: aa_heap__open()'s opts check (the arena pages, or
+/* heap.c: the parsers of the library, apart so that tests/fuzz/ can call
+ * them without a kernel: aa_heap__open()'s opts check (the arena pages, or
  * -EINVAL), the flags and tunables of opts and the environment into h, a
  * CPU list's CPU count. */
 int aa__heap_open_pages(const struct aa_heap_opts *opts);
@@ -105,7 +106,7 @@ void aa__heap_close_defer(struct aa_heap *h);
 void aa__heap_close_debug(struct aa_heap *h);
 /* fault.c: the fault-injection options of opts and the environment */
 int aa__heap_configure_fault(struct aa_heap *h, const struct aa_heap_opts *opts);
-/* heap.c: a numeric environment variable into *out: 1 when set, 0 when
+/* env.c: a numeric environment variable into *out: 1 when set, 0 when
  * unset or empty, -EINVAL (said why) when not a number */
 int aa__env_u64(const char *name, __u64 *out);
 /* tunables.c: s as a size, decimal digits then K, M or G (powers of 1024)
@@ -137,6 +138,7 @@ void aa__warn_arena_err(const char *where, int err);
 #define AA_DEFAULT_ARENA_PAGES	(1U << 16)
 #define AA_MAX_ARENA_PAGES	(1U << 20)
 
+/* print.c */
 __attribute__((format(printf, 2, 3)))
 void aa_pr(enum aa_print_level level, const char *fmt, ...);
 #define pr_warn(fmt, ...)	aa_pr(AA_WARN, "arena-alloc: " fmt, ##__VA_ARGS__)
