@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * heap.c - a handle's lifecycle: open (load the library's own BPF object),
- * attach (a caller's loaded object), configure (opts, environment), init
- * and reinit, destroy, which calls each module's close hook
- * (aa__heap_close_*()).
+ * heap.c - a handle's lifecycle, the top of the library: open (load the
+ * library's own BPF object), attach (a caller's loaded object), open a
+ * heap another process loaded (pinned, or found by map, program or
+ * process), configure (opts, environment), init and reinit, destroy.
+ *
+ * Every handle is created and freed here, and only here: pin.c and find.c
+ * bind a new handle to another process's heap and leave a failed one to
+ * this file's destroy; aa_heap__destroy() calls each module's close hook
+ * (aa__heap_close_*()). Every other file of user/ lies below this one and
+ * calls nothing of it.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -328,6 +334,71 @@ AA_API struct aa_heap *aa_heap__attach(struct bpf_object *obj, const struct aa_h
 	return heap_finish(h, opts);
 }
 
+/* --- Heaps other processes loaded ---------------------------------------- */
+
+/* A handle with no program yet (all fds -1), for pin.c or find.c to bind. */
+static struct aa_heap *heap_new_foreign(void)
+{
+	struct aa_heap *h = calloc(1, sizeof(*h));
+	size_t i;
+
+	if (h) {
+		h->refill_fd = -1;
+		h->debug_fd = -1;
+	}
+	for (i = 0; h && i < AA_NR_PROGS; i++)
+		h->prog[i] = -1;
+	return h;
+}
+
+/* h once its binder returned err 0; else h destroyed, NULL and errno. */
+static struct aa_heap *foreign_done(struct aa_heap *h, int err)
+{
+	if (err) {
+		aa_heap__destroy(h);
+		return aa_err_ptr(err);
+	}
+	return h;
+}
+
+AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
+{
+	struct aa_heap *h;
+
+	if (!dir)
+		return aa_err_ptr(-EINVAL);
+	h = heap_new_foreign();
+	return h ? foreign_done(h, aa__heap_bind_pinned(h, dir)) : aa_err_ptr(-ENOMEM);
+}
+
+AA_API struct aa_heap *aa_heap__open_map_id(__u32 arena_id)
+{
+	struct aa_heap *h = heap_new_foreign();
+
+	return h ? foreign_done(h, aa__heap_bind_map_id(h, arena_id)) : aa_err_ptr(-ENOMEM);
+}
+
+/* The heap of the arena map that a find.c lookup gave (id), or its -errno. */
+static struct aa_heap *open_found(__s64 id)
+{
+	return id < 0 ? aa_err_ptr((int)id) : aa_heap__open_map_id((__u32)id);
+}
+
+AA_API struct aa_heap *aa_heap__open_map_pin(const char *path)
+{
+	return open_found(aa__arena_of_map_pin(path));
+}
+
+AA_API struct aa_heap *aa_heap__open_prog_id(__u32 prog_id)
+{
+	return open_found(aa__arena_of_prog_id(prog_id));
+}
+
+AA_API struct aa_heap *aa_heap__open_pid(int pid)
+{
+	return open_found(aa__arena_of_pid(pid));
+}
+
 /* --- Destroy ------------------------------------------------------------- */
 
 AA_API void aa_heap__destroy(struct aa_heap *h)
@@ -340,7 +411,7 @@ AA_API void aa_heap__destroy(struct aa_heap *h)
 	aa__heap_close_debug(h);
 	if (h->skel)
 		arena_alloc__destroy(h->skel);
-	aa__heap_close_pinned(h);
+	aa__heap_close_foreign(h);
 	free(h->cc_copy);
 	free(h);
 }

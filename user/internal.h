@@ -58,7 +58,7 @@ struct aa_heap {
 	bool gp_ready;			/* defer.c: the grace-period maps */
 	bool gp_warned;			/* defer.c: said that none can be had */
 	int gp_outer_fd, gp_inner_fd;
-	int pinned_fds[16];		/* opened by pin.c / find.c: to close */
+	int pinned_fds[16];		/* foreign.c: fds pin.c / find.c kept */
 	int nr_pinned_fds;
 	bool own_mmap;			/* aa_heap__open_pinned(): to munmap */
 	__u32 flags;
@@ -72,7 +72,14 @@ struct aa_heap {
 };
 
 /* Library-internal functions across files: aa__ names (never exported
- * by the .so; in the .a, out of the way of users' names). */
+ * by the .so; in the .a, out of the way of users' names). The files call
+ * each other in rows, each file only files of the rows below its own:
+ *   heap.c      the lifecycle: open, attach, init, destroy
+ *   refill.c    the refill signal's answer
+ *   ops.c pin.c find.c
+ *   defer.c fault.c foreign.c stats.c tunables.c user_cache.c
+ *   addr.c debug.c env.c print.c probe.c prog.c size_class.c
+ * (heap.c calls the modules' close hooks down; no module calls it.) */
 /* prog.c */
 int aa__run_prog(struct aa_heap *h, enum aa_prog p, void *ctx, size_t ctx_sz);
 /* addr.c */
@@ -84,12 +91,20 @@ int aa__heap_set_root(struct aa_heap *h, __u64 addr);
 int aa__heap_open_pages(const struct aa_heap_opts *opts);
 int aa__heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts);
 int aa__cpu_list_count(const char *list);
-/* find.c: the arena map id in a map fd's fdinfo text, or 0 */
+/* find.c: bind a new handle of heap.c to the heap of an arena map id; the
+ * arena map id of a pinned map, a program, a process (> 0), or -errno
+ * (said); the arena map id in a map fd's fdinfo text, or 0 */
+int aa__heap_bind_map_id(struct aa_heap *h, __u32 arena_id);
+__s64 aa__arena_of_map_pin(const char *path);
+__s64 aa__arena_of_prog_id(__u32 prog_id);
+__s64 aa__arena_of_pid(int pid);
 __u32 aa__fdinfo_arena_id(const char *text);
+/* probe.c */
 __u64 aa__cap_eff(void);
-/* pin.c: handles on heaps other processes loaded (pinned or found) */
-void aa__heap_close_pinned(struct aa_heap *h);
-struct aa_heap *aa__heap_new_foreign(void);
+/* pin.c: bind a new handle of heap.c to the heap pinned at dir */
+int aa__heap_bind_pinned(struct aa_heap *h, const char *dir);
+/* foreign.c: handles on heaps other processes loaded (pinned or found) */
+void aa__heap_close_foreign(struct aa_heap *h);
 int aa__heap_keep_fd(struct aa_heap *h, int fd);
 int aa__heap_set_prog(struct aa_heap *h, const char *name, int fd);
 /* refill.c */
@@ -114,8 +129,8 @@ int aa__env_u64(const char *name, __u64 *out);
  * a size) or -ERANGE (over 64 bits), *out untouched; no message. Also the
  * CLI's size parser (it links the static library). */
 int aa__parse_size(const char *s, __u64 *out);
-/* Map the arena and find the root through aa_fast; where names the source
- * in messages. */
+/* foreign.c: map the arena and find the root through aa_fast; where names
+ * the source in messages. */
 int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where);
 /* probe.c: what aa_probe_arena() learns about this process, apart so
  * that tests can classify any refusal without the kernel that gives it. */
