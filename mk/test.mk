@@ -96,7 +96,7 @@ $(foreach v,$(ORDER_VARIANTS),$(eval $(call order_asm,$(v),user)))
 # checks (mk/asan.mk, where BPF runs): any failing fails make test.
 TEST_ARGS ?= -j2
 HOST_TESTS := @(probe|size_classes|tunables)/*
-test: $(TEST_BIN) header-check ordering-check fuzz-build asan-build
+test: $(TEST_BIN) header-check layer-check ordering-check fuzz-build asan-build
 	$(Q)where=$$($(RUN_BPF) --name 'the test suite' --where) && \
 	if [ "$$where" = guest ]; then \
 		printf '  %-8s %s\n' TEST "$(TEST_BIN) --filter '$(HOST_TESTS)' (host)"; \
