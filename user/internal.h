@@ -78,7 +78,7 @@ struct aa_heap {
  *   refill.c    the refill signal's answer
  *   ops.c pin.c find.c
  *   defer.c fault.c foreign.c stats.c tunables.c user_cache.c
- *   addr.c debug.c env.c print.c probe.c prog.c size_class.c
+ *   addr.c debug.c parse.c print.c probe.c prog.c size_class.c
  * (heap.c calls the modules' close hooks down; no module calls it.) */
 /* prog.c */
 int aa__run_prog(struct aa_heap *h, enum aa_prog p, void *ctx, size_t ctx_sz);
@@ -121,14 +121,17 @@ void aa__heap_close_defer(struct aa_heap *h);
 void aa__heap_close_debug(struct aa_heap *h);
 /* fault.c: the fault-injection options of opts and the environment */
 int aa__heap_configure_fault(struct aa_heap *h, const struct aa_heap_opts *opts);
-/* env.c: a numeric environment variable into *out: 1 when set, 0 when
+/* parse.c: s as a number in base (0: C's 0x and 0 prefixes), white space
+ * and '+' first allowed, then K, M or G (powers of 1024, either case) when
+ * sized: 0 and *out, -EINVAL (not a number, or a '-' anywhere) or -ERANGE
+ * (over 64 bits), *out untouched; no message. The syntax is judged before
+ * the range: "99999999999999999999x" is not a number. The one number
+ * parser: tunables, environment knobs, the CLI (it links the static
+ * library). */
+int aa__parse_u64(const char *s, int base, bool sized, __u64 *out);
+/* parse.c: a decimal environment variable into *out: 1 when set, 0 when
  * unset or empty, -EINVAL (said why) when not a number */
 int aa__env_u64(const char *name, __u64 *out);
-/* tunables.c: s as a size, decimal digits then K, M or G (powers of 1024)
- * or nothing, white space and '+' first allowed: 0 and *out, -EINVAL (not
- * a size) or -ERANGE (over 64 bits), *out untouched; no message. Also the
- * CLI's size parser (it links the static library). */
-int aa__parse_size(const char *s, __u64 *out);
 /* foreign.c: map the arena and find the root through aa_fast; where names
  * the source in messages. */
 int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where);
