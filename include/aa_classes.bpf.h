@@ -20,27 +20,7 @@
  * (blocks are AA_MIN_ALIGN-aligned). */
 #define AA_DRY	1ULL
 
-/* --- Size classes (include/aa_size_classes.h) ----------------------------
- * Read-only tables (.rodata of every object that includes this header):
- * the class of a request, and per class the object size, span pages,
- * objects per span and cache defaults; aa_class_hot (aa_hit.h) holds what a
- * free needs (the reciprocal that tells an object start without a
- * division).
- */
-struct aa_class_info {
-	__u32 size;		/* object bytes */
-	__u16 pages;		/* pages per span */
-	__u16 objs;		/* objects per span */
-	__u16 batch;		/* default refill batch (the loader's default) */
-	__u16 cap;		/* default CPU cache capacity */
-};
-
-#define AA_CLASS_INFO(c, sz, pg, ob, ba, ca, rc) \
-	[c] = { .size = sz, .pages = pg, .objs = ob, .batch = ba, .cap = ca },
-static const struct aa_class_info aa_classes[AA_NR_CLASSES] = {
-	AA_SIZE_CLASSES(AA_CLASS_INFO)
-};
-static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
+/* --- Size classes: aa_hit.h's tables -------------------------------------- */
 
 /*
  * Verifier: indexes into these tables must be bounded where the load is.

@@ -77,6 +77,27 @@ static const __u64 aa_class_hot[AA_NR_CLASSES] = {
 	AA_SIZE_CLASSES(AA_CLASS_HOT)
 };
 
+/* The size classes (include/aa_size_classes.h), the one table of them that
+ * BPF and userspace read: the class of a request (aa_class_index[] by
+ * AA_CLASS_INDEX_OF(size)), and per class the object size, span pages,
+ * objects per span and the loader's defaults (refill batch, CPU cache
+ * capacity). Read-only: .rodata of every object that includes this
+ * header and uses them. */
+struct aa_class_info {
+	__u32 size;		/* object bytes */
+	__u16 pages;		/* pages per span */
+	__u16 objs;		/* objects per span */
+	__u16 batch;		/* default refill batch (the loader's default) */
+	__u16 cap;		/* default CPU cache capacity */
+};
+
+#define AA_CLASS_INFO(c, sz, pg, ob, ba, ca, rc) \
+	[c] = { .size = sz, .pages = pg, .objs = ob, .batch = ba, .cap = ca },
+static const struct aa_class_info aa_classes[AA_NR_CLASSES] = {
+	AA_SIZE_CLASSES(AA_CLASS_INFO)
+};
+static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
+
 /* Lock-free frees find a chunk's metadata from its page-map entry's page,
  * and load a slot's state and meta_off as one word (state the low half). */
 _Static_assert(sizeof(((struct aa_chunk_meta *)0)->pm) <= AA_PAGE_SIZE, "pm[] in one page");

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include "internal.h"
+#include "aa_hit.h"
 
 /* --- The table ----------------------------------------------------------- */
 
@@ -58,14 +59,6 @@ static const struct aa_tunable tunables[] = {
 };
 #define NR_TUNABLES	(sizeof(tunables) / sizeof(tunables[0]))
 
-/* Defaults per class from the generated table (include/aa_size_classes.h):
- * bigger objects get smaller caches, so a CPU cache holds a similar number
- * of bytes per class; a transfer cache holds DEFAULT_TRANSFER_BATCHES
- * batches. */
-#define AA_CLASS_DEFAULTS(c, sz, pg, ob, ba, ca, rc) { ba, ca },
-static const struct { __u32 batch, cap; } class_defaults[AA_NR_CLASSES] = {
-	AA_SIZE_CLASSES(AA_CLASS_DEFAULTS)
-};
 
 static const struct aa_tunable *tunable_find(const char *name, size_t len)
 {
@@ -189,10 +182,13 @@ AA_API int aa_tunables__default(struct aa_tunables *t)
 	if (!t)
 		return aa_err(-EINVAL);
 	memset(t, 0, sizeof(*t));
+	/* the size classes' defaults (aa_hit.h): bigger objects get smaller
+	 * caches, so a CPU cache holds a similar number of bytes per class;
+	 * a transfer cache holds DEFAULT_TRANSFER_BATCHES batches */
 	for (c = 0; c < AA_NR_CLASSES; c++) {
-		t->cpu_cache_cap[c] = class_defaults[c].cap;
-		t->batch[c] = class_defaults[c].batch;
-		t->transfer_cap[c] = class_defaults[c].batch * DEFAULT_TRANSFER_BATCHES;
+		t->cpu_cache_cap[c] = aa_classes[c].cap;
+		t->batch[c] = aa_classes[c].batch;
+		t->transfer_cap[c] = aa_classes[c].batch * DEFAULT_TRANSFER_BATCHES;
 		if (t->transfer_cap[c] > AA_TRANSFER_MAX)
 			t->transfer_cap[c] = AA_TRANSFER_MAX;
 	}
