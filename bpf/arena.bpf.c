@@ -193,3 +193,23 @@ static __always_inline int geometry_check(__u64 arena_base, __u64 arena_size)
 		return -EINVAL;
 	return 0;
 }
+
+/* --- Checks (check.bpf.c's aa__heap_check()) -------------------------------- */
+
+/* The root's tables: a slot table on a page of the arena;
+ * the transfer caches wherever the heap has CPU caches; table_pages their
+ * pages (the page ledger). Returns 0 or 26. They are installed before the
+ * heap is first published, and never change after. */
+static __always_inline int arena_check_tables(void)
+{
+	__u64 rel = aa__root.slots - aa__root.arena_base;
+	__u32 pages;
+
+	if (!aa__root.slots || (rel & (AA_PAGE_SIZE - 1)) || rel >= aa__root.arena_size)
+		return 26;
+	if ((!(aa__root.flags & AA_F_NO_CACHES) && !aa__root.tc_off) ||
+	    (aa__root.tc_off && aa__root.tc_classes != AA_NR_CLASSES))
+		return 26;
+	pages = AA_SLOT_TABLE_PAGES(aa__root.nr_slots) + (aa__root.tc_off ? AA_TC_TABLE_PAGES : 0);
+	return pages == aa__root.table_pages ? 0 : 26;
+}

@@ -8,6 +8,7 @@
 
 #include "internal.h"
 
+static __always_inline int arena_check_tables(void);
 int aa__arena_table(__u64 base, __u32 pages, __u32 tc);
 static bool close_readers(void);
 static __always_inline int geometry_check(__u64 arena_base, __u64 arena_size);

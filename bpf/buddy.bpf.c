@@ -506,3 +506,70 @@ static void buddy_reset(void)
 	aa__root.stats.absent_pages = 0;
 	aa__root.stats.pages_mapped = 0;
 }
+
+/* --- Checks (check.bpf.c's aa__heap_check()) --------------------------------
+ * The numbers are the checker's codes (check.bpf.c lists them all).
+ */
+
+/* Chunk s's absent pages: as many page-map entries AA_PM_ABSENT as its
+ * metadata counts (a partial chunk, grow.bpf.c's grow_partial()); adds
+ * them to *absent. Returns 0 or 23.
+ * REQUIRES: heap lock held, slot s a chunk. */
+static int check_absent_locked(__u32 s, __u64 *absent)
+{
+	aa_meta_t *meta = meta_of(s);
+	__u32 n = AA_ZERO;
+	int p;
+
+	aa_for(p, 0, AA_CHUNK_PAGES)
+		n += meta->pm[p & (AA_CHUNK_PAGES - 1)] == AA_PM(AA_PM_ABSENT, 0);
+	*absent += n;
+	return n == meta->absent ? 0 : 23;
+}
+
+/* Chunk s's free lists; adds their lengths to cnt[order], its absent
+ * pages to *absent.
+ * REQUIRES: heap lock held. */
+static int buddy_check_chunk_locked(__u32 s, __u64 *cnt, __u64 *absent)
+{
+	__u32 off, prev;
+	aa_free_hdr_t *hdr;
+	bool listed;
+	int k;
+
+	s &= AA_MAX_SLOTS - 1;
+	listed = slot_at(s)->state == AA_SLOT_CHUNK;
+	if (listed && check_absent_locked(s, absent))
+		return 23;
+	aa_for(k, 0, AA_NR_ORDERS) {
+		off = listed ? meta_of(s)->free_head[k] : AA_NIL;
+		if (((aa__root.order_map[k][(s >> 6) & 63] >> (s & 63)) & 1) != (off != AA_NIL))
+			return 18;
+		if (!!(aa__root.order_summary[k] & (1ULL << ((s >> 6) & 63))) !=
+		    !!aa__root.order_map[k][(s >> 6) & 63])
+			return 19;
+		prev = AA_NIL;
+		aa_repeat(AA_MAX_LOOPS) {
+			if (off == AA_NIL)
+				break;
+			if ((off >> AA_CHUNK_SHIFT) != s)
+				return 3;
+			hdr = aa_addr(off);
+			if (hdr->mark != aa_custody((__u64)hdr, AA_TAG_BUDDY + k))
+				return 4;
+			if (hdr->prev != prev)
+				return 5;
+			if (*pm_at(off) != AA_PM(AA_PM_FREE_HEAD, k))
+				return 6;
+			if (off & ((AA_PAGE_SIZE << k) - 1))
+				return 7;
+			if (k < AA_NR_ORDERS)
+				cnt[k]++;
+			prev = off;
+			off = hdr->next;
+		}
+		if (off != AA_NIL)	/* longer than the loop bound */
+			return 8;
+	}
+	return 0;
+}

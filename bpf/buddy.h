@@ -19,6 +19,7 @@ typedef struct aa_free_hdr __arena aa_free_hdr_t;
 
 static __always_inline __u32 aa_ctz64(__u64 x);
 static __always_inline __u32 aa_popcount32(__u32 x);
+static int buddy_check_chunk_locked(__u32 s, __u64 *cnt, __u64 *absent);
 static void buddy_reset(void);
 static __always_inline bool chunk_is_free(__u32 slot);
 static __always_inline __u32 free_order_from(__u32 order);

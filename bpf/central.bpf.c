@@ -227,3 +227,46 @@ static void central_reset(void)
 		aa__root.class_pages[c] = aa_class(c)->pages;
 	}
 }
+
+/* --- Checks (check.bpf.c's aa__heap_check()) -------------------------------- */
+
+/* Up to AA_CHECK_SPANS spans of class cls's central list, from *off (the
+ * span after *prev); moves both on. REQUIRES: heap lock held. */
+#define AA_CHECK_SPANS	1
+
+static int central_check_spans_locked(__u32 cls, __u32 *off, __u32 *prev)
+{
+	__u32 o, nfree, n;
+	aa_span_obj_t *obj;
+	aa_span_t *sp;
+
+	cls = aa_cls_idx(cls);
+	aa_for(n, 0, AA_CHECK_SPANS) {
+		if (*off == AA_NIL)
+			break;
+		if ((*off >> AA_CHUNK_SHIFT) >= AA_MAX_SLOTS ||
+		    slot_at(*off >> AA_CHUNK_SHIFT)->state != AA_SLOT_CHUNK)
+			return 11;
+		if (*pm_at(*off) != AA_PM_SPAN_ENTRY(cls, 0))
+			return 12;
+		sp = span_at(*off);
+		if (sp->cls != cls || !sp->listed || sp->prev != *prev)
+			return 13;
+		nfree = AA_ZERO;
+		o = sp->free;
+		aa_repeat(AA_MAX_LOOPS) {
+			if (o == AA_NIL || nfree > AA_CHUNK_PAGES)
+				break;
+			obj = aa_addr(o);
+			if (obj->mark != aa_custody((__u64)obj, AA_TAG_SPAN))
+				return 14;
+			nfree++;
+			o = obj->next;
+		}
+		if (nfree + sp->used != aa_class(cls)->objs)
+			return 15;
+		*prev = *off;
+		*off = sp->next;
+	}
+	return 0;
+}

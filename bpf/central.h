@@ -8,6 +8,7 @@
 
 #include "internal.h"
 
+static int central_check_spans_locked(__u32 cls, __u32 *off, __u32 *prev);
 static __always_inline __u32 central_pop_locked(__u32 cls, __u64 mark_mask);
 static __always_inline __u32 central_push_locked(__u32 o, __u32 cls, __u32 span_off);
 static __u32 central_release_empty_locked(__u32 cls);

@@ -8,6 +8,6 @@
 
 #include "internal.h"
 
-int aa__buddy_check(void);
+int aa__heap_check(void);
 
 #endif /* __AA_CHECK_H */

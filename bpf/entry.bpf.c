@@ -199,7 +199,7 @@ int aa__reclaim(struct aa_reclaim_args *a)
 SEC("syscall")
 int aa__check(void *ctx)
 {
-	return aa__buddy_check();
+	return aa__heap_check();
 }
 
 /* Why an allocation got NULL, for aa__call's ret: the argument checks of

@@ -272,7 +272,7 @@ static int free_claimed_locked(__u64 ptr)
  *   blocks on the list <= frees_parked - frees_unparked
  * (less only while a push is under way); every block on the list carries a
  * transit mark (FREED, or CACHED from a transfer cache's drain).
- * check_parked_locked() checks both. The list is the heap's only while it
+ * heap_check_locked() checks both. The list is the heap's only while it
  * is published: before the first init aa__root.parked is 0, not AA_NIL,
  * and teardown drops the list with every page.
  */
@@ -338,7 +338,7 @@ static __always_inline void heap_settle(void)
  * REQUIRES: heap lock held, heap published. */
 #define AA_CHECK_PARKED	256
 
-static int check_parked_locked(void)
+static int heap_check_locked(void)
 {
 	__u64 unparked = aa__root.stats.frees_unparked, seen = AA_ZERO, w;
 	__u32 off = READ_ONCE_ARENA(aa__root.parked);

@@ -30,7 +30,7 @@ __u64 aa__heap_usable_size(__u64 ptr);
 static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached);
 static __always_inline int aa_heap_return_bulk(__u64 arr, __u32 n);
 static __always_inline void alloc_nomem(void);
-static int check_parked_locked(void);
+static int heap_check_locked(void);
 static __always_inline __u64 heap_alloc(__u64 size, int cls);
 static __always_inline void heap_reset(void);
 static __always_inline int heap_return(__u64 ptr);

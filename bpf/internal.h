@@ -554,7 +554,7 @@ static __always_inline int aa_lock(void)
 }
 
 /* Release the heap lock; lock_gen counts the holds, so that work done in
- * rounds (aa__buddy_check()) can tell whether anyone held it in between. */
+ * rounds (aa__heap_check()) can tell whether anyone held it in between. */
 static __always_inline void aa_unlock(void)
 {
 	aa__root.lock_gen++;
