@@ -770,13 +770,15 @@ int aa__heap_release_empty(void)
 
 /* --- Reset (lifecycle.bpf.c) ----------------------------------------------- */
 
-/* No parked free and nothing in use. The parked frees go with every other
- * block: completed, for the counters (frees_unparked <= frees_parked).
+/* No parked free, nothing in use, no refill signal. The parked frees go
+ * with every other block: completed, for the counters (frees_unparked <=
+ * frees_parked).
  * REQUIRES: heap not published (init), or the heap lock held by a
  * teardown that unpublished it. */
 static __always_inline void heap_reset(void)
 {
 	aa__root.parked = AA_NIL;
+	aa__root.need_refill = 0;
 	aa__root.stats.frees_unparked = READ_ONCE_ARENA(aa__root.stats.frees_parked);
 	aa__root.stats.bytes_in_use = 0;
 	aa__root.stats.live_allocs = 0;

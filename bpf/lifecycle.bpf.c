@@ -159,7 +159,6 @@ static __always_inline int init_root(__u64 arena_base, __u64 arena_size, __u32 f
 		return err;
 	tiers_reset();
 	aa__root.flags = flags;
-	aa__root.need_refill = 0;
 	/* a new key on every init: marks of an earlier heap mean nothing */
 	aa__root.cache_key = ((__u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32() | 1;
 	return 0;

@@ -740,6 +740,23 @@ struct aa_user_caches {
  *     == (nr_chunks - large_chunks) * AA_CHUNK_PAGES - absent_pages
  *   absent_pages == sum over chunks of meta->absent
  *     == their page-map entries AA_PM_ABSENT
+ *
+ * Who owns what (each file of bpf/ writes its own fields, and resets them
+ * in its own hook, which bpf/lifecycle.bpf.c calls in tier order):
+ *   magic .. nr_slots, flags, cache_key, init_state ..   lifecycle.bpf.c
+ *   lock, parked, lock_waiters, lock_gen,                 heap.bpf.c
+ *     large_bytes_in_use
+ *   mmap_readers, slots .. table_pages, fault            arena.bpf.c
+ *   order_summary, order_map                              buddy.bpf.c
+ *   debug                                                 debug.bpf.c
+ *   nr_cpus, cpu_cache_off                                cpu_cache.bpf.c
+ *   need_refill, refill_signals                           heap.bpf.c (raised
+ *                                                           by any tier)
+ *   central, class_size, class_pages                      central.bpf.c
+ *   defer                                                 defer.bpf.c
+ *   user                                                  user_cache.bpf.c
+ *   tun                                                   the loader (init)
+ *   stats: each counter its tier's (aa_stats says which)
  */
 struct aa_root {
 	__u64 magic;		/* AA_ROOT_MAGIC once initialised */
