@@ -39,15 +39,15 @@
 #define cache_claim(cc, who)	__aa_cache_claim((cc), (who))
 #define cache_release(cc)	__aa_cache_release(cc)
 
-/* This CPU's cache: aa_fast's copy, or with AA_F_DEBUG (which leaves
- * aa_fast.cc[] empty, so that inline callers always call the global
- * functions) the root's. NULL: none. */
+/* This CPU's cache, or NULL (none). aa_fast's copy is the inline API's,
+ * empty where the front door keeps inline callers out (struct aa_fast:
+ * its mode); the root's table is the tier's own. */
 static __always_inline struct aa_cpu_cache __arena *this_cpu_cache(void)
 {
 	struct aa_cpu_cache __arena *cc = __aa_this_cache();
 	__u32 cpu, off;
 
-	if (cc || !(aa__root.flags & AA_F_DEBUG))
+	if (cc)
 		return cc;
 	cpu = bpf_get_smp_processor_id();
 	if (cpu >= AA_MAX_CPUS || cpu >= aa__root.nr_cpus)

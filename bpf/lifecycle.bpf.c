@@ -57,27 +57,20 @@ struct aa_fast aa_fast SEC(".data.aa_fast");
 /* Copy the hot fields, then the CPU caches' addresses, then the arena
  * size (the inline free's gate), each step visible before the next
  * (exchange: full barrier).
- * Without caches only root and arena_base are set (where tools find the
- * heap and map the arena: they never change), and the inline API always
- * calls the global functions, which serve everything from the heap.
+ * Without caches, and in debug mode, cc[] and arena_size stay 0 (the
+ * inline API's gate: struct aa_fast), and the inline API always calls the
+ * global functions.
  * REQUIRES: heap published, caches released. */
 static void publish_fast(void)
 {
 	__u32 n = aa__root.nr_cpus, off;
 	int cpu;
 
-	aa_fast.root = (__u64)&aa__root;
-	aa_fast.arena_base = aa__root.arena_base;
-	aa_fast.slots = aa__root.slots;
-	aa_fast.defer = aa__root.flags & AA_F_DEFER;
-	if (aa__root.flags & AA_F_NO_CACHES)
-		return;
-	aa_fast.key = aa__root.cache_key;
-	aa_fast.zero = 0;
-	/* debug mode: no cache address and no arena size for the inline
-	 * API, whose every call then goes through the global functions
-	 * (debug.bpf.c); the library finds the caches in the root */
-	if (aa__root.flags & AA_F_DEBUG)
+	__aa_fast_fill(&aa_fast, &aa__root, (__u64)&aa__root);
+	/* no caches, or debug mode: no cache address and no arena size for
+	 * the inline API, whose every call then goes through the global
+	 * functions, where the front door applies the mode (struct aa_fast) */
+	if (aa_fast.mode & (AA_F_NO_CACHES | AA_F_DEBUG))
 		return;
 	aa_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
 		off = aa__root.cpu_cache_off[cpu];

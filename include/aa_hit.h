@@ -103,6 +103,22 @@ static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
 _Static_assert(sizeof(((struct aa_chunk_meta *)0)->pm) <= AA_PAGE_SIZE, "pm[] in one page");
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "AA_SLOT_WORD: state is the low half");
 
+/* struct aa_fast from the root r, whose user address is root_addr: every
+ * field but arena_size and cc[], which each side publishes after these
+ * (BPF: bpf/lifecycle.bpf.c's publish_fast(); userspace:
+ * user/user_cache.c). The one fill of struct aa_fast. */
+static __always_inline void __aa_fast_fill(struct aa_fast *f, const struct aa_root __arena *r,
+					   __u64 root_addr)
+{
+	f->root = root_addr;
+	f->arena_base = r->arena_base;
+	f->slots = r->slots;
+	f->key = r->cache_key;
+	f->zero = 0;
+	f->mode = r->flags & AA_FAST_MODES;
+	f->defer = r->flags & AA_F_DEFER;
+}
+
 /* Release store of a 32-bit arena word: every load and store before it
  * is visible to whoever sees the new value (and reads it with an acquire:
  * the claims below).

@@ -21,7 +21,7 @@
 #include "aa_size_classes.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	17
+#define AA_LAYOUT_VERSION	18
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -260,10 +260,15 @@ struct aa_cpu_cache {
  * and `arena_size` last; teardown clears `arena_size` and cc[] before it
  * unpublishes (the inline free takes the slow path for any pointer at or
  * above arena_base + arena_size: with 0, for every pointer).
- * arena_size and cc[] stay 0 without caches (AA_F_NO_CACHES), in debug
- * mode and while no heap is published: every inline call then takes the
- * global functions.
+ * mode says which of the heap's modes (AA_FAST_MODES) the fast paths obey:
+ * arena_size and cc[] stay 0 where it holds AA_F_NO_CACHES or AA_F_DEBUG
+ * (the inline API's gate, with no load of its own: every inline call then
+ * takes the global functions, where the front door applies the mode) and
+ * while no heap is published; with AA_F_DEFER frees check the pending
+ * bits. __aa_fast_fill() (aa_hit.h) is the one fill of both sides.
  */
+#define AA_FAST_MODES		(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG)
+
 struct aa_fast {
 	__u64 root;		/* user address of struct aa_root: set by
 				 * the first init, never cleared (tools find
@@ -273,9 +278,11 @@ struct aa_fast {
 	__u64 arena_size;	/* aa_root.arena_size; 0: not published */
 	__u64 key;		/* aa_root.cache_key: custody marks */
 	__u64 zero;		/* always 0 (address dependencies) */
-	__u64 defer;		/* AA_F_DEFER set: frees check the pending bits */
+	__u64 defer;		/* mode & AA_F_DEFER, a word of its own: the
+				 * free path tests it with no mask */
 	__u64 slots;		/* user address of aa_root's slot table (with root) */
 	__u64 cc[AA_MAX_CPUS];	/* user address of CPU i's cache, 0: none */
+	__u64 mode;		/* the heap's flags & AA_FAST_MODES */
 };
 
 /*
@@ -855,7 +862,7 @@ struct aa_root {
 #define AA_PIN_FIELD(s, f, off, n)	\
 	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 17,
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 18,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
@@ -865,7 +872,7 @@ AA_PIN_FIELD(aa_root, root_size, 12, 4);	AA_PIN_FIELD(aa_fast, root, 0, 8);
 AA_PIN_SIZE(aa_span, 16);		AA_PIN_SIZE(aa_chunk_meta, 5160);
 AA_PIN_SIZE(aa_slot, 16);		AA_PIN_SIZE(aa_cpu_class_stats, 64);
 AA_PIN_SIZE(aa_cpu_class, 1152);	AA_PIN_SIZE(aa_cpu_cache, 59968);
-AA_PIN_SIZE(aa_fast, 2104);		AA_PIN_SIZE(aa_transfer_cache, 2096);
+AA_PIN_SIZE(aa_fast, 2112);		AA_PIN_SIZE(aa_transfer_cache, 2096);
 AA_PIN_SIZE(aa_central, 40);		AA_PIN_SIZE(aa_tunables, 656);
 AA_PIN_SIZE(aa_stats, 480);		AA_PIN_SIZE(aa_debug_error, 56);
 AA_PIN_SIZE(aa_debug, 10064);		AA_PIN_SIZE(aa_refill_event, 32);
@@ -895,7 +902,7 @@ AA_PIN_FIELD(aa_root, init_state, 20832, 4);	AA_PIN_FIELD(aa_root, self_inits, 2
 AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);
 AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);
 AA_PIN_FIELD(aa_fast, defer, 40, 8);		AA_PIN_FIELD(aa_fast, slots, 48, 8);
-AA_PIN_FIELD(aa_fast, cc, 56, 2048);
+AA_PIN_FIELD(aa_fast, cc, 56, 2048);	AA_PIN_FIELD(aa_fast, mode, 2104, 8);
 AA_PIN_FIELD(aa_cpu_cache, busy, 0, 4);		AA_PIN_FIELD(aa_cpu_cache, cpu, 4, 4);
 AA_PIN_FIELD(aa_cpu_cache, owner_pid, 8, 4);	AA_PIN_FIELD(aa_cpu_cache, owner_tid, 12, 4);
 AA_PIN_FIELD(aa_cpu_cache, owner_start, 16, 8);	AA_PIN_FIELD(aa_cpu_cache, owner_exec, 24, 8);

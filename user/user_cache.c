@@ -422,12 +422,8 @@ void aa__heap_fast_refresh(struct aa_heap *h)
 {
 	const struct aa_root *r = h->root;
 
-	h->fast.root = (__u64)(unsigned long)r - (__u64)(unsigned long)h->arena + h->arena_base;
-	h->fast.arena_base = h->arena_base;
-	h->fast.slots = r->slots;
-	h->fast.key = r->cache_key;
-	h->fast.zero = 0;
-	h->fast.defer = r->flags & AA_F_DEFER;
+	__aa_fast_fill(&h->fast, r,
+		       (__u64)(unsigned long)r - (__u64)(unsigned long)h->arena + h->arena_base);
 	__atomic_store_n(&h->fast.arena_size, r->arena_size, __ATOMIC_RELEASE);
 }
 
