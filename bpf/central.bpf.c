@@ -77,7 +77,7 @@ static __always_inline __u32 span_new_locked(__u32 cls)
 	const struct aa_class_info *ci = aa_class(cls);
 	__u32 size = ci->size, objs = ci->objs, pages = ci->pages, off, o;
 	struct aa_central __arena *c = central_of(cls);
-	bool debug = aa__root.flags & AA_F_DEBUG;
+	__u64 tail = aa__root.carve_tail;
 	aa_span_obj_t *obj;
 	aa_span_t *sp;
 	int i;
@@ -86,17 +86,17 @@ static __always_inline __u32 span_new_locked(__u32 cls)
 	if (off == AA_NIL)
 		return AA_NIL;
 	/* free list in address order: refills hand out neighbours. At most
-	 * 256 objects (aa_size_classes.h), 3 stores each in debug mode: the
-	 * last word is the poison that the claim and the underflow check of
-	 * the next object read (struct aa_span_obj, debug.bpf.c) */
+	 * 256 objects (aa_size_classes.h), 3 stores each, and a fourth where
+	 * the mode asks for a tail word (aa_root.carve_tail: debug mode's
+	 * poison, which its claim and underflow checks read) */
 	aa_for(i, 0, objs) {
 		o = off + i * size;
 		obj = aa_addr(o);
 		obj->mark = aa_custody((__u64)obj, AA_TAG_SPAN);
 		obj->next = i + 1 < objs ? o + size : AA_NIL;
 		obj->fresh = AA_SPAN_FRESH;
-		if (debug && size > sizeof(*obj))	/* 16 B: no debug object fits */
-			*(__u64 __arena *)aa_addr(o + size - 8) = AA_DEBUG_POISON;
+		if (tail && size > sizeof(*obj))	/* 16 B: words 0 and 1 only */
+			*(__u64 __arena *)aa_addr(o + size - 8) = tail;
 	}
 	sp = span_at(off);
 	sp->free = off;

@@ -21,7 +21,7 @@ struct aa_parked {
 
 typedef struct aa_parked __arena aa_parked_t;
 
-long aa__heap_claim_kind(__u64 ptr);
+long aa__heap_claim_kind(__u64 ptr, __u64 tail);
 int aa__heap_free(__u64 ptr);
 long aa__heap_judge(__u64 ptr);
 int aa__heap_release_empty(void);

@@ -87,7 +87,7 @@
  *    below); a live block's word 0 is the user's. A block changes hands
  *    only by changing its mark.
  *  - The claim (__aa_claim(), aa_hit.h; aa_claim() in
- *    heap.bpf.c adds the debug-mode check): a free makes its caller the
+ *    heap.bpf.c adds a caller's tail check): a free makes its caller the
  *    block's sole owner, lock-free, any context. check is the word that
  *    says the block is allocated (its page-map entry, or its slot's state),
  *    expect its value at the lookup, meta the chunk metadata the lookup
@@ -113,9 +113,10 @@
  *    metadata). While word 0 still holds our mark, ptr's page was not
  *    returned (returned pages come back zeroed), so the slot word cannot
  *    change between the re-check and the last load. A claimed block is the
- *    claimer's until it hands it to a tier. In debug mode a claimed class
- *    object whose trailer is poison is free all the same (a write after
- *    free replaced its mark): the claim is undone, -EALREADY.
+ *    claimer's until it hands it to a tier. A caller that gives a tail
+ *    (debug mode: its poison) has a claimed class object that ends with
+ *    it counted free all the same (a write after free replaced its mark):
+ *    the claim is undone, -EALREADY.
  *  - Lock-free readers: a live allocation's own page-map entry and slot
  *    state change only when that allocation is freed, which its claimer
  *    alone can do, so lookups without the lock are exact for live
@@ -577,11 +578,12 @@ static __always_inline void aa_unlock(void)
 #define AA_TAG_BUDDY		4	/* + order, up to 4 + 8 */
 
 /* Words 0 and 1 of a free object in its span (central.bpf.c). `fresh` is
- * AA_SPAN_FRESH from the carving until the object is first allocated. In
- * debug mode a carving writes only words 0, 1 and the last word (the
- * poison), so that a span costs the lock a few stores per object, not a
- * fill of its pages: a fresh object's other words were never poisoned and
- * its first allocation does not check them (debug.bpf.c). Its first free
+ * AA_SPAN_FRESH from the carving until the object is first allocated. A
+ * carving writes words 0 and 1, and the last word where aa_root.carve_tail
+ * asks for one (debug mode: the poison), so that a span costs the lock a
+ * few stores per object, not a fill of its pages: a fresh object's other
+ * words were never poisoned and its first allocation does not check them
+ * (debug.bpf.c). Its first free
  * poisons word 1 with the rest, and no tier writes the upper half of word
  * 1 with this value (links are offsets or user addresses, below 2^47). */
 struct aa_span_obj {

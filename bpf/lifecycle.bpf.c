@@ -70,7 +70,7 @@ static void publish_fast(void)
 	/* no caches, or debug mode: no cache address and no arena size for
 	 * the inline API, whose every call then goes through the global
 	 * functions, where the front door applies the mode (struct aa_fast) */
-	if (aa_fast.mode & (AA_F_NO_CACHES | AA_F_DEBUG))
+	if (aa_fast.mode & AA_FAST_OFF)
 		return;
 	aa_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
 		off = aa__root.cpu_cache_off[cpu];
@@ -150,8 +150,8 @@ static __always_inline int init_root(__u64 arena_base, __u64 arena_size, __u32 f
 	err = tables_check(!(flags & AA_F_NO_CACHES));
 	if (err)
 		return err;
+	aa__root.flags = flags;	/* first: a tier's reset may follow its mode */
 	tiers_reset();
-	aa__root.flags = flags;
 	/* a new key on every init: marks of an earlier heap mean nothing */
 	aa__root.cache_key = ((__u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32() | 1;
 	return 0;

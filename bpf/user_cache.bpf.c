@@ -277,7 +277,7 @@ static int user_open(struct aa_user_args *a)
 
 	if (!aa_heap_ready())
 		return -ENODEV;
-	if (aa__root.flags & (AA_F_NO_CACHES | AA_F_DEBUG))
+	if (aa_fast.mode & AA_FAST_OFF)	/* no fast path in this mode */
 		return -EOPNOTSUPP;
 	if (!pid || !owner_identity(pid, &start, &exec) || !start)
 		return -ESRCH;

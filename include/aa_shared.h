@@ -268,6 +268,9 @@ struct aa_cpu_cache {
  * bits. __aa_fast_fill() (aa_hit.h) is the one fill of both sides.
  */
 #define AA_FAST_MODES		(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG)
+/* The modes in which no fast path runs: no inline hit (cc[] and
+ * arena_size stay 0) and no user cache (aa__user's OPEN refuses). */
+#define AA_FAST_OFF		(AA_F_NO_CACHES | AA_F_DEBUG)
 
 struct aa_fast {
 	__u64 root;		/* user address of struct aa_root: set by
@@ -755,7 +758,7 @@ struct aa_user_caches {
  *     large_bytes_in_use
  *   mmap_readers, slots .. table_pages, fault            arena.bpf.c
  *   order_summary, order_map                              buddy.bpf.c
- *   debug                                                 debug.bpf.c
+ *   debug, carve_tail                                     debug.bpf.c
  *   nr_cpus, cpu_cache_off                                cpu_cache.bpf.c
  *   need_refill, refill_signals                           heap.bpf.c (raised
  *                                                           by any tier)
@@ -820,6 +823,9 @@ struct aa_root {
 	__u32 init_state;	/* AA_INIT_*: one init at a time */
 	__s32 self_init_err;	/* 0, or why self-init failed (-errno) */
 	__u64 self_inits;	/* times the heap initialised itself */
+	__u64 carve_tail;	/* 0, or the word a new span's objects end
+				 * with (central.bpf.c): debug mode's poison,
+				 * set by its reset hook */
 };
 
 /* The library's arena globals: the root and the deferred-free reclaim
@@ -899,6 +905,7 @@ AA_PIN_FIELD(aa_root, class_size, 19104, 208);	AA_PIN_FIELD(aa_root, class_pages
 AA_PIN_FIELD(aa_root, defer, 19520, 192);	AA_PIN_FIELD(aa_root, fault, 19712, 64);
 AA_PIN_FIELD(aa_root, user, 19776, 1056);
 AA_PIN_FIELD(aa_root, init_state, 20832, 4);	AA_PIN_FIELD(aa_root, self_inits, 20840, 8);
+AA_PIN_FIELD(aa_root, carve_tail, 20848, 8);
 AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);
 AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);
 AA_PIN_FIELD(aa_fast, defer, 40, 8);		AA_PIN_FIELD(aa_fast, slots, 48, 8);
