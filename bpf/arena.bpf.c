@@ -187,7 +187,7 @@ static __always_inline int geometry_check(__u64 arena_base, __u64 arena_size)
 {
 	__u64 root = (__u64)&aa__root;
 
-	if (arena_size == 0 || arena_size > (1ULL << 32) ||
+	if (arena_size == 0 || arena_size > (__u64)AA_MAX_ARENA_PAGES * AA_PAGE_SIZE ||
 	    (arena_size & (AA_PAGE_SIZE - 1)) || (arena_base & (AA_PAGE_SIZE - 1)) ||
 	    root < arena_base || root + sizeof(aa__root) > arena_base + arena_size)
 		return -EINVAL;

@@ -44,7 +44,6 @@
  * be used in a program that has an associated arena").
  */
 #define AA_USE_ARENA(map)	asm volatile("" :: "r"(&(map)))
-#define AA_ARENA_PAGES_DEFAULT	(1U << 16)	/* 256 MiB of address space */
 #ifdef AA_ARENA_PAGES
 #error "AA_ARENA_PAGES is gone: say AA_ARENA(pages) in one of your BPF files"
 #endif

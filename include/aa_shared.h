@@ -49,8 +49,11 @@
 #define AA_MAX_ORDER		(AA_CHUNK_SHIFT - AA_PAGE_SHIFT)	/* 8 */
 #define AA_NR_ORDERS		(AA_MAX_ORDER + 1)
 
-/* Arenas are at most 4 GiB: at most 4096 chunk slots. */
+/* Arenas are at most 4 GiB: at most 4096 chunk slots. The default arena
+ * (AA_ARENA(), aa_heap__open() without arena_pages) is 256 MiB. */
 #define AA_MAX_SLOTS		4096
+#define AA_MAX_ARENA_PAGES	((__u32)AA_MAX_SLOTS * AA_CHUNK_PAGES)
+#define AA_ARENA_PAGES_DEFAULT	(1U << 16)
 #define AA_NIL			0xffffffffU	/* "no block" in free lists */
 
 /* Largest request: a quarter of the biggest arena (page runs above). */

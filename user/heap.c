@@ -263,7 +263,7 @@ int aa__heap_open_pages(const struct aa_heap_opts *opts)
 	}
 	pages = AA_OPTS_GET(opts, arena_pages, 0);
 	if (!pages)
-		pages = AA_DEFAULT_ARENA_PAGES;
+		pages = AA_ARENA_PAGES_DEFAULT;
 	if (pages > AA_MAX_ARENA_PAGES || pages < AA_MIN_ARENA_PAGES) {
 		pr_warn("arena_pages %u out of range [%u, %u]\n", pages,
 			AA_MIN_ARENA_PAGES, AA_MAX_ARENA_PAGES);

@@ -153,8 +153,6 @@ int aa__arena_diagnose(const struct aa__arena_facts *f, char *buf, size_t sz);
  * root" for EPERM or EACCES when the process lacks CAP_SYS_ADMIN). */
 void aa__warn_arena_err(const char *where, int err);
 
-#define AA_DEFAULT_ARENA_PAGES	(1U << 16)
-#define AA_MAX_ARENA_PAGES	(1U << 20)
 
 /* print.c */
 __attribute__((format(printf, 2, 3)))
