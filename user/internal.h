@@ -68,6 +68,8 @@ struct aa_heap {
 	int uc_state;			/* 0 not set up, 1 on, -1 off */
 	__u32 uc_off_gen;		/* gen + 1 of a heap without them */
 	pthread_key_t uc_key;		/* the thread's struct aa_uc */
+	__u64 uc_serial;		/* this handle's user caches, among all
+					 * handles ever (user_cache.c) */
 	struct aa_fast fast;		/* what the hit path reads */
 };
 

@@ -60,6 +60,24 @@ static pthread_mutex_t uc_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aa_uc *uc_all;	/* every handle's records */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 void (*aa__uc_open_hook)(struct aa_heap *h);
+/* Handles whose user caches were set up, ever: each one's uc_serial. */
+static __u64 uc_serials;
+/* This thread's record of the handle it used last, found without
+ * pthread_getspecific(): serial names the handle (never reused, so a
+ * record of a destroyed handle is never taken for a new one at the same
+ * address), uc is what its uc_key slot holds, and changes with it. */
+static __thread struct {
+	__u64 serial;
+	struct aa_uc *uc;
+} uc_last;
+
+/* uc into this thread's uc_key slot of h, and uc_last. */
+static void uc_set_thread(struct aa_heap *h, struct aa_uc *uc)
+{
+	pthread_setspecific(h->uc_key, uc);
+	uc_last.serial = h->uc_serial;
+	uc_last.uc = uc;
+}
 
 /* A fork waits for a close in progress: the child gets uc_lock free. */
 static void atfork_prepare(void)
@@ -186,7 +204,7 @@ static struct aa_uc *uc_open(struct aa_heap *h, struct aa_uc *old)
 	if (old && old->forks == forks && old->gen == gen)
 		return NULL;	/* already tried in this gen */
 	if (old) {
-		pthread_setspecific(h->uc_key, NULL);
+		uc_set_thread(h, NULL);
 		pthread_mutex_lock(&uc_lock);
 		/* of an earlier gen: init disowned its cache; else the
 		 * parent's: left on the list, which destroy frees */
@@ -231,7 +249,7 @@ static struct aa_uc *uc_open(struct aa_heap *h, struct aa_uc *old)
 	uc->next = uc_all;
 	uc_all = uc;
 	pthread_mutex_unlock(&uc_lock);
-	pthread_setspecific(h->uc_key, uc);
+	uc_set_thread(h, uc);
 	return uc->cc ? uc : NULL;
 }
 
@@ -249,6 +267,7 @@ static int uc_setup(struct aa_heap *h)
 		if (h->prog[AA_PROG_USER] >= 0 && h->root &&
 		    !pthread_key_create(&h->uc_key, uc_thread_exit)) {
 			aa__heap_fast_refresh(h);
+			h->uc_serial = ++uc_serials;	/* under uc_lock */
 			st = 1;
 		}
 		__atomic_store_n(&h->uc_state, st, __ATOMIC_RELEASE);
@@ -266,7 +285,13 @@ static struct aa_uc *thread_cache(struct aa_heap *h)
 
 	if (st <= 0 && (st < 0 || uc_setup(h) < 0))
 		return NULL;
-	uc = pthread_getspecific(h->uc_key);
+	if (uc_last.serial == h->uc_serial) {
+		uc = uc_last.uc;
+	} else {
+		uc = pthread_getspecific(h->uc_key);
+		uc_last.serial = h->uc_serial;
+		uc_last.uc = uc;
+	}
 	if (uc && uc->cc && uc->forks == forks &&
 	    uc->gen == __atomic_load_n(&r->user.gen, __ATOMIC_ACQUIRE) &&
 	    __atomic_load_n(&r->magic, __ATOMIC_RELAXED) == AA_ROOT_MAGIC)
