@@ -77,7 +77,7 @@ static __always_inline __u32 span_new_locked(__u32 cls)
 	const struct aa_class_info *ci = aa_class(cls);
 	__u32 size = ci->size, objs = ci->objs, pages = ci->pages, off, o;
 	struct aa_central __arena *c = central_of(cls);
-	__u64 tail = aa__root.carve_tail;
+	bool tail = aa__root.carve_tail != 0;
 	aa_span_obj_t *obj;
 	aa_span_t *sp;
 	int i;
@@ -96,7 +96,7 @@ static __always_inline __u32 span_new_locked(__u32 cls)
 		obj->next = i + 1 < objs ? o + size : AA_NIL;
 		obj->fresh = AA_SPAN_FRESH;
 		if (tail && size > sizeof(*obj))	/* 16 B: words 0 and 1 only */
-			*(__u64 __arena *)aa_addr(o + size - 8) = tail;
+			*(__u64 __arena *)aa_addr(o + size - 8) = aa__root.carve_tail;
 	}
 	sp = span_at(off);
 	sp->free = off;
