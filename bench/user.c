@@ -41,6 +41,14 @@
  * which an emulator slows by different factors; --calibrate prints them
  * alone, without a heap, so that they can be had where arenas are refused.
  *
+ * Counted (user_count.c): instructions and locked instructions per pair of
+ * the user path and glibc, loop and batch, 64 B and 1 KiB, counted by
+ * valgrind's callgrind, not timed, so that they carry over from an
+ * emulator: the binary runs itself under callgrind (--count-child), which
+ * counts each cell of pairs() on one thread, --count-pairs pairs, inside
+ * the calls: outside the functions that the same loop with no calls
+ * (PATH_NONE) runs.
+ *
  * Passes: every cell is measured --passes times (the three paths of a
  * cell back to back in each pass, so a drift of a shared machine reaches
  * each alike); a cell's figure is the median over the passes. cpu: the
@@ -48,8 +56,13 @@
  * of its timed loop) in the row.
  *
  * Usage: aa_bench_user [--iters N] [--syscall-iters N] [--rounds N]
- *                      [--calib-iters N] [--passes N] [--out FILE]
- *          measure on this kernel, print its tables, append its rows to FILE
+ *                      [--calib-iters N] [--passes N] [--count-pairs N]
+ *                      [--out FILE]
+ *          measure on this kernel, then count (--count-pairs: rounded down
+ *          to a multiple of 256; 0: no counting), print its tables, append
+ *          its rows to FILE
+ *        aa_bench_user --counts [--count-pairs N] [--out FILE]
+ *          the counted table only (glibc only where arenas are refused)
  *        aa_bench_user --calibrate
  *          the calibration line only (no heap)
  *        aa_bench_user --table FILE
@@ -73,6 +86,9 @@
 #include "where.h"
 
 #include "user.h"
+#if AA_HAVE_CALLGRIND
+#include <valgrind/callgrind.h>
+#endif
 
 #define MiB		(1ULL << 20)
 #define MAX_THREADS	2
@@ -90,10 +106,10 @@ static const struct { enum side alloc, free; } cross_cols[NR_CROSS] = {
 };
 
 static struct opts {
-	__u64 iters, syscall_iters, rounds, calib_iters;
+	__u64 iters, syscall_iters, rounds, calib_iters, count_pairs;
 	int passes;
 } opt = { .iters = 1000000, .syscall_iters = 16384, .rounds = 256, .calib_iters = 10000000,
-	  .passes = 3 };
+	  .count_pairs = 40 * BATCH, .passes = 3 };
 
 static struct aa_heap *heap;
 static int cpus[MAX_THREADS], ncpus;
@@ -152,6 +168,9 @@ static int pin_self(int cpu)
 
 /* --- The pairs ---------------------------------------------------------- */
 
+/* PATH_NONE's one object: every malloc of it returns this, no free. */
+static char none_obj[8];
+
 static __u64 one_malloc(enum path p, __u64 size)
 {
 	struct aa_op_args a = { .op = AA_OP_MALLOC, .size = size };
@@ -161,6 +180,8 @@ static __u64 one_malloc(enum path p, __u64 size)
 		return aa_heap__malloc(heap, size);
 	case PATH_SYSCALL:
 		return aa_heap__call(heap, &a) ? 0 : a.ptr;
+	case PATH_NONE:
+		return (__u64)(uintptr_t)none_obj;
 	default:
 		return (__u64)(uintptr_t)malloc(size);
 	}
@@ -176,6 +197,8 @@ static int one_free(enum path p, __u64 ptr)
 		return aa_heap__free(heap, ptr) != 0;
 	case PATH_SYSCALL:
 		return aa_heap__call(heap, &a) || a.ret;
+	case PATH_NONE:
+		return 0;
 	default:
 		free((void *)(uintptr_t)ptr);
 		return 0;
@@ -230,12 +253,12 @@ static __attribute__((noinline)) __u64 calib_callee(__u64 x)
 	return x + 1;
 }
 
-static double calib_one(enum calib k, __u64 n)
+/* n ops of probe k, untimed (the counted probe runs CAL_CMPXCHG alone). */
+static void calib_loop(enum calib k, __u64 n)
 {
 	volatile __u64 word = 0;
 	__u32 busy = 0, old;
 	__u64 i, x = 0, errors = 0;
-	double t = clock_ns(CLOCK_MONOTONIC);
 
 	switch (k) {
 	case CAL_PLAIN:		/* a load, an add, a store */
@@ -256,10 +279,18 @@ static double calib_one(enum calib k, __u64 n)
 		}
 		break;
 	default:
-		n /= 10;
 		pairs(PATH_GLIBC, false, 64, n, &errors);
 		break;
 	}
+}
+
+static double calib_one(enum calib k, __u64 n)
+{
+	double t = clock_ns(CLOCK_MONOTONIC);
+
+	if (k == CAL_GLIBC)
+		n /= 10;
+	calib_loop(k, n);
 	return (clock_ns(CLOCK_MONOTONIC) - t) / n;
 }
 
@@ -466,6 +497,111 @@ static int measure(const struct work *w, int nthreads, double *ns, double *share
 	return err;
 }
 
+/* --- Counted cells: the child that user_count.c runs under callgrind ---- */
+
+#if AA_HAVE_CALLGRIND
+static const char *const path_names[] = {
+	[PATH_USER] = "user", [PATH_SYSCALL] = "syscall", [PATH_GLIBC] = "glibc",
+	[PATH_NONE] = "none",
+};
+
+/* Dump what callgrind collected since the last dump, as one cell. */
+static void count_dump(const char *path, const char *pattern, __u64 size, __u64 n, __u64 slow,
+		       __u64 errors)
+{
+	char tag[160];
+
+	snprintf(tag, sizeof(tag), COUNT_TAG " path=%s pattern=%s size=%llu n=%llu slow=%llu "
+		 "errors=%llu", path, pattern, (unsigned long long)size, (unsigned long long)n,
+		 (unsigned long long)slow, (unsigned long long)errors);
+	CALLGRIND_DUMP_STATS_AT(tag);
+}
+
+/* One cell: an uncounted warm-up (it opens the user cache), then n
+ * pairs with callgrind collecting. 0, or -ENOENT: the user path found no
+ * user cache. */
+static int count_cell(enum path p, bool batch, __u64 size, __u64 n)
+{
+	const struct aa_cpu_cache *cc = NULL;
+	int cls = aa_size_class(size);
+	__u64 errors = 0, s0;
+
+	pairs(p, batch, size, batch ? 2 * BATCH : n / 100 + 1, &errors);
+	if (p == PATH_USER && !(cc = own_user_cache()))
+		return -ENOENT;
+	s0 = slow_calls(cc, cls);
+	errors = 0;
+	CALLGRIND_TOGGLE_COLLECT;
+	pairs(p, batch, size, n, &errors);
+	CALLGRIND_TOGGLE_COLLECT;
+	count_dump(path_names[p], batch ? "batch" : "loop", size, n, slow_calls(cc, cls) - s0,
+		   errors);
+	return 0;
+}
+
+/* The child's one thread (a thread, as the timed cells run on: glibc's
+ * malloc takes its multi-threaded paths): the probe, then per pattern and
+ * size the loop with no calls, the user path (user) and glibc. */
+static void *count_thread(void *arg)
+{
+	static const enum path paths[] = { PATH_NONE, PATH_USER, PATH_GLIBC };
+	bool user = *(bool *)arg;
+	__u64 n = opt.count_pairs;
+	unsigned int s, i;
+	int batch;
+
+	CALLGRIND_START_INSTRUMENTATION;
+	CALLGRIND_TOGGLE_COLLECT;
+	calib_loop(CAL_CMPXCHG, n);
+	CALLGRIND_TOGGLE_COLLECT;
+	count_dump("probe", "-", 0, n, 0, 0);
+	for (batch = 0; batch < 2; batch++)
+		for (s = 0; s < NR_SIZES; s++)
+			for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+				if ((paths[i] != PATH_USER || user) &&
+				    count_cell(paths[i], batch, sizes[s], n)) {
+					fprintf(stderr, "user: aa_heap__malloc() found no user "
+						"cache: not the path counted here\n");
+					return (void *)1;
+				}
+	return NULL;
+}
+
+/* --count-child: what = "user,glibc" or "glibc". The exit status. */
+static int count_child(const char *what)
+{
+	AA_OPTS(aa_heap_opts, ho, .init_bytes = 16 * MiB);
+	bool user = !strcmp(what, "user,glibc");
+	pthread_t tid;
+	void *ret = NULL;
+
+	if (!user && strcmp(what, "glibc")) {
+		fprintf(stderr, "user: --count-child user,glibc | glibc\n");
+		return 2;
+	}
+	if (user && !(heap = aa_heap__open(&ho))) {
+		fprintf(stderr, "user: aa_heap__open: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pthread_create(&tid, NULL, count_thread, &user)) {
+		fprintf(stderr, "user: pthread_create failed\n");
+		ret = (void *)1;
+	} else {
+		pthread_join(tid, &ret);
+	}
+	if (heap)
+		aa_heap__destroy(heap);
+	return ret ? 1 : 0;
+}
+#else
+static int count_child(const char *what)
+{
+	(void)what;
+	fprintf(stderr, "user: built without <valgrind/callgrind.h>: nothing to count\n");
+	return 1;
+}
+#endif
+
 /* --- The run ------------------------------------------------------------ */
 
 static void row_init(struct row *w, const char *kind, const char *pattern, __u64 size,
@@ -514,9 +650,11 @@ static int measure_row(struct row *r, struct work w, int ncols)
 }
 
 /* Measure every row: the calibration, pairs (pattern x size x threads)
- * and cross (size x threads). rows must hold NR_ROWS. Returns rows
- * filled, or -errno. */
-#define NR_ROWS		(1 + 3 * NR_SIZES * MAX_THREADS)
+ * and cross (size x threads). rows must hold NR_ROWS, which leaves room
+ * for the counted rows (pattern x size) after them. Returns rows filled,
+ * or -errno. */
+#define NR_COUNT_ROWS	(2 * NR_SIZES)
+#define NR_ROWS		(1 + 3 * NR_SIZES * MAX_THREADS + NR_COUNT_ROWS)
 static int measure_all(struct row *rows, const char *kernel, int max_threads)
 {
 	struct row warm;
@@ -575,6 +713,9 @@ int main(int argc, char **argv)
 		{ "passes", required_argument, NULL, 'p' },
 		{ "calib-iters", required_argument, NULL, 'c' },
 		{ "calibrate", no_argument, NULL, 'C' },
+		{ "count-pairs", required_argument, NULL, 'n' },
+		{ "counts", no_argument, NULL, 'N' },
+		{ "count-child", required_argument, NULL, 'X' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "table", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
@@ -585,8 +726,11 @@ int main(int argc, char **argv)
 	char probe[AA_PROBE_LINE_SZ];
 	struct utsname u;
 	FILE *out = NULL;
-	bool calib_only = false;
-	int c, n, err = 0;
+	const char *child = NULL;
+	bool calib_only = false, counts_only = false, user = true;
+	char self[4096];
+	ssize_t len;
+	int c, n, k = 0, err = 0;
 
 	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
 		switch (c) {
@@ -596,11 +740,15 @@ int main(int argc, char **argv)
 		case 'p': opt.passes = atoi(optarg); break;
 		case 'c': opt.calib_iters = strtoull(optarg, NULL, 0); break;
 		case 'C': calib_only = true; break;
+		case 'n': opt.count_pairs = strtoull(optarg, NULL, 0) / BATCH * BATCH; break;
+		case 'N': counts_only = true; break;
+		case 'X': child = optarg; break;
 		case 'o': out_path = optarg; break;
 		case 't': return print_table(optarg);
 		default:
 			fprintf(stderr, "usage: aa_bench_user [--iters N] [--syscall-iters N] "
-				"[--rounds N] [--calib-iters N] [--passes N] [--out FILE] | "
+				"[--rounds N] [--calib-iters N] [--passes N] [--count-pairs N] "
+				"[--out FILE] | --counts [--count-pairs N] [--out FILE] | "
 				"--calibrate | --table FILE\n");
 			return 2;
 		}
@@ -611,6 +759,18 @@ int main(int argc, char **argv)
 			"--calib-iters >= 10, --passes in 1 .. %d\n", BATCH, MAX_PASSES);
 		return 2;
 	}
+	if (child)	/* under callgrind: user_count.c reads its dumps */
+		return count_child(child);
+	if (counts_only && !opt.count_pairs) {
+		fprintf(stderr, "user: --counts needs --count-pairs >= %d\n", BATCH);
+		return 2;
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0 || len == sizeof(self) - 1) {
+		fprintf(stderr, "user: /proc/self/exe: %s\n", len < 0 ? strerror(errno) : "too long");
+		return 1;
+	}
+	self[len] = 0;
 	find_cpus();
 	if (calib_only) {	/* no heap: runs where arenas are refused too */
 		calibrate(&rows[0]);
@@ -619,8 +779,26 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (aa_probe_arena(probe, sizeof(probe))) {
-		fprintf(stderr, "user: %s\n", probe);
-		return 1;
+		if (!counts_only) {
+			fprintf(stderr, "user: %s\n", probe);
+			return 1;
+		}
+		printf("user path not counted: %s\n", probe);
+		user = false;
+	}
+	uname(&u);
+	if (counts_only) {	/* the counted rows alone: no heap here */
+		n = count_cells(self, user, opt.count_pairs, u.release, rows, NR_COUNT_ROWS);
+		err = n < 0 ? n : 0;
+		if (out_path && n > 0 && !(out = fopen(out_path, "a")))
+			fprintf(stderr, "user: %s: %s\n", out_path, strerror(err = errno));
+		for (c = 0; out && c < n && !err; c++)
+			err = write_row(out, &rows[c]);
+		if (out)
+			fclose(out);
+		if (n > 0)
+			print_rows(rows, n);
+		return err ? 1 : 0;	/* n == 0: skipped, and said why */
 	}
 	heap = aa_heap__open(&ho);
 	if (!heap) {
@@ -632,7 +810,6 @@ int main(int argc, char **argv)
 		aa_heap__destroy(heap);
 		return 1;
 	}
-	uname(&u);
 	printf("Userspace calls: aa_heap__malloc/free against the syscall path and glibc, "
 	       "%llu pairs\n(syscall path %llu) per thread and cell, frees across the sides in "
 	       "%llu rounds of %d,\n%d passes; threads pinned to CPUs", (unsigned long long)opt.iters,
@@ -648,6 +825,10 @@ int main(int argc, char **argv)
 			"cache (aa__user missing?): not the path measured here" : strerror(-err));
 		n = 0;
 	}
+	if (n && opt.count_pairs) {
+		k = count_cells(self, true, opt.count_pairs, u.release, rows + n, NR_COUNT_ROWS);
+		n += k > 0 ? k : 0;
+	}
 	for (c = 0; out && c < n && !err; c++)
 		err = write_row(out, &rows[c]);
 	if (out)
@@ -658,5 +839,5 @@ int main(int argc, char **argv)
 	for (c = 0; c < n; c++)
 		if (rows[c].errors)
 			err = -EIO;
-	return err || !n ? 1 : 0;
+	return err || k < 0 || !n ? 1 : 0;	/* k < 0: the counting failed, and said how */
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * user_table.c - build/aa_bench_user's output: the tables of its rows
- * (pairs, cross-side frees, calibration, targets) and the TSV that
- * carries rows from each kernel's run to one table (make bench-user).
+ * (pairs, cross-side frees, calibration, counted pairs, targets) and the
+ * TSV that carries rows from each kernel's run to one table (make
+ * bench-user).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +63,41 @@ static void print_cross_row(const struct row *w)
 	       cross_cell(b[3], sizeof(b[3]), w, 3), w->ns[2] / w->ns[3], 100 * w->share);
 }
 
+static void print_count_header(const struct row *w)
+{
+	printf("\nCounted, not timed (valgrind callgrind, %llu pairs a cell, where: %s):\n"
+	       "instructions and locked instructions (lock prefix, xchg with memory) per malloc +\n"
+	       "free pair inside the calls, in userspace: not the loop's own functions (loop: the\n"
+	       "instructions per pair of the same loop with no calls); an aa__user run's kernel\n"
+	       "side is in no count (slow/1k: how many there were)\n",
+	       (unsigned long long)w->pairs, w->where);
+	printf("  %-6s %-5s %5s %11s %12s %8s %6s\n", "path", "pat", "size", "insns/pair",
+	       "locked/pair", "slow/1k", "loop");
+}
+
+static void print_count_row(const struct row *w)
+{
+	static const enum path paths[] = { PATH_USER, PATH_GLIBC };
+	unsigned int i;
+	enum path p;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		p = paths[i];
+		printf("  %-6s %-5s %5llu", p == PATH_USER ? "user" : "glibc", w->pattern,
+		       (unsigned long long)w->size);
+		if (isnan(w->ns[p])) {
+			printf("  not counted (no arena where it ran)\n");
+			continue;
+		}
+		printf(" %11.2f %12.2f", w->ns[p], w->slow[p]);
+		if (p == PATH_USER)
+			printf(" %8.2f", w->slow[PATH_NONE]);
+		else
+			printf(" %8s", "-");
+		printf(" %6.2f\n", w->ns[PATH_NONE]);
+	}
+}
+
 void print_calib(const struct row *w)
 {
 	printf("calibration, ns per op: volatile add %.2f, call + return %.2f, lock cmpxchg +\n"
@@ -112,15 +149,20 @@ static void print_targets(const struct row *rows, int n, const char *where)
 }
 
 /* The rows, one block per kernel (where it ran above it): the pairs, the
- * cross-side frees, the targets. */
+ * cross-side frees, the counted pairs, the targets. */
 void print_rows(const struct row *rows, int n)
 {
+	bool timed = false, counted = false;
 	int i, j;
 
 	for (i = 0; i < n; i++) {
 		const struct row *w = &rows[i];
 		bool new_where = !i || strcmp(w->where, rows[i - 1].where);
 
+		if (new_where)
+			timed = counted = false;
+		timed |= !strcmp(w->kind, "pairs");
+		counted |= !strcmp(w->kind, "count");
 		if (new_where) {
 			printf("%swhere: %s\n", i ? "\n" : "", w->where);
 			if (strstr(w->where, "TCG"))
@@ -131,7 +173,9 @@ void print_rows(const struct row *rows, int n)
 			continue;
 		}
 		if (new_where || strcmp(w->kind, rows[i - 1].kind)) {
-			if (!strcmp(w->kind, "pairs")) {
+			if (!strcmp(w->kind, "count")) {
+				print_count_header(w);
+			} else if (!strcmp(w->kind, "pairs")) {
 				printf("\nPairs: ns per malloc + free pair (user: aa_heap__malloc/free; "
 				       "syscall: aa_heap__call\nAA_OP_MALLOC/AA_OP_FREE; glibc: "
 				       "malloc/free)\n");
@@ -144,10 +188,15 @@ void print_rows(const struct row *rows, int n)
 		}
 		if (!strcmp(w->kind, "pairs"))
 			print_pairs_row(w);
+		else if (!strcmp(w->kind, "count"))
+			print_count_row(w);
 		else
 			print_cross_row(w);
-		if (i == n - 1 || strcmp(w->where, rows[i + 1].where))
-			print_targets(rows, n, w->where);
+		if (i < n - 1 && !strcmp(w->where, rows[i + 1].where))
+			continue;
+		if (timed && !counted)
+			printf("\ncounted: nothing from this run (--count-pairs 0, or it said why)\n");
+		print_targets(rows, n, w->where);
 	}
 	for (j = 0; j < n; j++)
 		if (rows[j].errors)
@@ -174,21 +223,22 @@ int write_row(FILE *f, const struct row *w)
 	fprintf(f, "%s\t%s\t%s\t%llu\t%d", w->kind, w->kernel, w->pattern,
 		(unsigned long long)w->size, w->threads);
 	for (i = 0; i < 4; i++)
-		fprintf(f, "\t%.3f", w->ns[i]);
+		fprintf(f, "\t%.6f", w->ns[i]);
 	for (i = 0; i < 4; i++)
-		fprintf(f, "\t%.3f", w->slow[i]);
-	return fprintf(f, "\t%.3f\t%llu\t%s\n", w->share, (unsigned long long)w->errors,
-		       w->where) < 0 ? -EIO : 0;
+		fprintf(f, "\t%.6f", w->slow[i]);
+	return fprintf(f, "\t%.3f\t%llu\t%llu\t%s\n", w->share, (unsigned long long)w->errors,
+		       (unsigned long long)w->pairs, w->where) < 0 ? -EIO : 0;
 }
 
 static int read_row(const char *line, struct row *w)
 {
 	memset(w, 0, sizeof(*w));
 	return sscanf(line, "%7[^\t]\t%64[^\t]\t%7[^\t]\t%llu\t%d\t%lf\t%lf\t%lf\t%lf"
-		      "\t%lf\t%lf\t%lf\t%lf\t%lf\t%llu\t%255[^\n]", w->kind, w->kernel, w->pattern,
-		      (unsigned long long *)&w->size, &w->threads, &w->ns[0], &w->ns[1], &w->ns[2],
-		      &w->ns[3], &w->slow[0], &w->slow[1], &w->slow[2], &w->slow[3], &w->share,
-		      (unsigned long long *)&w->errors, w->where) == 16 ? 0 : -EINVAL;
+		      "\t%lf\t%lf\t%lf\t%lf\t%lf\t%llu\t%llu\t%255[^\n]", w->kind, w->kernel,
+		      w->pattern, (unsigned long long *)&w->size, &w->threads, &w->ns[0], &w->ns[1],
+		      &w->ns[2], &w->ns[3], &w->slow[0], &w->slow[1], &w->slow[2], &w->slow[3],
+		      &w->share, (unsigned long long *)&w->errors, (unsigned long long *)&w->pairs,
+		      w->where) == 17 ? 0 : -EINVAL;
 }
 
 int print_table(const char *path)

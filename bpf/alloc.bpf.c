@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * alloc.bpf.c - the front door: malloc, calloc, aligned_alloc, free,
- * usable_size and the bulk API (include/arena_alloc.bpf.h).
+ * alloc.bpf.c - the front door's bodies: malloc, calloc, aligned_alloc,
+ * free, usable_size and the bulk calls, which api.bpf.c's public
+ * functions run (include/arena_alloc.bpf.h).
  *
  * Role:       check arguments, then route each request to the tier that
  *             serves it (route_alloc(), the one place that decides; in
@@ -9,15 +10,21 @@
  *             size classes) to this CPU's cache (tier 1), everything else,
  *             and everything when the heap was set up with AA_F_NO_CACHES,
  *             to the heap below (heap.bpf.c: central lists, page heap).
- * From below: aa_cpu_cache_*(), aa_heap_*(). Never a page kfunc: every
- *             function here verifies in tc, xdp, tracing and syscall
- *             programs alike.
- * To above:   the BPF API's global functions (include/arena_alloc.bpf.h),
- *             the inline hit path's misses (arena_alloc_fast.bpf.h), and
- *             entry.bpf.c's aa__call / aa__batch for userspace.
+ * From below: aa_cpu_cache_*(), aa_heap_*(), debug mode's hooks, and
+ *             aa__arena_self_grow() where the heap grows itself. Never a
+ *             page kfunc but through that: every function here verifies
+ *             in tc, xdp, tracing and syscall programs alike.
+ * To above:   the bodies (malloc_inline() ...) for api.bpf.c's public
+ *             functions and for deferred free's (defer.bpf.c).
  * Locking:    none of its own.
  */
 #include "internal.h"
+#include "alloc.h"
+#include "buddy.h"
+#include "self_grow.h"
+#include "heap.h"
+#include "cpu_cache.h"
+#include "debug.h"
 
 static __always_inline bool caches_on(void)
 {
@@ -71,10 +78,8 @@ static __always_inline __u64 grow_and_retry(__u64 bytes, int cls)
 
 /* An object of bytes bytes aligned to align (0: none) for a request of req
  * bytes: from this CPU's cache when the caches are on and a class serves
- * it, else from the heap (the same class, or a page run), which an
- * allocation from an arena nobody initialised initialises first where the
- * kernel allows (aa__arena_self_init()); where the heap is empty and may
- * grow itself, grow_and_retry(). cls: that class
+ * it, else from the heap (the same class, or a page run); where the heap
+ * is empty and may grow itself, grow_and_retry(). cls: that class
  * (aa_aligned_class(bytes, align)) when the caller has it, else
  * AA_CLS_LAZY: computed here, after the cheap tests (the hit path loads
  * nothing before them). bytes - 1: 0 wraps and goes to the heap, which
@@ -93,8 +98,6 @@ static __always_inline __u64 route_alloc(__u64 bytes, __u64 req, __u64 align, in
 	}
 	if (cls == AA_CLS_LAZY)
 		cls = aa_aligned_class(bytes, align);
-	if (aa_kernel_self_grows() && !aa_heap_ready())
-		aa__arena_self_init();	/* an arena nobody initialised */
 	p = heap_alloc(bytes, cls);
 	return aa_self_grows() && p == AA_DRY ? grow_and_retry(bytes, cls) : p;
 }
@@ -135,12 +138,7 @@ static __always_inline int free_inline(__u64 ptr)
 	return aa__heap_free(ptr);
 }
 
-__u64 aa_malloc_u64(__u64 size)
-{
-	return malloc_inline(size);
-}
-
-__u64 aa_aligned_alloc_u64(__u64 align, __u64 size)
+static __always_inline __u64 aligned_alloc_inline(__u64 align, __u64 size)
 {
 	if (!aa_align_ok(align)) {
 		aa_fail(AA_ERR_ALIGN);
@@ -149,6 +147,15 @@ __u64 aa_aligned_alloc_u64(__u64 align, __u64 size)
 	if (debug_on())
 		return debug_alloc(size, align);
 	return route_alloc(size, size, align, AA_CLS_LAZY);
+}
+
+static __always_inline __u64 usable_size_inline(__u64 ptr)
+{
+	if (!ptr)
+		return 0;
+	if (debug_on())
+		return debug_usable(ptr);
+	return aa__heap_usable_size(ptr);
 }
 
 /* n * size bytes, zeroed, or 0 (counted). */
@@ -184,25 +191,6 @@ static __always_inline __u64 calloc_inline(__u64 n, __u64 size)
 	return p;
 }
 
-__u64 aa_calloc_u64(__u64 n, __u64 size)
-{
-	return calloc_inline(n, size);
-}
-
-int aa_free_u64(__u64 ptr)
-{
-	return free_inline(ptr);
-}
-
-__u64 aa_usable_size_u64(__u64 ptr)
-{
-	if (!ptr)
-		return 0;
-	if (debug_on())
-		return debug_usable(ptr);
-	return aa__heap_usable_size(ptr);
-}
-
 /* Arguments of a bulk call with n > 0: an array, and n <= AA_BULK_MAX
  * (-E2BIG, counted as a size error). Returns 0 or -errno. */
 static __always_inline int bulk_args(__u64 arr, __u32 n)
@@ -215,7 +203,8 @@ static __always_inline int bulk_args(__u64 arr, __u32 n)
 	return -E2BIG;
 }
 
-int aa_malloc_bulk_u64(__u64 arr, __u32 n, __u64 size)
+/* n objects of size bytes into arr[0 .. n): how many, or -errno. */
+static __always_inline int malloc_bulk_inline(__u64 arr, __u32 n, __u64 size)
 {
 	__u64 __arena *out = (__u64 __arena *)arr;
 	int i, got = AA_ZERO, err;
@@ -271,36 +260,3 @@ static __always_inline int free_each_args(__u64 arr, __u32 n)
 	return 1;
 }
 
-/* Free arr[0 .. n) one by one with free_one(p) (0 or -errno: through the
- * CPU cache, or with caches off a heap-lock round trip per object, each
- * object claimed first). Freed slots are set to 0. The number freed, or
- * -EINVAL when there were invalid pointers and nothing was freed, or
- * free_each_args()'s. A macro: aa_free_deferred_bulk_u64() (defer.bpf.c,
- * which comes after this file) passes its own free_one, inline. */
-#define free_each(arr, n, free_one) ({					\
-	__u64 __arena *___in = (__u64 __arena *)(arr);			\
-	__u32 ___freed = AA_ZERO, ___bad = AA_ZERO;			\
-	int ___i, ___ret = free_each_args((arr), (n));			\
-									\
-	if (___ret > 0) {						\
-		aa_for(___i, 0, (n)) {					\
-			__u64 ___obj = ___in[___i];			\
-									\
-			if (!___obj)					\
-				continue;				\
-			if (free_one(___obj)) {				\
-				___bad++;				\
-				continue;				\
-			}						\
-			___in[___i] = 0;				\
-			___freed++;					\
-		}							\
-		___ret = ___bad && !___freed ? -EINVAL : (int)___freed; \
-	}								\
-	___ret;								\
-})
-
-int aa_free_bulk_u64(__u64 arr, __u32 n)
-{
-	return free_each(arr, n, free_inline);
-}

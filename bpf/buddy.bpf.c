@@ -16,7 +16,8 @@
  *             the heap calls a page kfunc: any program may use them.
  * To above:   static helpers only (everything here REQUIRES the heap lock):
  *             run_alloc_locked / run_free_locked, large_*_locked, the
- *             page-map accessors. The entry points are in heap.bpf.c.
+ *             page-map accessors; buddy_reset() for lifecycle.bpf.c. The
+ *             entry points are in heap.bpf.c.
  * Locking:    the heap lock (aa_lock() in internal.h, preemption disabled
  *             while held) guards the free lists, the page map, the span
  *             table, the slot table and the stats. Without it, only reads
@@ -49,15 +50,7 @@
  * block of the same order, unlink it and merge into the lower address.
  */
 #include "internal.h"
-
-/* Header written into the first page of every free block. */
-struct aa_free_hdr {
-	__u64 mark;	/* aa_custody(addr, AA_TAG_BUDDY + order) */
-	__u32 next;	/* arena offset of next free block of this order, AA_NIL */
-	__u32 prev;
-};
-
-typedef struct aa_free_hdr __arena aa_free_hdr_t;
+#include "buddy.h"
 
 /* --- Page map and span table ---------------------------------------------- */
 
@@ -488,4 +481,95 @@ static __always_inline __u32 large_free_locked(__u32 slot, __u32 *tail)
 	aa__root.stats.run_pages -= rem;
 	aa__root.large_bytes_in_use -= pages_bytes(pages);
 	return rem < AA_CHUNK_PAGES ? rem : 0;
+}
+
+/* --- Reset (lifecycle.bpf.c) ----------------------------------------------- */
+
+/* An empty page heap: no chunk has a free block (the page heap's bitmaps;
+ * per-chunk lists go with their chunk's metadata), and its gauges at 0
+ * (its event counters are kept). REQUIRES: heap not published (init), or
+ * the heap lock held by a teardown that unpublished it. */
+static void buddy_reset(void)
+{
+	int i;
+
+	aa_for(i, 0, AA_NR_ORDERS * (AA_MAX_SLOTS / 64))
+		aa__root.order_map[i / (AA_MAX_SLOTS / 64)][i % (AA_MAX_SLOTS / 64)] = 0;
+	aa_for(i, 0, AA_NR_ORDERS) {
+		aa__root.order_summary[i] = 0;
+		aa__root.stats.free_blocks[i] = 0;
+	}
+	aa__root.stats.nr_chunks = 0;
+	aa__root.stats.large_chunks = 0;
+	aa__root.stats.span_pages = 0;
+	aa__root.stats.run_pages = 0;
+	aa__root.stats.absent_pages = 0;
+	aa__root.stats.pages_mapped = 0;
+}
+
+/* --- Checks (check.bpf.c's aa__heap_check()) --------------------------------
+ * The numbers are the checker's codes (check.bpf.c lists them all).
+ */
+
+/* Chunk s's absent pages: as many page-map entries AA_PM_ABSENT as its
+ * metadata counts (a partial chunk, grow.bpf.c's grow_partial()); adds
+ * them to *absent. Returns 0 or 23.
+ * REQUIRES: heap lock held, slot s a chunk. */
+static int check_absent_locked(__u32 s, __u64 *absent)
+{
+	aa_meta_t *meta = meta_of(s);
+	__u32 n = AA_ZERO;
+	int p;
+
+	aa_for(p, 0, AA_CHUNK_PAGES)
+		n += meta->pm[p & (AA_CHUNK_PAGES - 1)] == AA_PM(AA_PM_ABSENT, 0);
+	*absent += n;
+	return n == meta->absent ? 0 : 23;
+}
+
+/* Chunk s's free lists; adds their lengths to cnt[order], its absent
+ * pages to *absent.
+ * REQUIRES: heap lock held. */
+static int buddy_check_chunk_locked(__u32 s, __u64 *cnt, __u64 *absent)
+{
+	__u32 off, prev;
+	aa_free_hdr_t *hdr;
+	bool listed;
+	int k;
+
+	s &= AA_MAX_SLOTS - 1;
+	listed = slot_at(s)->state == AA_SLOT_CHUNK;
+	if (listed && check_absent_locked(s, absent))
+		return 23;
+	aa_for(k, 0, AA_NR_ORDERS) {
+		off = listed ? meta_of(s)->free_head[k] : AA_NIL;
+		if (((aa__root.order_map[k][(s >> 6) & 63] >> (s & 63)) & 1) != (off != AA_NIL))
+			return 18;
+		if (!!(aa__root.order_summary[k] & (1ULL << ((s >> 6) & 63))) !=
+		    !!aa__root.order_map[k][(s >> 6) & 63])
+			return 19;
+		prev = AA_NIL;
+		aa_repeat(AA_MAX_LOOPS) {
+			if (off == AA_NIL)
+				break;
+			if ((off >> AA_CHUNK_SHIFT) != s)
+				return 3;
+			hdr = aa_addr(off);
+			if (hdr->mark != aa_custody((__u64)hdr, AA_TAG_BUDDY + k))
+				return 4;
+			if (hdr->prev != prev)
+				return 5;
+			if (*pm_at(off) != AA_PM(AA_PM_FREE_HEAD, k))
+				return 6;
+			if (off & ((AA_PAGE_SIZE << k) - 1))
+				return 7;
+			if (k < AA_NR_ORDERS)
+				cnt[k]++;
+			prev = off;
+			off = hdr->next;
+		}
+		if (off != AA_NIL)	/* longer than the loop bound */
+			return 8;
+	}
+	return 0;
 }

@@ -3,27 +3,28 @@
  * buddy_chunks.bpf.c - tier 4, continued: chunks in and out of the page
  * heap.
  *
- * Role:       the page heap's side of grow.bpf.c's grow and trim and of
- *             arena.bpf.c's teardown
+ * Role:       the page heap's side of grow and of trim and teardown
  *             (aa__buddy_add_chunk, aa__buddy_add_partial,
  *             aa__buddy_fill_page, aa__buddy_take_free_chunk,
- *             aa__buddy_release_slot).
- * From below: nothing; grow.bpf.c and arena.bpf.c map and free the pages,
- *             with no lock.
- * To above:   grow.bpf.c (grow, trim), self_grow.bpf.c (a chunk a
- *             program mapped) and arena.bpf.c (teardown: the slots).
+ *             aa__buddy_release_slot), and a chunk's pages back to the
+ *             kernel (return_chunk()).
+ * From below: buddy.bpf.c's blocks; arena.bpf.c's pages_put().
+ * To above:   grow.bpf.c (grow), self_grow.bpf.c (a chunk a program
+ *             mapped), lifecycle.bpf.c (trim; teardown: the slots).
  * Locking:    each function takes the heap lock itself (buddy.bpf.c's
- *             rules); the slot table changes only under it.
- * Compiled after buddy.bpf.c and central.bpf.c (bpf/arena_alloc.bpf.c): it
- * uses their static helpers.
+ *             rules); the slot table changes only under it. Pages go back
+ *             with no lock held.
  */
 #include "internal.h"
+#include "buddy_chunks.h"
+#include "arena.h"
+#include "buddy.h"
 
 /* --- Test-only delays ---------------------------------------------------------
  * Fault injection for the race tests (test_concurrency.c, test_fault.c set
  * them through their skeletons): 0 (no delay) unless a test sets one; only
  * sleepable grow, trim and teardown read them.
- *   aa__fault_trim_delay_ns:    return_chunk() (arena.bpf.c) spins this long
+ *   aa__fault_trim_delay_ns:    return_chunk() spins this long
  *                              between a chunk's pages and its metadata pages,
  *                              the window in which a grower could map the slot;
  *   aa__fault_publish_delay_ns: aa__buddy_add_chunk() spins this long, heap lock
@@ -42,7 +43,7 @@ static __always_inline void fault_delay(__u64 ns)
 			break;
 }
 
-/* --- Chunk exchange with grow.bpf.c and arena.bpf.c ---------------------- */
+/* --- Chunk exchange with grow.bpf.c and lifecycle.bpf.c ------------------ */
 
 /* One present page of a partial chunk into the page heap, merged with its
  * free buddies (run_free_locked()). A frame of its own (a leaf): the
@@ -241,4 +242,69 @@ int aa__buddy_release_slot(__u32 slot)
 					AA_SLOT_UNMAPPED) != AA_SLOT_RELEASING)
 		return -EINVAL;
 	return 0;
+}
+
+/* --- Chunks back to the kernel (trim, teardown) ---------------------------- */
+
+/* Give back the pages of the chunk at arena offset off that its page map
+ * does not mark absent, one by one. */
+static __always_inline void put_present(__u64 off, aa_meta_t *meta)
+{
+	int p;
+
+	aa_for(p, 0, AA_CHUNK_PAGES)
+		if (meta->pm[p & (AA_CHUNK_PAGES - 1)] != AA_PM(AA_PM_ABSENT, 0))
+			pages_put(aa_addr(off + ((__u64)p << AA_PAGE_SHIFT)), 1);
+}
+
+/* Return a RELEASING slot's chunk pages and metadata pages, then make the
+ * slot mappable again. meta_off cannot change meanwhile: no grower takes a
+ * RELEASING slot. */
+static void return_chunk(__u32 slot)
+{
+	__u32 s = slot & (AA_MAX_SLOTS - 1);
+	aa_meta_t *meta = aa_addr(slot_at(s)->meta_off);
+
+	grow_retry_clear();	/* a slot to grow into */
+	if (meta->absent)	/* a partial chunk: only its pages */
+		put_present((__u64)s << AA_CHUNK_SHIFT, meta);
+	else
+		pages_put(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
+	if (aa__fault_trim_delay_ns)
+		fault_delay(aa__fault_trim_delay_ns);
+	pages_put(meta, aa_meta_pages());
+	aa__buddy_release_slot(s);
+}
+
+/* A trim is returning a chunk (some slot is RELEASING). */
+static __always_inline bool chunks_releasing(void)
+{
+	__u32 nr_slots = aa__root.nr_slots;
+	int s;
+
+	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS)
+		if (slot_at(s)->state == AA_SLOT_RELEASING)
+			return true;
+	return false;
+}
+
+/* A teardown's: every mapped slot RELEASING, its chunks forgotten (the
+ * pages go back by return_chunk(), no lock held). Returns how many.
+ * REQUIRES: heap lock held, heap unpublished. */
+static __always_inline int chunks_release_all_locked(void)
+{
+	struct aa_slot __arena *st;
+	__u32 nr_slots = aa__root.nr_slots, n = AA_ZERO;
+	int s;
+
+	aa_for(s, 0, nr_slots < AA_MAX_SLOTS ? nr_slots : AA_MAX_SLOTS) {
+		st = slot_at(s);
+		if (st->state == AA_SLOT_UNMAPPED)
+			continue;
+		st->state = AA_SLOT_RELEASING;
+		st->nr_chunks = 0;
+		st->large_pages = 0;
+		n++;
+	}
+	return n;
 }

@@ -18,7 +18,8 @@
  *             were empty (span_new_locked(), page_run_alloc_locked(),
  *             large_alloc_locked()), before anything changes.
  * To above:   static helpers for heap.bpf.c, which takes the heap lock:
- *             central_pop_locked / central_push_locked.
+ *             central_pop_locked / central_push_locked; central_reset()
+ *             for lifecycle.bpf.c.
  * Locking:    everything here REQUIRES the heap lock (the central lists
  *             share it with the page heap).
  *
@@ -34,6 +35,8 @@
  *     marks (aa_claim() relies on that order).
  */
 #include "internal.h"
+#include "central.h"
+#include "buddy.h"
 
 static __always_inline struct aa_central __arena *central_of(__u32 cls)
 {
@@ -74,7 +77,7 @@ static __always_inline __u32 span_new_locked(__u32 cls)
 	const struct aa_class_info *ci = aa_class(cls);
 	__u32 size = ci->size, objs = ci->objs, pages = ci->pages, off, o;
 	struct aa_central __arena *c = central_of(cls);
-	bool debug = aa__root.flags & AA_F_DEBUG;
+	bool tail = aa__root.carve_tail != 0;
 	aa_span_obj_t *obj;
 	aa_span_t *sp;
 	int i;
@@ -83,17 +86,17 @@ static __always_inline __u32 span_new_locked(__u32 cls)
 	if (off == AA_NIL)
 		return AA_NIL;
 	/* free list in address order: refills hand out neighbours. At most
-	 * 256 objects (aa_size_classes.h), 3 stores each in debug mode: the
-	 * last word is the poison that the claim and the underflow check of
-	 * the next object read (struct aa_span_obj, debug.bpf.c) */
+	 * 256 objects (aa_size_classes.h), 3 stores each, and a fourth where
+	 * the mode asks for a tail word (aa_root.carve_tail: debug mode's
+	 * poison, which its claim and underflow checks read) */
 	aa_for(i, 0, objs) {
 		o = off + i * size;
 		obj = aa_addr(o);
 		obj->mark = aa_custody((__u64)obj, AA_TAG_SPAN);
 		obj->next = i + 1 < objs ? o + size : AA_NIL;
 		obj->fresh = AA_SPAN_FRESH;
-		if (debug && size > sizeof(*obj))	/* 16 B: no debug object fits */
-			*(__u64 __arena *)aa_addr(o + size - 8) = AA_DEBUG_POISON;
+		if (tail && size > sizeof(*obj))	/* 16 B: words 0 and 1 only */
+			*(__u64 __arena *)aa_addr(o + size - 8) = aa__root.carve_tail;
 	}
 	sp = span_at(off);
 	sp->free = off;
@@ -206,4 +209,64 @@ static __u32 central_release_empty_locked(__u32 cls)
 		off = next;
 	}
 	return n;
+}
+
+/* --- Reset (lifecycle.bpf.c) ----------------------------------------------- */
+
+/* Empty central lists, and the class table for tools that read the root.
+ * REQUIRES: heap not published (init, or teardown after unpublishing). */
+static void central_reset(void)
+{
+	int c;
+
+	aa_for(c, 0, AA_NR_CLASSES) {
+		aa__root.central[c].head = AA_NIL;
+		aa__root.central[c].spans = 0;
+		aa__root.central[c].objs_out = 0;
+		aa__root.class_size[c] = aa_class(c)->size;
+		aa__root.class_pages[c] = aa_class(c)->pages;
+	}
+}
+
+/* --- Checks (check.bpf.c's aa__heap_check()) -------------------------------- */
+
+/* Up to AA_CHECK_SPANS spans of class cls's central list, from *off (the
+ * span after *prev); moves both on. REQUIRES: heap lock held. */
+#define AA_CHECK_SPANS	1
+
+static int central_check_spans_locked(__u32 cls, __u32 *off, __u32 *prev)
+{
+	__u32 o, nfree, n;
+	aa_span_obj_t *obj;
+	aa_span_t *sp;
+
+	cls = aa_cls_idx(cls);
+	aa_for(n, 0, AA_CHECK_SPANS) {
+		if (*off == AA_NIL)
+			break;
+		if ((*off >> AA_CHUNK_SHIFT) >= AA_MAX_SLOTS ||
+		    slot_at(*off >> AA_CHUNK_SHIFT)->state != AA_SLOT_CHUNK)
+			return 11;
+		if (*pm_at(*off) != AA_PM_SPAN_ENTRY(cls, 0))
+			return 12;
+		sp = span_at(*off);
+		if (sp->cls != cls || !sp->listed || sp->prev != *prev)
+			return 13;
+		nfree = AA_ZERO;
+		o = sp->free;
+		aa_repeat(AA_MAX_LOOPS) {
+			if (o == AA_NIL || nfree > AA_CHUNK_PAGES)
+				break;
+			obj = aa_addr(o);
+			if (obj->mark != aa_custody((__u64)obj, AA_TAG_SPAN))
+				return 14;
+			nfree++;
+			o = obj->next;
+		}
+		if (nfree + sp->used != aa_class(cls)->objs)
+			return 15;
+		*prev = *off;
+		*off = sp->next;
+	}
+	return 0;
 }

@@ -13,7 +13,9 @@
  *             cannot free).
  * To above:   aa_cpu_cache_alloc(cls) / aa_cpu_cache_free(ptr), inlined
  *             fast paths with global slow paths (*_slow); aa__cpu_cache_drain
- *             of any CPU's cache.
+ *             of any CPU's cache; the caches' pages, resets and teardown
+ *             claims for lifecycle.bpf.c (cpu_caches_*()), and the
+ *             slow paths on any cache for user_cache.bpf.c.
  * Locking:    no lock: the CPU cache claim (internal.h's model). A caller
  *             that finds the cache claimed uses the transfer cache or the
  *             heap instead. Objects in a cache carry a custody mark in
@@ -25,6 +27,10 @@
  *   caches + parked bytes (+ page runs)
  */
 #include "internal.h"
+#include "cpu_cache.h"
+#include "arena.h"
+#include "heap.h"
+#include "transfer_cache.h"
 
 /* --- Helpers --------------------------------------------------------------- */
 
@@ -33,15 +39,15 @@
 #define cache_claim(cc, who)	__aa_cache_claim((cc), (who))
 #define cache_release(cc)	__aa_cache_release(cc)
 
-/* This CPU's cache: aa_fast's copy, or with AA_F_DEBUG (which leaves
- * aa_fast.cc[] empty, so that inline callers always call the global
- * functions) the root's. NULL: none. */
+/* This CPU's cache, or NULL (none). aa_fast's copy is the inline API's,
+ * empty where the front door keeps inline callers out (struct aa_fast:
+ * its mode); the root's table is the tier's own. */
 static __always_inline struct aa_cpu_cache __arena *this_cpu_cache(void)
 {
 	struct aa_cpu_cache __arena *cc = __aa_this_cache();
 	__u32 cpu, off;
 
-	if (cc || !(aa__root.flags & AA_F_DEBUG))
+	if (cc)
 		return cc;
 	cpu = bpf_get_smp_processor_id();
 	if (cpu >= AA_MAX_CPUS || cpu >= aa__root.nr_cpus)
@@ -242,8 +248,8 @@ int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls)
 }
 
 /* --- Alloc / free: fast paths (inlined into aa_malloc_u64/aa_free_u64) ----
- * The inline API's hit path (__aa_hit_alloc() of aa_hit.h, __aa_cache_free()
- * of arena_alloc_fast.bpf.h) with the library's own fallbacks: a hit costs no
+ * The inline API's hit path (__aa_hit_alloc() and __aa_hit_free() of
+ * aa_hit.h) with the library's own fallbacks: a hit costs no
  * call beyond the public function itself, and one cmpxchg for the claim.
  */
 
@@ -267,12 +273,16 @@ static __always_inline int aa_cpu_cache_free(__u64 ptr)
 	__u32 __arena *pm = NULL;
 	__u32 e = 0;
 	int c = __aa_class_of(&aa_fast, ptr, &pm, &e);
+	struct aa_cpu_cache __arena *cc;
 
 	if (c < 0)
 		return aa__heap_free(ptr);
 	if (__aa_claim_object(&aa_fast, ptr, pm, e))
 		return aa_fail(AA_ERR_DOUBLE_FREE);
-	return __aa_cache_free(this_cpu_cache(), ptr, c);
+	cc = this_cpu_cache();
+	if (cc && __aa_hit_free(cc, ptr, c))
+		return 0;
+	return aa_cpu_cache_free_slow(ptr, c);
 }
 
 /* --- Custody on the way out ------------------------------------------------
@@ -363,4 +373,157 @@ int aa__cpu_cache_drain(__u32 cpu)
 	n = cache_empty(cc);
 	cache_release(cc);
 	return n;
+}
+
+/* --- Caches' pages and resets (lifecycle.bpf.c) ---------------------------- */
+
+/* Empty cc (a cache kept from before a teardown, or fresh) and set its
+ * caps from the tunables. REQUIRES: heap not published, or cc claimed. */
+static __always_inline void reset_cache(struct aa_cpu_cache __arena *cc)
+{
+	__u32 cap;
+	int c;
+
+	aa_for(c, 0, AA_NR_CLASSES) {
+		cap = aa__root.tun.cpu_cache_cap[c];
+		cc->cls[c].count = 0;
+		cc->cls[c].cap = cap < AA_CPU_CACHE_MAX ? cap : AA_CPU_CACHE_MAX;
+	}
+}
+
+/*
+ * Give CPUs 0 .. n-1 a cache (n = 0: none) and take them from the others.
+ * -ENOMEM: a cache page was refused (the caller gives every cache back,
+ * lifecycle.bpf.c's free_caches()).
+ * A cache kept from before a teardown is emptied and released (teardown
+ * left it claimed); its event counters are kept.
+ * REQUIRES: heap not published (init).
+ */
+static int cpu_caches_init(__u32 n)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 off;
+	bool drop;
+	int cpu;
+
+	drop = close_readers();	/* else the caches of CPUs >= n are kept */
+	aa_for(cpu, 0, AA_MAX_CPUS) {
+		off = aa__root.cpu_cache_off[cpu];
+		if (cpu >= n) {
+			if (off && drop) {
+				aa__root.cpu_cache_off[cpu] = 0;
+				pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
+			}
+			continue;
+		}
+		if (!off) {
+			cc = pages_get(NULL, AA_CPU_CACHE_PAGES);
+			if (!cc) {
+				if (drop)
+					open_readers();
+				return -ENOMEM;
+			}
+			cc->cpu = cpu;	/* fresh pages: busy == AA_CC_FREE, counts 0 */
+			aa__root.cpu_cache_off[cpu] = (__u64)cc - aa__root.arena_base;
+		} else {
+			cc = aa_addr(off);
+		}
+		reset_cache(cc);
+		teardown_release(off);	/* kept from before a teardown: its claim */
+	}
+	if (drop)
+		open_readers();
+	aa__root.nr_cpus = n;
+	return 0;
+}
+
+/* Every CPU's cache back to the kernel (a failed init), and no CPU with
+ * one. REQUIRES: heap not published, the reader pin closed (close_readers()). */
+static __always_inline void cpu_caches_put(void)
+{
+	__u32 off;
+	int cpu;
+
+	aa_for(cpu, 0, AA_MAX_CPUS) {
+		off = aa__root.cpu_cache_off[cpu];
+		if (!off)
+			continue;
+		aa__root.cpu_cache_off[cpu] = 0;
+		pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
+	}
+	aa__root.nr_cpus = 0;
+}
+
+/* Every CPU's cache empty (a teardown: their objects went with their
+ * chunks). REQUIRES: every cache claimed by the teardown. */
+static __always_inline void cpu_caches_empty(void)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 off;
+	int cpu, c;
+
+	aa_for(cpu, 0, AA_MAX_CPUS) {
+		off = aa__root.cpu_cache_off[cpu];
+		if (!off)
+			continue;
+		cc = aa_addr(off);
+		aa_for(c, 0, AA_NR_CLASSES)
+			cc->cls[c].count = 0;
+	}
+}
+
+/* --- Teardown claims -------------------------------------------------------
+ * A teardown claims every cache as AA_CC_TEARDOWN and keeps the claims until
+ * init (or gives them back when it fails); only a claim so taken is ever
+ * given back by a teardown or an init, with a cmpxchg from AA_CC_TEARDOWN,
+ * so neither releases a claim that a thread or a drain holds. How a cache
+ * registered during a teardown is kept out: aa_shared.h, "User caches".
+ */
+
+/* Claim the cache at arena offset off for a teardown (the only one:
+ * user.closing), unless a teardown holds it already (a CPU cache init
+ * kept unpublished). True when it does now (or off is 0: no cache). */
+static __always_inline bool teardown_claim(__u32 off)
+{
+	__u32 v;
+
+	if (!off)
+		return true;
+	v = __sync_val_compare_and_swap(&((struct aa_cpu_cache __arena *)aa_addr(off))->busy,
+					AA_CC_FREE, AA_CC_TEARDOWN);
+	return v == AA_CC_FREE || v == AA_CC_TEARDOWN;
+}
+
+/* Give back the teardown's claim of the cache at off (0: none); any other
+ * claim stays. */
+static __always_inline void teardown_release(__u32 off)
+{
+	if (off)
+		__sync_val_compare_and_swap(&((struct aa_cpu_cache __arena *)aa_addr(off))->busy,
+					    AA_CC_TEARDOWN, AA_CC_FREE);
+}
+
+/* Claim every CPU's cache for teardown: true; false with none claimed (a
+ * program is inside one). */
+static __always_inline bool cpu_caches_claim_all(void)
+{
+	int cpu;
+
+	aa_for(cpu, 0, AA_MAX_CPUS)
+		if (!teardown_claim(aa__root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)]))
+			goto busy;
+	return true;
+busy:
+	aa_for(cpu, 0, AA_MAX_CPUS)
+		teardown_release(aa__root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)]);
+	return false;
+}
+
+/* Give back the teardown's claims of every CPU's cache. */
+static __always_inline void cpu_caches_release_all(void)
+{
+	int cpu;
+
+	aa_for(cpu, 0, AA_MAX_CPUS)
+		teardown_release(aa__root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)]);
 }

@@ -16,8 +16,11 @@
  *             allocations come through the front door's routing
  *             (alloc.bpf.c: debug_alloc() adds the tail, then
  *             aa__debug_on_alloc() here checks and writes it); frees are
- *             claimed by aa__heap_claim_kind() and go back through
- *             aa_cpu_cache_free_slow()/aa__heap_return().
+ *             claimed by aa__heap_claim_kind() with the poison as the
+ *             tail that says a tier holds an object, and go back through
+ *             aa_cpu_cache_free_slow()/aa__heap_return(); new spans'
+ *             objects end with the poison too (aa_root.carve_tail, set by
+ *             debug_reset()).
  * To above:   aa__debug_on_alloc(), debug_free(), debug_usable() for
  *             alloc.bpf.c; aa__debug_flush() for drain.
  * Reports:    each error is counted in aa__root.debug.errors[kind], the first
@@ -38,12 +41,15 @@
  *             Records: a writer reserves an index with an atomic add,
  *             fills the record, and stores seq (1 + index) last.
  *
- * Invisible to the inline API: publish_fast() leaves aa_fast.cc[] and
- * arena_size at 0 in debug mode, so inline aa_malloc()/aa_free() in users'
- * programs always call the global functions, which come here. The
- * library finds the CPU caches through the root instead (cpu_cache.bpf.c).
+ * Invisible to the inline API: AA_F_DEBUG is one of AA_FAST_OFF, so
+ * publish_fast() leaves aa_fast.cc[] and arena_size at 0, and inline
+ * aa_malloc()/aa_free() in users' programs always call the global
+ * functions, which come here. The tiers below never ask for the mode.
  */
 #include "internal.h"
+#include "debug.h"
+#include "heap.h"
+#include "cpu_cache.h"
 
 /* The error ring: one struct aa_debug_error per error found. */
 struct {
@@ -358,6 +364,9 @@ static __always_inline void debug_reset(void)
 	aa__root.debug.q_head = 0;
 	aa__root.debug.q_objs = 0;
 	aa__root.debug.q_bytes = 0;
+	/* new spans' objects end with the poison, as freed ones do (the
+	 * claim's tail and the underflow check: struct aa_span_obj) */
+	aa__root.carve_tail = debug_on() ? AA_DEBUG_POISON : 0;
 }
 
 /* A bad free that the heap refused (err: the claim's -errno). */
@@ -375,7 +384,7 @@ static __always_inline void report_bad_free(__u64 addr, long err)
  */
 static __always_inline int debug_free(__u64 addr)
 {
-	long kind = aa__heap_claim_kind(addr);
+	long kind = aa__heap_claim_kind(addr, AA_DEBUG_POISON);
 	__u64 e;
 
 	if (kind < 0) {

@@ -3,14 +3,16 @@
  * defer.bpf.c - deferred free: an object is reused only after every
  * program that could still see it has finished (like bpf_mem_free_rcu()).
  *
- * Role:       aa_free_deferred_u64() puts a live allocation in limbo; the
- *             agent's aa__reclaim program frees it after an RCU grace
- *             period. Heaps initialised with AA_F_DEFER only.
- * From below: the front door's malloc/free for the 16-byte limbo nodes
+ * Role:       a deferred free (free_deferred_inline(), the body of
+ *             api.bpf.c's aa_free_deferred_u64()) puts a live allocation
+ *             in limbo; the agent's aa__reclaim program frees it after an
+ *             RCU grace period. Heaps initialised with AA_F_DEFER only.
+ * From below: the front door's bodies for the 16-byte limbo nodes
  *             (alloc.bpf.c), aa__heap_judge() and aa__heap_return()
  *             (heap.bpf.c). No page kfunc, no lock on the deferring path.
- * To above:   aa_free_deferred_u64() / _bulk_u64() (arena_alloc.bpf.h);
- *             the epoch and reclaim steps for entry.bpf.c's aa__reclaim.
+ * To above:   free_deferred_inline() for api.bpf.c; the epoch and reclaim
+ *             steps for entry.bpf.c's aa__reclaim; defer_reset() for
+ *             lifecycle.bpf.c.
  * Locking:    lock-free: limbo in internal.h's model. An object in limbo
  *             is still allocated for every tier, its bit set in its
  *             chunk's pending bitmap (one bit per 16-byte granule, metadata
@@ -47,6 +49,11 @@
  * holds objects counts defer.nomem_in_limbo.
  */
 #include "internal.h"
+#include "defer.h"
+#include "buddy.h"
+#include "heap.h"
+#include "debug.h"
+#include "alloc.h"
 
 #define AA_RECLAIM_MAX		(1U << 16)	/* nodes per aa__reclaim run */
 _Static_assert(sizeof(struct aa_defer_node) == AA_MIN_SIZE, "a limbo node is one 16-B object");
@@ -159,16 +166,6 @@ static __always_inline int free_deferred_inline(__u64 ptr)
 	limbo_push(e, node_addr - aa__root.arena_base, node);
 	limbo_check_limit(pending);
 	return 0;
-}
-
-int aa_free_deferred_u64(__u64 ptr)
-{
-	return free_deferred_inline(ptr);
-}
-
-int aa_free_deferred_bulk_u64(__u64 arr, __u32 n)
-{
-	return free_each(arr, n, free_deferred_inline);
 }
 
 /* --- Reclaim (the aa__reclaim syscall program) ---------------------------- */
@@ -323,4 +320,18 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a)
 		__sync_fetch_and_add(&aa__root.defer.grace_periods, 1);
 	aa_store_release(&aa__root.defer.reclaiming, 0);
 	return 0;
+}
+
+/* --- Reset (lifecycle.bpf.c) ----------------------------------------------- */
+
+/* Empty limbo (a teardown dropped what it held) and no reclaim running.
+ * REQUIRES: heap not published (init, or teardown after unpublishing). */
+static __always_inline void defer_reset(void)
+{
+	aa__root.defer.limbo[0] = AA_NIL;
+	aa__root.defer.limbo[1] = AA_NIL;
+	aa__root.defer.pending_objs = 0;
+	aa__root.defer.pending_bytes = 0;
+	aa__root.defer.reclaiming = 0;
+	aa_reclaim_run.rest = AA_NIL;
 }

@@ -5,14 +5,25 @@
  * or batched allocator calls (used by the loader, the CLI and the tests),
  * and aa__user, the slow paths of userspace threads' caches.
  *
- * These are sleepable: only they may reach the page kfuncs (arena.bpf.c,
- * grow.bpf.c).
+ * These are sleepable: they reach the page kfuncs (lifecycle.bpf.c,
+ * grow.bpf.c) that other programs only reach where the kernel allows it
+ * (self_grow.bpf.c).
  * Each reports its results in its ctx (copied back to the caller) and
  * returns 0, so that a verifier-level failure and an allocator error
  * differ; aa__check, which has no ctx, returns the first failing check's
  * code (0: the heap is consistent).
  */
 #include "internal.h"
+#include "arena_alloc.bpf.h"
+#include "grow.h"
+#include "heap.h"
+#include "check.h"
+#include "transfer_cache.h"
+#include "cpu_cache.h"
+#include "user_cache.h"
+#include "debug.h"
+#include "defer.h"
+#include "lifecycle.h"
 
 /* No license section here: the embeddable object has none, so that it
  * links with an embedder's object whatever its license string (libbpf's
@@ -188,7 +199,7 @@ int aa__reclaim(struct aa_reclaim_args *a)
 SEC("syscall")
 int aa__check(void *ctx)
 {
-	return aa__buddy_check();
+	return aa__heap_check();
 }
 
 /* Why an allocation got NULL, for aa__call's ret: the argument checks of

@@ -1,27 +1,25 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * grow.bpf.c - tier 5, continued: chunks from the kernel into the page heap
- * (grow: whole chunks, and partial ones) and back (trim).
+ * (grow: whole chunks, and partial ones).
  *
- * Role:       aa__arena_grow*() for init and the aa__grow program,
- *             aa__arena_grow_some() for the allocations that may map
- *             pages (self_grow.bpf.c), aa__arena_trim() for aa__trim;
- *             at addresses we choose (slot s = arena_base + s MiB),
- *             metadata wherever the kernel puts it.
+ * Role:       map chunks at addresses we choose (slot s = arena_base + s
+ *             MiB), metadata wherever the kernel puts it.
  * From below: arena.bpf.c's pages_get() / pages_put() (page ledger, fault
- *             injection) and its readers' pin for trim.
- * To above:   aa__buddy_add_chunk() / aa__buddy_add_partial() of fresh
- *             chunks, aa__buddy_fill_page() of a partial chunk's page
- *             mapped later; trim takes entirely free chunks back
- *             (aa__buddy_take_free_chunk(), then arena.bpf.c's
- *             return_chunk()).
+ *             injection); buddy_chunks.bpf.c's aa__buddy_add_chunk() /
+ *             aa__buddy_add_partial() of fresh chunks,
+ *             aa__buddy_fill_page() of a partial chunk's page mapped later.
+ * To above:   aa__arena_grow*() for lifecycle.bpf.c's init and the
+ *             aa__grow program, aa__arena_grow_some() for the allocations
+ *             that may map pages (self_grow.bpf.c). Chunks go back by
+ *             lifecycle.bpf.c's trim and teardown.
  * Locking:    page kfuncs are called with no lock held (they sleep); the
  *             slot table only changes under the heap lock (buddy.bpf.c).
  *             Two growers racing for one slot are arbitrated by the
  *             kernel: the second one's page allocation at that address
  *             fails and it moves on.
  *
- * SLEEPABLE ONLY, as arena.bpf.c (on Linux >= 7.0 every program may call
+ * SLEEPABLE ONLY (on Linux >= 7.0 every program may call
  * the page kfuncs: aa__arena_grow_some() is for those too). Grow gets a
  * chunk's metadata pages first; a slot whose chunk pages fail is skipped,
  * and when no slot takes a whole chunk the first slot with pages to give
@@ -30,6 +28,10 @@
  * how many it added.
  */
 #include "internal.h"
+#include "grow.h"
+#include "arena.h"
+#include "buddy.h"
+#include "buddy_chunks.h"
 
 /* A partial chunk at slot s: what the kernel gives of the slot's pages
  * inside the arena, one page at a time, limit at most (the others are
@@ -158,7 +160,7 @@ int aa__arena_grow(__u64 bytes)
 
 /* --- Growth in steps ----------------------------------------------------------
  * aa__arena_grow_some() maps a few pages where an allocation needs them
- * (self_grow.bpf.c's aa_malloc_grow_u64() and aa_calloc_grow_u64()), so that a small arena keeps
+ * (api.bpf.c's aa_malloc_grow_u64() and aa_calloc_grow_u64()), so that a small arena keeps
  * the rest for its other users (their own page kfunc calls): first the
  * absent pages of partial chunks, one at a time (fill_page()), then a new
  * chunk (grow_one(), a partial one of `want` pages at most). Pages that
@@ -228,38 +230,4 @@ int aa__arena_grow_some(__u32 want)
 		return got;
 	ret = grow_one(0, 0, want);
 	return ret < 0 ? ret : want;
-}
-
-/* Return entirely free chunks to the kernel, keeping keep_bytes of them
- * (any 64-bit value: more than the arena keeps everything). Returns the
- * number of chunks returned, or -errno (-EBUSY: a reader of the mmap
- * stayed inside its read, close_readers()). */
-int aa__arena_trim(__u64 keep_bytes)
-{
-	__u32 keep, n = AA_ZERO;
-	int slot = -ENOENT;
-
-	if (!aa_heap_ready())
-		return -ENODEV;
-	if (keep_bytes == AA_KEEP_DEFAULT)
-		keep_bytes = aa__root.tun.keep_bytes;
-	aa__heap_release_empty();	/* kept empty spans hold chunks */
-	keep = (keep_bytes >> AA_CHUNK_SHIFT) > AA_MAX_SLOTS ? AA_MAX_SLOTS
-							     : keep_bytes >> AA_CHUNK_SHIFT;
-	aa_repeat(AA_MAX_SLOTS) {	/* readers get in between chunks */
-		if (!close_readers()) {
-			slot = -EBUSY;
-			break;
-		}
-		slot = aa__buddy_take_free_chunk(keep);
-		if (slot >= 0)
-			return_chunk(slot);
-		open_readers();
-		if (slot < 0)
-			break;
-		n++;
-	}
-	if (slot < 0 && slot != -ENOENT && !n)
-		return slot;
-	return n;
 }

@@ -18,16 +18,16 @@
  *             is counted here).
  * To above:   alloc.bpf.c's routes, the cache tiers' refills, spills and
  *             fallbacks (cpu_cache.bpf.c, user_cache.bpf.c), debug.bpf.c's
- *             and defer.bpf.c's returns.
+ *             and defer.bpf.c's returns; heap_reset() for lifecycle.bpf.c.
  * Locking:    each entry point takes the heap lock itself. Word 0 of
  *             blocks is written with the custody protocol (internal.h's
  *             model, aa_claim() below).
  */
 #include "internal.h"
-
-/* Kinds of allocation lookup() reports, after the classes 0..NR-1. */
-#define AA_KIND_RUN	AA_NR_CLASSES		/* page run inside a chunk */
-#define AA_KIND_LARGE	(AA_NR_CLASSES + 1)	/* whole chunks (+ a run) */
+#include "heap.h"
+#include "buddy.h"
+#include "central.h"
+#include "self_grow.h"
 
 /* --- Heap-wide accounting, the watermark, the refill ring -----------------
  * What the heap hands out, counted by the entry points below as they take
@@ -171,27 +171,26 @@ static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
  * a span object or a run, the slot state for whole chunks.
  */
 
-/* Debug mode: is the object of class `kind` at ptr free? Its last word
- * is then the poison, which no trailer equals (a trailer's low half is at
- * most the object's size), from its free until an allocation writes its
- * trailer: it sits in quarantine or a cache (debug.bpf.c). Its word 0 may
- * still be no mark: a write after free over the FREED mark. */
-static __always_inline bool debug_free_object(__u64 ptr, int kind)
+/* Does the object of class `kind` at ptr end with tail (not 0)? A caller
+ * whose objects end with a word of their own while they are live and with
+ * tail while a tier holds them (debug mode: a trailer, and its poison)
+ * asks the claim to tell the two apart, as word 0 cannot where a write
+ * after free replaced the FREED mark. */
+static __always_inline bool tail_says_free(__u64 ptr, int kind, __u64 tail)
 {
-	return (aa__root.flags & AA_F_DEBUG) && kind < AA_NR_CLASSES &&
-	       *(volatile __u64 __arena *)(ptr + aa_class(kind)->size - 8) == AA_DEBUG_POISON;
+	return tail && kind < AA_NR_CLASSES &&
+	       *(volatile __u64 __arena *)(ptr + aa_class(kind)->size - 8) == tail;
 }
 
 /* Claim the allocation of kind `kind` at ptr (arena offset off, page-map
  * entry pmw) for a free. Returns 0 with word 0 = the FREED mark (the caller
  * now owns the block), or -AA_ERR_DOUBLE_FREE with nothing changed. Any
- * context, no lock. In debug mode a claimed object that is free all the
- * same (debug_free_object()) is given back: its owner is the quarantine
- * or cache that holds it, and this free a double free. Checked after the
- * claim, when no other free can poison the object under us; an allocation
- * that popped it but has not written its trailer yet gets its word 0 back
- * by the undo. */
-static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
+ * context, no lock. With a tail (not 0), a claimed object that is free all
+ * the same (tail_says_free()) is given back: its owner is the tier that
+ * holds it, and this free a double free. Checked after the claim, when no
+ * other free can write the tail under us; an allocation that popped it but
+ * has not written its own last word yet gets its word 0 back by the undo. */
+static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw, __u64 tail)
 {
 	__u32 slot = off >> AA_CHUNK_SHIFT, state = AA_SLOT_CHUNK;
 	__u32 __arena *check;
@@ -212,7 +211,7 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw)
 	if (!__aa_claim_word(ptr, aa__root.cache_key, &v) ||
 	    __aa_claim(&aa_fast, ptr, aa__root.cache_key, v, check, pmw, meta, state))
 		return -AA_ERR_DOUBLE_FREE;
-	if (debug_free_object(ptr, kind)) {
+	if (tail_says_free(ptr, kind, tail)) {
 		__sync_val_compare_and_swap((__u64 __arena *)ptr, aa_custody(ptr, AA_TAG_FREED), v);
 		return -AA_ERR_DOUBLE_FREE;
 	}
@@ -264,15 +263,6 @@ static int free_claimed_locked(__u64 ptr)
 
 /* --- Parked frees (the model: internal.h) ------------------------------------ */
 
-/* A parked block: claimed (word 0 = FREED mark), waiting for the lock. */
-struct aa_parked {
-	__u64 mark;
-	__u32 next;	/* arena offset of the next parked block, AA_NIL */
-	__u32 pad;
-};
-
-typedef struct aa_parked __arena aa_parked_t;
-
 /*
  * The counters bound the list at every instant (aa_shared.h, struct
  * aa_stats): blocks are counted in frees_parked before the push that makes
@@ -281,7 +271,7 @@ typedef struct aa_parked __arena aa_parked_t;
  *   blocks on the list <= frees_parked - frees_unparked
  * (less only while a push is under way); every block on the list carries a
  * transit mark (FREED, or CACHED from a transfer cache's drain).
- * check_parked_locked() checks both. The list is the heap's only while it
+ * heap_check_locked() checks both. The list is the heap's only while it
  * is published: before the first init aa__root.parked is 0, not AA_NIL,
  * and teardown drops the list with every page.
  */
@@ -347,7 +337,7 @@ static __always_inline void heap_settle(void)
  * REQUIRES: heap lock held, heap published. */
 #define AA_CHECK_PARKED	256
 
-static int check_parked_locked(void)
+static int heap_check_locked(void)
 {
 	__u64 unparked = aa__root.stats.frees_unparked, seen = AA_ZERO, w;
 	__u32 off = READ_ONCE_ARENA(aa__root.parked);
@@ -587,10 +577,10 @@ static __always_inline int judge(__u64 ptr, __u32 *off, __u32 *pmw)
 	return kind;
 }
 
-/* Look ptr up and claim it for a free (aa_claim()): the kind claimed (a
- * class, AA_KIND_RUN or AA_KIND_LARGE; the caller owns the block now) or
- * -errno, counted, with nothing changed. */
-static __always_inline int claim_kind(__u64 ptr)
+/* Look ptr up and claim it for a free (aa_claim(), with tail): the kind
+ * claimed (a class, AA_KIND_RUN or AA_KIND_LARGE; the caller owns the
+ * block now) or -errno, counted, with nothing changed. */
+static __always_inline int claim_kind(__u64 ptr, __u64 tail)
 {
 	__u32 off = 0, pmw = 0;
 	int kind, err;
@@ -600,22 +590,23 @@ static __always_inline int claim_kind(__u64 ptr)
 	kind = judge(ptr, &off, &pmw);
 	if (kind < 0)
 		return aa_fail(-kind);
-	err = aa_claim(ptr, off, kind, pmw);
+	err = aa_claim(ptr, off, kind, pmw, tail);
 	return err < 0 ? aa_fail(-err) : kind;
 }
 
 int aa__heap_claim(__u64 ptr)
 {
-	int kind = claim_kind(ptr);
+	int kind = claim_kind(ptr, 0);
 
 	return kind < 0 ? kind : 0;
 }
 
-/* aa__heap_claim() that says what it claimed (debug mode): the kind (>= 0)
- * or -errno, counted. */
-long aa__heap_claim_kind(__u64 ptr)
+/* aa__heap_claim() that says what it claimed, for a caller whose objects
+ * a tier holds with tail as their last word (tail_says_free(); debug
+ * mode): the kind (>= 0) or -errno, counted. */
+long aa__heap_claim_kind(__u64 ptr, __u64 tail)
 {
-	return claim_kind(ptr);
+	return claim_kind(ptr, tail);
 }
 
 /* Usable bytes of ptr's allocation if ptr starts a live one (> 0), else
@@ -641,7 +632,7 @@ long aa__heap_judge(__u64 ptr)
  * unchanged. */
 int aa__heap_free(__u64 ptr)
 {
-	int kind = claim_kind(ptr);
+	int kind = claim_kind(ptr, 0);
 
 	return kind < 0 ? kind : heap_return(ptr);
 }
@@ -775,4 +766,21 @@ int aa__heap_release_empty(void)
 		aa_unlock();
 	}
 	return n;
+}
+
+/* --- Reset (lifecycle.bpf.c) ----------------------------------------------- */
+
+/* No parked free, nothing in use, no refill signal. The parked frees go
+ * with every other block: completed, for the counters (frees_unparked <=
+ * frees_parked).
+ * REQUIRES: heap not published (init), or the heap lock held by a
+ * teardown that unpublished it. */
+static __always_inline void heap_reset(void)
+{
+	aa__root.parked = AA_NIL;
+	aa__root.need_refill = 0;
+	aa__root.stats.frees_unparked = READ_ONCE_ARENA(aa__root.stats.frees_parked);
+	aa__root.stats.bytes_in_use = 0;
+	aa__root.stats.live_allocs = 0;
+	aa__root.large_bytes_in_use = 0;
 }

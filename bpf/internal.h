@@ -87,7 +87,7 @@
  *    below); a live block's word 0 is the user's. A block changes hands
  *    only by changing its mark.
  *  - The claim (__aa_claim(), aa_hit.h; aa_claim() in
- *    heap.bpf.c adds the debug-mode check): a free makes its caller the
+ *    heap.bpf.c adds a caller's tail check): a free makes its caller the
  *    block's sole owner, lock-free, any context. check is the word that
  *    says the block is allocated (its page-map entry, or its slot's state),
  *    expect its value at the lookup, meta the chunk metadata the lookup
@@ -113,9 +113,10 @@
  *    metadata). While word 0 still holds our mark, ptr's page was not
  *    returned (returned pages come back zeroed), so the slot word cannot
  *    change between the re-check and the last load. A claimed block is the
- *    claimer's until it hands it to a tier. In debug mode a claimed class
- *    object whose trailer is poison is free all the same (a write after
- *    free replaced its mark): the claim is undone, -EALREADY.
+ *    claimer's until it hands it to a tier. A caller that gives a tail
+ *    (debug mode: its poison) has a claimed class object that ends with
+ *    it counted free all the same (a write after free replaced its mark):
+ *    the claim is undone, -EALREADY.
  *  - Lock-free readers: a live allocation's own page-map entry and slot
  *    state change only when that allocation is freed, which its claimer
  *    alone can do, so lookups without the lock are exact for live
@@ -169,7 +170,8 @@
 #define BPF_NO_KFUNC_PROTOTYPES
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "arena_alloc.bpf.h"
+#include "aa_arena.bpf.h"
+#include "aa_classes.bpf.h"
 #include "aa_syscall.h"
 
 #define ENOENT		2
@@ -377,9 +379,10 @@ static __always_inline bool aa_self_grows(void)
 	return aa_kernel_self_grows() && (aa__root.flags & AA_F_SELF_GROW);
 }
 
-/* AA_DRY (arena_alloc_fast.bpf.h): what an allocation below the public
+/* AA_DRY (aa_classes.bpf.h): what an allocation below the public
  * function returns where aa_self_grows() and the heap had no block for it.
- * The public function (alloc.bpf.c) maps chunks and tries again, from the
+ * The front door (alloc.bpf.c, in the public function's frame) maps
+ * chunks and tries again, from the
  * frame that has room for the page functions (call frames, below); a user
  * never sees it. */
 
@@ -390,8 +393,9 @@ static __always_inline __u32 aa_meta_pages(void)
 	return aa__root.flags & AA_F_DEFER ? AA_META_PAGES_DEFER : AA_META_PAGES;
 }
 
-/* --- Argument checks: the front door's (alloc.bpf.c, heap.bpf.c), and
- * aa__call's report of why an allocation got NULL (entry.bpf.c) --------- */
+/* --- Argument checks: the front door's (alloc.bpf.c, api.bpf.c,
+ * heap.bpf.c), and aa__call's report of why an allocation got NULL
+ * (entry.bpf.c) ---------------------------------------------------------- */
 
 /* A size the heap may serve: 1 .. AA_MAX_ALLOC and no more than the arena. */
 static __always_inline bool aa_size_ok(__u64 size)
@@ -551,7 +555,7 @@ static __always_inline int aa_lock(void)
 }
 
 /* Release the heap lock; lock_gen counts the holds, so that work done in
- * rounds (aa__buddy_check()) can tell whether anyone held it in between. */
+ * rounds (aa__heap_check()) can tell whether anyone held it in between. */
 static __always_inline void aa_unlock(void)
 {
 	aa__root.lock_gen++;
@@ -574,11 +578,12 @@ static __always_inline void aa_unlock(void)
 #define AA_TAG_BUDDY		4	/* + order, up to 4 + 8 */
 
 /* Words 0 and 1 of a free object in its span (central.bpf.c). `fresh` is
- * AA_SPAN_FRESH from the carving until the object is first allocated. In
- * debug mode a carving writes only words 0, 1 and the last word (the
- * poison), so that a span costs the lock a few stores per object, not a
- * fill of its pages: a fresh object's other words were never poisoned and
- * its first allocation does not check them (debug.bpf.c). Its first free
+ * AA_SPAN_FRESH from the carving until the object is first allocated. A
+ * carving writes words 0 and 1, and the last word where aa_root.carve_tail
+ * asks for one (debug mode: the poison), so that a span costs the lock a
+ * few stores per object, not a fill of its pages: a fresh object's other
+ * words were never poisoned and its first allocation does not check them
+ * (debug.bpf.c). Its first free
  * poisons word 1 with the rest, and no tier writes the upper half of word
  * 1 with this value (links are offsets or user addresses, below 2^47). */
 struct aa_span_obj {
@@ -627,9 +632,10 @@ static __always_inline bool aa_heap_ready(void)
  * A program has 8 frames, the user's and ours. Below a user's call the
  * library takes at most AA_API_FRAMES (arena_alloc.bpf.h) = 4, counting
  * the public function:
- *   1. a public function (alloc.bpf.c, defer.bpf.c): arguments, routing,
- *      the CPU-cache hit path inline, and self-growth
- *      (aa__arena_self_grow());
+ *   1. a public function (api.bpf.c, with the front door's bodies of
+ *      alloc.bpf.c and defer.bpf.c inline): arguments, routing, the
+ *      CPU-cache hit path inline, self-init (aa__arena_self_init()) and
+ *      self-growth (aa__arena_self_grow());
  *   2. a tier's entry point: the CPU-cache slow paths (the inline API
  *      calls aa_cpu_cache_alloc_slow() and aa_cpu_cache_free_slow() from
  *      the caller's frame, a frame above where the public functions do),
@@ -652,155 +658,16 @@ static __always_inline bool aa_heap_ready(void)
  * The library's own programs (entry.bpf.c) are not bound by this.
  */
 
-/* --- Static helpers that later files use -----------------------------------
+/* --- What each tier gives the tiers above it ------------------------------
  * The tier files are one translation unit (bpf/arena_alloc.bpf.c includes
- * them in tier order), so a file may call the static helpers of the files
- * before it. Those are declared here, under the file that defines them;
- * "_locked": REQUIRES the heap lock. Inline but for the few marked static
- * or __noinline (frames of their own: call frames, above).
+ * them in tier order, lowest first). Each X.bpf.c says what it gives the
+ * files above it in X.h, which only those include, so a call "up" does not
+ * compile (make layer-check compiles each file with the headers it
+ * includes alone). "_locked": REQUIRES the heap lock. Inline but for the
+ * few marked static or __noinline (frames of their own: call frames,
+ * above).
  */
 typedef struct aa_chunk_meta __arena aa_meta_t;
 typedef struct aa_span __arena aa_span_t;
-
-/* buddy.bpf.c: chunk metadata, the page heap's blocks, runs, large runs */
-static __always_inline aa_meta_t *meta_of(__u32 slot);
-static __always_inline __u32 __arena *pm_at(__u32 off);
-static __always_inline aa_span_t *span_at(__u32 off);
-static __always_inline __u64 pages_bytes(__u32 pages);
-static __always_inline __u32 aa_ctz64(__u64 x);
-static __always_inline __u32 pages_to_order(__u32 pages);
-static __always_inline __u32 free_order_from(__u32 order);
-static __always_inline __u32 aa_popcount32(__u32 x);
-static __always_inline void free_push(__u32 order, __u32 off);
-static __always_inline void free_unlink(__u32 order, __u32 off);
-static __u32 run_alloc_locked(__u32 pages);
-static __always_inline void run_free_locked(__u32 off, __u32 pages);
-static __always_inline __u32 page_run_alloc_locked(__u32 pages);
-static __always_inline void page_run_free_locked(__u32 off, __u32 pages);
-static __always_inline int large_find(__u32 need);
-static __always_inline __u32 large_chunks(__u64 pages);
-static __always_inline __u32 large_alloc_locked(__u64 pages, int first);
-static __always_inline __u32 large_free_locked(__u32 slot, __u32 *tail);
-
-/* central.bpf.c: the central free lists */
-static __always_inline __u32 central_pop_locked(__u32 cls, __u64 mark_mask);
-static __always_inline __u32 central_push_locked(__u32 o, __u32 cls, __u32 span_off);
-static __u32 central_release_empty_locked(__u32 cls);
-
-/* heap.bpf.c: lookup, the refill ring, parking, the operations' inline
- * wrappers and the bulk loops (of the global rounds below) */
-static int lookup(__u64 ptr, __u32 *off, __u32 *pmw);
-static __always_inline __u64 kind_bytes(int kind, __u32 off, __u32 pmw);
-static __noinline void refill_notify(__u32 reason);
-static __always_inline void park_chain(__u32 first, __u32 last, __u32 n);
-static __always_inline void alloc_nomem(void);
-static __always_inline __u64 heap_alloc(__u64 size, int cls);
-static __always_inline int heap_return(__u64 ptr);
-static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached);
-static __always_inline int aa_heap_return_bulk(__u64 arr, __u32 n);
-
-/* buddy_chunks.bpf.c: the test-only delay */
-static __always_inline void fault_delay(__u64 ns);
-
-/* cpu_cache.bpf.c: tier 1's entry points (the hit path inline); the slow
- * paths on any cache (a CPU's, a user cache) */
-static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls, __u64 size);
-static __always_inline int aa_cpu_cache_free(__u64 ptr);
-static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, __u32 cls,
-					      __u64 size);
-static __always_inline int cache_free_slow(struct aa_cpu_cache __arena *cc, __u64 ptr,
-					   __u32 cls);
-static __always_inline int cache_empty(struct aa_cpu_cache __arena *cc);
-
-/* debug.bpf.c: debug mode's entry points */
-static __always_inline bool debug_on(void);
-static __always_inline void debug_reset(void);
-static __always_inline int debug_free(__u64 addr);
-static __always_inline __u64 debug_usable(__u64 addr);
-
-/* alloc.bpf.c: the front door's bodies, for deferred free's fallbacks */
-static __always_inline __u64 malloc_inline(__u64 size);
-static __always_inline int free_inline(__u64 ptr);
-
-/* defer.bpf.c: the aa__reclaim program's body */
-static int aa_defer_reclaim(struct aa_reclaim_args *a);
-
-/* user_cache.bpf.c: the aa__user program's bodies */
-static int user_open(struct aa_user_args *a);
-static int user_close(struct aa_user_args *a);
-static int user_reap(struct aa_user_args *a);
-
-/* --- Cross-file functions (global BPF functions: verified once each) ---- */
-
-/* cpu_cache.bpf.c: tier 1 (fast paths in aa_hit.h and arena_alloc_fast.bpf.h,
- * static inline; the slow halves are declared in arena_alloc_fast.bpf.h) */
-int aa__cpu_cache_drain(__u32 cpu);
-int aa__cpu_cache_vet(__u64 arr, __u32 n, __u32 cls);
-
-/* transfer_cache.bpf.c: tier 2 (REQUIRES: caller holds a CPU cache claim,
- * but for drain) */
-int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n, __u32 keep);
-int aa__transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n);
-__u64 aa__transfer_cache_pop(__u32 cls);
-int aa__transfer_cache_push(__u32 cls, __u64 ptr);
-int aa__transfer_cache_drain(void);
-
-/* heap.bpf.c: the heap below the caches (central lists + page heap) */
-__u64 aa__heap_alloc(__u64 size, int cls);
-int aa__heap_free(__u64 ptr);
-int aa__heap_return(__u64 ptr);
-int aa__heap_return_round(__u64 arr, __u32 from, __u32 end);
-int aa__heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cached);
-int aa__heap_claim(__u64 ptr);
-long aa__heap_claim_kind(__u64 ptr);
-long aa__heap_judge(__u64 ptr);
-int aa__heap_unpark(void);
-int aa__heap_release_empty(void);
-__u64 aa__heap_usable_size(__u64 ptr);
-
-/* buddy_chunks.bpf.c: chunks in and out of the page heap; the test-only
- * delays of grow and trim */
-int aa__buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished);
-int aa__buddy_add_partial(__u32 slot, __u32 meta_off, __u32 unpublished);
-int aa__buddy_fill_page(__u32 slot, __u32 p);
-int aa__buddy_take_free_chunk(__u32 keep);
-int aa__buddy_release_slot(__u32 slot);
-extern __u64 aa__fault_trim_delay_ns;
-extern __u64 aa__fault_publish_delay_ns;
-
-/* check.bpf.c: the validity checker of the central lists and page heap */
-int aa__buddy_check(void);
-
-/* debug.bpf.c: debug mode (AA_F_DEBUG) */
-int aa__debug_on_alloc(__u64 addr, int kind, __u64 n);
-int aa__debug_on_free(__u64 addr);
-__u64 aa__debug_quarantine(__u64 addr, __u32 cls);
-int aa__debug_flush(void);
-
-/* defer.bpf.c: deferred free (AA_F_DEFER); the aa__reclaim program's steps */
-__u32 aa__defer_advance(void);
-int aa__defer_reclaim_node(__u32 off, __u32 e);
-
-/* arena.bpf.c and grow.bpf.c: pages from the kernel, sleepable only */
-int aa__arena_init(__u64 arena_base, __u64 arena_size, __u32 nr_cpus, __u32 flags,
-		  __u64 grow_bytes);
-int aa__arena_table(__u64 base, __u32 pages, __u32 tc);
-int aa__arena_grow_chunks(__u64 bytes, __u32 unpublished);
-int aa__arena_grow(__u64 bytes);
-int aa__arena_grow_one(__u32 cursor, __u32 unpublished);
-int aa__arena_grow_some(__u32 want);
-int aa__arena_trim(__u64 keep_bytes);
-int aa__arena_teardown(void);
-int aa__arena_user_cache_new(__u32 pid);
-
-/* self_grow.bpf.c: pages from any program, under aa_self_grows() */
-int aa__arena_self_grow(__u32 chunks);
-int aa__arena_self_init(void);
-int aa__arena_run_find(__u32 need, __u32 from);
-
-/* user_cache.bpf.c: tier 1 for userspace threads, the slow paths */
-__u64 aa__user_cache_alloc(__u32 idx, __u32 cls, __u64 size);
-int aa__user_cache_free(__u32 idx, __u64 ptr, __u32 cls);
-int aa__user_cache_drain(__u32 idx);
 
 #endif /* __AA_INTERNAL_H */

@@ -2,9 +2,7 @@
 /*
  * self_grow.bpf.c - tier 5 for any program: an allocation that found the
  * page heap empty maps chunks itself (aa__arena_self_grow()), and one
- * from an arena nobody initialised initialises the heap
- * (aa__arena_self_init()); and the public allocations that may map pages
- * (aa_malloc_grow_u64(), aa_calloc_grow_u64(): the compat front ends').
+ * that may map pages maps what its request lacks first (self_grow_for()).
  *
  * Role:       where aa_self_grows() (Linux >= 7.0 lets every program map
  *             arena pages; pruned at load before), map the chunk, or the
@@ -12,17 +10,23 @@
  *             program, whatever its context.
  * From below: pages through arena.bpf.c's pages_get() / pages_put() (its
  *             page ledger and fault injection), chunks into the page heap
- *             by aa__buddy_add_chunk().
- * To above:   aa__arena_self_grow(), for the public functions'
- *             grow_and_retry(), and aa__arena_self_init(), for their
- *             route_alloc() (alloc.bpf.c; frame 2 of internal.h's call
- *             frames); aa_*_grow_u64() to programs.
+ *             by aa__buddy_add_chunk(), growth in steps
+ *             (aa__arena_grow_some(), grow.bpf.c).
+ * To above:   aa__arena_self_grow(), for the front door's
+ *             grow_and_retry() (alloc.bpf.c; frame 2 of internal.h's call
+ *             frames) and the heap's bulk rounds (heap.bpf.c);
+ *             self_grow_for() for the aa_*_grow_u64() of api.bpf.c.
  * Locking:    no lock held across a page kfunc; the slot scan is a
  *             lock-free snapshot that the mapping checks again (the kernel
  *             refuses taken pages, aa__buddy_add_chunk() a slot that is
  *             not UNMAPPED).
  */
 #include "internal.h"
+#include "self_grow.h"
+#include "arena.h"
+#include "buddy.h"
+#include "buddy_chunks.h"
+#include "grow.h"
 
 /* --- Self-growth ------------------------------------------------------------
  * An allocation that found the page heap empty maps what it lacks, from
@@ -174,94 +178,16 @@ int aa__arena_self_grow(__u32 chunks)
 	return ret;
 }
 
-/* Another CPU's self-init runs (no chunk to map: it takes microseconds,
- * with preemption disabled): wait for it as for the heap lock, within the
- * context's budget (AA_WAIT_TASK_NS on a task's stack, else
- * AA_WAIT_IRQ_NS: an interrupt may have stopped the init on its own CPU).
- * 0 when the heap is published, else -EBUSY (it failed, takes longer,
- * or the arena was initialised before). */
-static __always_inline int self_init_wait(void)
-{
-	__u64 t0 = bpf_ktime_get_ns();
-	__u64 budget = aa_on_task_stack() ? AA_WAIT_TASK_NS : AA_WAIT_IRQ_NS;
-
-	aa_repeat(AA_MAX_LOOPS) {
-		if (aa_heap_ready())
-			return 0;
-		if (READ_ONCE_ARENA(aa__root.init_state) != AA_INIT_RUNNING ||
-		    bpf_ktime_get_ns() - t0 > budget)
-			break;
-	}
-	return aa_heap_ready() ? 0 : -EBUSY;
-}
-
-/* Self-init: an allocation from an arena that nobody initialised, in a
- * program that may map arena pages (any on Linux >= 7.0: route_alloc();
- * a sleepable one before: aa_calloc_grow_u64()), initialises the heap
- * itself, once, with the defaults of a loader that asks for nothing but
- * without CPU caches (no CPU count here) and no chunk (the allocation
- * maps what it needs): a loader that never heard of arena-alloc works.
- * Its arena's geometry comes from the kernel's map (AA_ARENA_FUNCS()).
- * An arena initialised before (a teardown) is left to its loader.
- * Returns 0 (published, by this call or another), or -errno: -EBUSY
- * (another init is running still (self_init_wait()), or the arena was
- * initialised before), or what init_root() said (kept in
- * self_init_err).
- * Called by public functions only (frame 2 of internal.h's call frames). */
-int aa__arena_self_init(void)
-{
-	__u32 flags = AA_F_NO_CACHES | (aa_kernel_self_grows() ? AA_F_SELF_GROW : 0);
-	__u64 base, bytes;
-	int err;
-
-	if (aa_heap_ready())
-		return 0;
-	/* before the claim: no global call and no page kfunc with
-	 * preemption disabled (6.12) */
-	base = aa_arena_user_base();
-	bytes = aa_arena_bytes();
-	err = geometry_check(base, bytes);
-	if (!err && bytes < (__u64)AA_MIN_ARENA_PAGES * AA_PAGE_SIZE)
-		err = -ENOSPC;
-	if (!err)
-		err = aa__arena_table(base, AA_SLOT_TABLE_PAGES(slot_count(bytes)), 0);
-	if (err) {
-		aa__root.self_init_err = err;
-		return err;
-	}
-	/* no preemption while it holds the claim: a waiter on another CPU
-	 * waits for running code only */
-	bpf_preempt_disable___aa();
-	if (!init_claim(true)) {
-		bpf_preempt_enable___aa();
-		return self_init_wait();
-	}
-	err = init_root(base, bytes, flags);
-	if (!err) {
-		/* an arena never initialised has no CPU or user cache: what
-		 * init_caches(0) does, without its calls (frames: three) */
-		aa__root.nr_cpus = 0;
-		__sync_fetch_and_add(&aa__root.user.gen, 1);
-		publish();
-		__sync_fetch_and_add(&aa__root.self_inits, 1);
-	}
-	aa__root.self_init_err = err;
-	init_release();
-	bpf_preempt_enable___aa();
-	return err;
-}
-
-/* --- Allocations that may map pages ---------------------------------------
- * aa_malloc_grow_u64() and aa_calloc_grow_u64() serve programs that may
- * call the page kfuncs, as the kernel selftests' bpf_alloc() and
- * libarena's arena_malloc() do (the compat front ends,
+/* --- Growth before an allocation -------------------------------------------
+ * aa_malloc_grow_u64() and aa_calloc_grow_u64() (api.bpf.c) serve
+ * programs that may call the page kfuncs, as the kernel selftests'
+ * bpf_alloc() and libarena's arena_malloc() do (the compat front ends,
  * include/compat/bpf_arena_alloc.h and bpf/compat/libarena_aa.bpf.c):
- * sleepable ones, and on Linux >= 7.0 every one. Before they allocate
- * they initialise the heap where nobody did (aa__arena_self_init()), and,
- * where the heap has no block for the request (heap_short()), map what
- * one needs (grow_for(); aa__arena_grow_some(): pages a small arena's
- * other users did not take, or a chunk): the loader's refill agent's
- * work, done by the caller. An arena that had nothing to give is asked
+ * sleepable ones, and on Linux >= 7.0 every one. Where the heap has no
+ * block for the request (heap_short()), they map what one needs first
+ * (self_grow_for(); aa__arena_grow_some(): pages a small arena's other
+ * users did not take, or a chunk): the loader's refill agent's work, done
+ * by the caller. An arena that had nothing to give is asked
  * again AA_GROW_RETRY_NS later at the earliest (arena.bpf.c's retry
  * time); such a miss counts in stats.self_grow_fails, and the
  * allocation fails only if the heap has nothing either (err[NOMEM]).
@@ -293,7 +219,7 @@ static __always_inline bool heap_short(__u64 bytes, __u32 *order)
  * it and the arena may have it: twice its block's pages (a block aligned
  * to its size lies in any run of that many fresh pages), at least
  * AA_GROW_STEP_PAGES. */
-static __always_inline void grow_for(__u64 bytes)
+static __always_inline void self_grow_for(__u64 bytes)
 {
 	__u32 order = 0, want;
 	__u64 t0;
@@ -309,29 +235,4 @@ static __always_inline void grow_for(__u64 bytes)
 		__sync_fetch_and_add(&aa__root.stats.self_grow_fails, 1);
 	}
 	__sync_fetch_and_add(&aa__root.stats.self_grow_ns, bpf_ktime_get_ns() - t0);
-}
-
-/* Before an allocation: the heap initialised where nobody did. Returns
- * whether it is ready; the caller checks its arguments only then, as
- * aa_size_ok() reads the arena's size from the heap. Failures are left to
- * the allocation, which says so. */
-static __always_inline bool grow_prepare(void)
-{
-	if (!aa_heap_ready())
-		aa__arena_self_init();
-	return aa_heap_ready();
-}
-
-__u64 aa_malloc_grow_u64(__u64 size)
-{
-	if (grow_prepare() && aa_size_ok(size))
-		grow_for(size);
-	return malloc_inline(size);
-}
-
-__u64 aa_calloc_grow_u64(__u64 n, __u64 size)
-{
-	if (grow_prepare() && aa_calloc_ok(n, size))
-		grow_for(n * size);
-	return calloc_inline(n, size);
 }

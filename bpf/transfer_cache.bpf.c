@@ -12,7 +12,8 @@
  *             remove may leave a reserve behind (cpu_cache.bpf.c's refill
  *             keeps the last batch for callers that cannot wait);
  *             aa__transfer_cache_pop / _push: one object, for callers whose
- *             CPU cache is claimed by someone else.
+ *             CPU cache is claimed by someone else; transfer_cache_reset()
+ *             and _empty_locked() for lifecycle.bpf.c.
  * Locking:    tc->lock per class (the lock rules: internal.h's model).
  *             Always tried with the short IRQ budget: a miss costs a trip
  *             to the heap, never a wait. Holding it, no other lock is
@@ -23,6 +24,8 @@
  * carrying a custody mark; count <= tun.transfer_cap[cls] <= AA_TRANSFER_MAX.
  */
 #include "internal.h"
+#include "transfer_cache.h"
+#include "heap.h"
 
 /* Class cls's transfer cache (aa_root.tc_off: init maps the table with
  * the CPU caches; only their holders reach it). */
@@ -214,4 +217,43 @@ int aa__transfer_cache_drain(void)
 		aa_lock_release(&tc->lock);
 	}
 	return err ? err : total;
+}
+
+/* --- Reset (lifecycle.bpf.c) ----------------------------------------------- */
+
+/* Empty transfer caches (a teardown emptied them already; fresh pages are
+ * empty). No lock: the heap is not published, and the callers that reach
+ * them without a CPU cache claim touch nothing under their lock unless it
+ * is (tc_lock_ready()); an object that a free pushed while a teardown ran
+ * belongs to no heap now.
+ * REQUIRES: heap not published (init). */
+static void transfer_cache_reset(void)
+{
+	int c;
+
+	aa_for(c, 0, aa__root.tc_off ? AA_NR_CLASSES : 0)
+		tc_of(c)->count = 0;
+}
+
+/* A teardown's: every transfer cache emptied under its lock (heap lock
+ * first: the allowed order). 0, or -EBUSY when a lock stayed held past
+ * the wait budget (a holder's vCPU descheduled): the teardown is refused,
+ * and the caches emptied before that one keep their objects out of every
+ * tier (bytes_in_use still counts them) until the next init.
+ * REQUIRES: heap lock held. */
+static __always_inline int transfer_cache_empty_locked(void)
+{
+	struct aa_transfer_cache __arena *tc;
+	int c, err = 0;
+
+	aa_for(c, 0, aa__root.tc_off ? AA_NR_CLASSES : 0) {
+		tc = tc_of(c);
+		if (aa_lock_acquire(&tc->lock, 0)) {
+			err = -EBUSY;
+			continue;
+		}
+		tc->count = 0;
+		aa_lock_release(&tc->lock);
+	}
+	return err;
 }

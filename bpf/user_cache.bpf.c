@@ -14,8 +14,10 @@
  * From below: the CPU caches' slow paths on this cache
  *             (cache_alloc_slow(), cache_free_slow(), cache_empty() of
  *             cpu_cache.bpf.c: transfer caches, then the heap); pages for
- *             a new cache from arena.bpf.c (aa__arena_user_cache_new()).
- * To above:   the aa__user program; aa__user_cache_drain() for aa__drain.
+ *             a new cache from arena.bpf.c (pages_get()).
+ * To above:   the aa__user program; aa__user_cache_drain() for aa__drain;
+ *             the caches' pages, resets and teardown claims for
+ *             lifecycle.bpf.c (user_caches_*()).
  * Locking:    the CPU cache claim (internal.h's model): the owning thread
  *             claims its cache as AA_CC_OWNER from userspace for each hit;
  *             these paths claim it as the owner would, drain and close as
@@ -30,6 +32,9 @@
  * class, its FREED mark) before a tier takes it.
  */
 #include "internal.h"
+#include "user_cache.h"
+#include "arena.h"
+#include "cpu_cache.h"
 
 /* User cache idx, or NULL (out of range, not registered). */
 static __always_inline struct aa_cpu_cache __arena *user_cache(__u32 idx)
@@ -40,6 +45,141 @@ static __always_inline struct aa_cpu_cache __arena *user_cache(__u32 idx)
 		return NULL;
 	off = aa__root.user.off[idx];
 	return off ? aa_addr(off) : NULL;
+}
+
+/* --- Caches' pages and resets (lifecycle.bpf.c) ---------------------------- */
+
+/* No owner for user cache cc: the owner fields cleared, owner_pid last
+ * (an OPEN may take it once it reads 0). REQUIRES: cc claimed. */
+static __always_inline void user_cache_disown(struct aa_cpu_cache __arena *cc)
+{
+	cc->owner_tid = 0;
+	cc->owner_start = 0;
+	cc->owner_exec = 0;
+	__aa_store_release(&cc->owner_pid, 0);
+}
+
+/* The user caches a teardown kept (it left them claimed) and those
+ * registered since by an OPEN that then failed (unclaimed, no one's):
+ * emptied, disowned and released; gen tells their former owners to open
+ * again, and OPENs work again. A cache someone else holds a claim of
+ * cannot be reset: by the protocol there is none; one is left to its
+ * holder, out of the table (counted as corrupt).
+ * REQUIRES: heap not published (init). */
+static void user_caches_reset(void)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 off;
+	int i;
+
+	__sync_fetch_and_add(&aa__root.user.gen, 1);
+	aa_for(i, 0, AA_MAX_USER_CACHES) {
+		off = aa__root.user.off[i];
+		if (!off)
+			continue;
+		if (!teardown_claim(off)) {
+			aa__root.user.off[i] = 0;
+			aa_fail(AA_ERR_CORRUPT);
+			continue;
+		}
+		cc = aa_addr(off);
+		reset_cache(cc);
+		user_cache_disown(cc);
+		teardown_release(off);
+	}
+	WRITE_ONCE_ARENA(aa__root.user.closing, 0);
+}
+
+/* A new user cache for process pid (its owner from the start: no OPEN can
+ * take it before its owner fields are set), registered at the first free
+ * index. Returns the index, -ENOMEM (no pages) or -ENOSPC (all
+ * AA_MAX_USER_CACHES registered). Sleepable only (user_cache.bpf.c). */
+int aa__user_cache_new(__u32 pid)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 off;
+	int i;
+
+	if (!pid)
+		return -EINVAL;
+	cc = pages_get(NULL, AA_CPU_CACHE_PAGES);
+	if (!cc)
+		return -ENOMEM;
+	reset_cache(cc);	/* fresh pages: busy == AA_CC_FREE */
+	cc->owner_pid = pid;
+	off = (__u64)cc - aa__root.arena_base;
+	aa_for(i, 0, AA_MAX_USER_CACHES) {
+		cc->cpu = AA_USER_CACHE | i;
+		if (__sync_val_compare_and_swap(&aa__root.user.off[i], 0, off) == 0)
+			return i;
+	}
+	pages_put(cc, AA_CPU_CACHE_PAGES);
+	return -ENOSPC;
+}
+
+/* Every user cache back to the kernel (a failed init).
+ * REQUIRES: heap not published, the reader pin closed (close_readers()). */
+static __always_inline void user_caches_put(void)
+{
+	__u32 off;
+	int i;
+
+	aa_for(i, 0, AA_MAX_USER_CACHES) {
+		off = aa__root.user.off[i];
+		if (!off)
+			continue;
+		aa__root.user.off[i] = 0;
+		pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
+	}
+}
+
+/* Every user cache empty (a teardown: their objects went with their
+ * chunks). REQUIRES: every cache claimed by the teardown. */
+static __always_inline void user_caches_empty(void)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 off;
+	int i, c;
+
+	aa_for(i, 0, AA_MAX_USER_CACHES) {
+		off = aa__root.user.off[i];
+		if (!off)
+			continue;
+		cc = aa_addr(off);
+		aa_for(c, 0, AA_NR_CLASSES)
+			cc->cls[c].count = 0;
+	}
+}
+
+/* Give back the teardown's claims of every user cache, and let OPENs and
+ * teardowns in again. */
+static __always_inline void user_caches_release_all(void)
+{
+	int i;
+
+	aa_for(i, 0, AA_MAX_USER_CACHES)
+		teardown_release(aa__root.user.off[i & (AA_MAX_USER_CACHES - 1)]);
+	WRITE_ONCE_ARENA(aa__root.user.closing, 0);
+}
+
+/* Set user.closing, then claim every user cache for teardown: one
+ * teardown at a time, and a cache registered meanwhile is claimed here or
+ * its OPEN fails (aa_shared.h, "User caches"). true with all claimed and
+ * closing set; false with none claimed and closing as it was (a user
+ * thread is inside one, or another teardown runs). */
+static __always_inline bool user_caches_claim_all(void)
+{
+	int i;
+
+	if (__sync_lock_test_and_set(&aa__root.user.closing, 1))
+		return false;
+	aa_for(i, 0, AA_MAX_USER_CACHES)
+		if (!teardown_claim(aa__root.user.off[i & (AA_MAX_USER_CACHES - 1)]))
+			goto busy;
+	return true;
+busy:
+	user_caches_release_all();
+	return false;
 }
 
 /* A miss of user cache idx: refill class cls, one object for a request of
@@ -137,7 +277,7 @@ static int user_open(struct aa_user_args *a)
 
 	if (!aa_heap_ready())
 		return -ENODEV;
-	if (aa__root.flags & (AA_F_NO_CACHES | AA_F_DEBUG))
+	if (aa_fast.mode & AA_FAST_OFF)	/* no fast path in this mode */
 		return -EOPNOTSUPP;
 	if (!pid || !owner_identity(pid, &start, &exec) || !start)
 		return -ESRCH;
@@ -150,7 +290,7 @@ static int user_open(struct aa_user_args *a)
 		}
 	}
 	if (idx < 0)
-		idx = aa__arena_user_cache_new(pid);
+		idx = aa__user_cache_new(pid);
 	if (idx < 0)
 		return idx;
 	cc = user_cache(idx);

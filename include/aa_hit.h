@@ -77,10 +77,47 @@ static const __u64 aa_class_hot[AA_NR_CLASSES] = {
 	AA_SIZE_CLASSES(AA_CLASS_HOT)
 };
 
+/* The size classes (include/aa_size_classes.h), the one table of them that
+ * BPF and userspace read: the class of a request (aa_class_index[] by
+ * AA_CLASS_INDEX_OF(size)), and per class the object size, span pages,
+ * objects per span and the loader's defaults (refill batch, CPU cache
+ * capacity). Read-only: .rodata of every object that includes this
+ * header and uses them. */
+struct aa_class_info {
+	__u32 size;		/* object bytes */
+	__u16 pages;		/* pages per span */
+	__u16 objs;		/* objects per span */
+	__u16 batch;		/* default refill batch (the loader's default) */
+	__u16 cap;		/* default CPU cache capacity */
+};
+
+#define AA_CLASS_INFO(c, sz, pg, ob, ba, ca, rc) \
+	[c] = { .size = sz, .pages = pg, .objs = ob, .batch = ba, .cap = ca },
+static const struct aa_class_info aa_classes[AA_NR_CLASSES] = {
+	AA_SIZE_CLASSES(AA_CLASS_INFO)
+};
+static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
+
 /* Lock-free frees find a chunk's metadata from its page-map entry's page,
  * and load a slot's state and meta_off as one word (state the low half). */
 _Static_assert(sizeof(((struct aa_chunk_meta *)0)->pm) <= AA_PAGE_SIZE, "pm[] in one page");
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "AA_SLOT_WORD: state is the low half");
+
+/* struct aa_fast from the root r, whose user address is root_addr: every
+ * field but arena_size and cc[], which each side publishes after these
+ * (BPF: bpf/lifecycle.bpf.c's publish_fast(); userspace:
+ * user/user_cache.c). The one fill of struct aa_fast. */
+static __always_inline void __aa_fast_fill(struct aa_fast *f, const struct aa_root __arena *r,
+					   __u64 root_addr)
+{
+	f->root = root_addr;
+	f->arena_base = r->arena_base;
+	f->slots = r->slots;
+	f->key = r->cache_key;
+	f->zero = 0;
+	f->mode = r->flags & AA_FAST_MODES;
+	f->defer = r->flags & AA_F_DEFER;
+}
 
 /* Release store of a 32-bit arena word: every load and store before it
  * is visible to whoever sees the new value (and reads it with an acquire:

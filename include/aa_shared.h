@@ -21,7 +21,7 @@
 #include "aa_size_classes.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	17
+#define AA_LAYOUT_VERSION	18
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -49,8 +49,11 @@
 #define AA_MAX_ORDER		(AA_CHUNK_SHIFT - AA_PAGE_SHIFT)	/* 8 */
 #define AA_NR_ORDERS		(AA_MAX_ORDER + 1)
 
-/* Arenas are at most 4 GiB: at most 4096 chunk slots. */
+/* Arenas are at most 4 GiB: at most 4096 chunk slots. The default arena
+ * (AA_ARENA(), aa_heap__open() without arena_pages) is 256 MiB. */
 #define AA_MAX_SLOTS		4096
+#define AA_MAX_ARENA_PAGES	((__u32)AA_MAX_SLOTS * AA_CHUNK_PAGES)
+#define AA_ARENA_PAGES_DEFAULT	(1U << 16)
 #define AA_NIL			0xffffffffU	/* "no block" in free lists */
 
 /* Largest request: a quarter of the biggest arena (page runs above). */
@@ -260,10 +263,18 @@ struct aa_cpu_cache {
  * and `arena_size` last; teardown clears `arena_size` and cc[] before it
  * unpublishes (the inline free takes the slow path for any pointer at or
  * above arena_base + arena_size: with 0, for every pointer).
- * arena_size and cc[] stay 0 without caches (AA_F_NO_CACHES), in debug
- * mode and while no heap is published: every inline call then takes the
- * global functions.
+ * mode says which of the heap's modes (AA_FAST_MODES) the fast paths obey:
+ * arena_size and cc[] stay 0 where it holds AA_F_NO_CACHES or AA_F_DEBUG
+ * (the inline API's gate, with no load of its own: every inline call then
+ * takes the global functions, where the front door applies the mode) and
+ * while no heap is published; with AA_F_DEFER frees check the pending
+ * bits. __aa_fast_fill() (aa_hit.h) is the one fill of both sides.
  */
+#define AA_FAST_MODES		(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG)
+/* The modes in which no fast path runs: no inline hit (cc[] and
+ * arena_size stay 0) and no user cache (aa__user's OPEN refuses). */
+#define AA_FAST_OFF		(AA_F_NO_CACHES | AA_F_DEBUG)
+
 struct aa_fast {
 	__u64 root;		/* user address of struct aa_root: set by
 				 * the first init, never cleared (tools find
@@ -273,9 +284,11 @@ struct aa_fast {
 	__u64 arena_size;	/* aa_root.arena_size; 0: not published */
 	__u64 key;		/* aa_root.cache_key: custody marks */
 	__u64 zero;		/* always 0 (address dependencies) */
-	__u64 defer;		/* AA_F_DEFER set: frees check the pending bits */
+	__u64 defer;		/* mode & AA_F_DEFER, a word of its own: the
+				 * free path tests it with no mask */
 	__u64 slots;		/* user address of aa_root's slot table (with root) */
 	__u64 cc[AA_MAX_CPUS];	/* user address of CPU i's cache, 0: none */
+	__u64 mode;		/* the heap's flags & AA_FAST_MODES */
 };
 
 /*
@@ -740,6 +753,23 @@ struct aa_user_caches {
  *     == (nr_chunks - large_chunks) * AA_CHUNK_PAGES - absent_pages
  *   absent_pages == sum over chunks of meta->absent
  *     == their page-map entries AA_PM_ABSENT
+ *
+ * Who owns what (each file of bpf/ writes its own fields, and resets them
+ * in its own hook, which bpf/lifecycle.bpf.c calls in tier order):
+ *   magic .. nr_slots, flags, cache_key, init_state ..   lifecycle.bpf.c
+ *   lock, parked, lock_waiters, lock_gen,                 heap.bpf.c
+ *     large_bytes_in_use
+ *   mmap_readers, slots .. table_pages, fault            arena.bpf.c
+ *   order_summary, order_map                              buddy.bpf.c
+ *   debug, carve_tail                                     debug.bpf.c
+ *   nr_cpus, cpu_cache_off                                cpu_cache.bpf.c
+ *   need_refill, refill_signals                           heap.bpf.c (raised
+ *                                                           by any tier)
+ *   central, class_size, class_pages                      central.bpf.c
+ *   defer                                                 defer.bpf.c
+ *   user                                                  user_cache.bpf.c
+ *   tun                                                   the loader (init)
+ *   stats: each counter its tier's (aa_stats says which)
  */
 struct aa_root {
 	__u64 magic;		/* AA_ROOT_MAGIC once initialised */
@@ -796,6 +826,9 @@ struct aa_root {
 	__u32 init_state;	/* AA_INIT_*: one init at a time */
 	__s32 self_init_err;	/* 0, or why self-init failed (-errno) */
 	__u64 self_inits;	/* times the heap initialised itself */
+	__u64 carve_tail;	/* 0, or the word a new span's objects end
+				 * with (central.bpf.c): debug mode's poison,
+				 * set by its reset hook */
 };
 
 /* The library's arena globals: the root and the deferred-free reclaim
@@ -838,7 +871,7 @@ struct aa_root {
 #define AA_PIN_FIELD(s, f, off, n)	\
 	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 17,
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 18,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
@@ -848,7 +881,7 @@ AA_PIN_FIELD(aa_root, root_size, 12, 4);	AA_PIN_FIELD(aa_fast, root, 0, 8);
 AA_PIN_SIZE(aa_span, 16);		AA_PIN_SIZE(aa_chunk_meta, 5160);
 AA_PIN_SIZE(aa_slot, 16);		AA_PIN_SIZE(aa_cpu_class_stats, 64);
 AA_PIN_SIZE(aa_cpu_class, 1152);	AA_PIN_SIZE(aa_cpu_cache, 59968);
-AA_PIN_SIZE(aa_fast, 2104);		AA_PIN_SIZE(aa_transfer_cache, 2096);
+AA_PIN_SIZE(aa_fast, 2112);		AA_PIN_SIZE(aa_transfer_cache, 2096);
 AA_PIN_SIZE(aa_central, 40);		AA_PIN_SIZE(aa_tunables, 656);
 AA_PIN_SIZE(aa_stats, 480);		AA_PIN_SIZE(aa_debug_error, 56);
 AA_PIN_SIZE(aa_debug, 10064);		AA_PIN_SIZE(aa_refill_event, 32);
@@ -875,10 +908,11 @@ AA_PIN_FIELD(aa_root, class_size, 19104, 208);	AA_PIN_FIELD(aa_root, class_pages
 AA_PIN_FIELD(aa_root, defer, 19520, 192);	AA_PIN_FIELD(aa_root, fault, 19712, 64);
 AA_PIN_FIELD(aa_root, user, 19776, 1056);
 AA_PIN_FIELD(aa_root, init_state, 20832, 4);	AA_PIN_FIELD(aa_root, self_inits, 20840, 8);
+AA_PIN_FIELD(aa_root, carve_tail, 20848, 8);
 AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);
 AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);
 AA_PIN_FIELD(aa_fast, defer, 40, 8);		AA_PIN_FIELD(aa_fast, slots, 48, 8);
-AA_PIN_FIELD(aa_fast, cc, 56, 2048);
+AA_PIN_FIELD(aa_fast, cc, 56, 2048);	AA_PIN_FIELD(aa_fast, mode, 2104, 8);
 AA_PIN_FIELD(aa_cpu_cache, busy, 0, 4);		AA_PIN_FIELD(aa_cpu_cache, cpu, 4, 4);
 AA_PIN_FIELD(aa_cpu_cache, owner_pid, 8, 4);	AA_PIN_FIELD(aa_cpu_cache, owner_tid, 12, 4);
 AA_PIN_FIELD(aa_cpu_cache, owner_start, 16, 8);	AA_PIN_FIELD(aa_cpu_cache, owner_exec, 24, 8);

@@ -2,7 +2,7 @@
 /*
  * aa_syscall.h - the arguments of the library's SEC("syscall") programs
  * (bpf/entry.bpf.c): the ctx a loader hands to bpf_prog_test_run_opts()
- * (user/heap.c; aa_heap__call() and aa_heap__batch() for callers) and the
+ * (user/prog.c; aa_heap__call() and aa_heap__batch() for callers) and the
  * program reads and writes back. They are copied in and out on each run and
  * never stored in the arena, so AA_LAYOUT_VERSION (aa_shared.h) does not
  * cover them. REQUIRES: the loader library and the libarena_alloc.bpf.o

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * arena_alloc_fast.bpf.h - the internals of arena_alloc.bpf.h that users'
- * programs inline: the size-class tables, the CPU-cache hit path (one
- * definition, which the library's global functions run too), the inline
- * aa_malloc()/aa_calloc()/aa_free() bodies and the struct copies. Not for
+ * programs inline: the inline aa_malloc()/aa_calloc()/aa_free() bodies,
+ * which run the CPU-cache hit path (aa_classes.bpf.h, one definition that
+ * the library's tiers run too) and call the CPU-cache tier's slow halves
+ * or the public functions for the rest, and the struct copies. Not for
  * direct use: include arena_alloc.bpf.h. The concurrency model behind the
  * claims is at the top of bpf/internal.h.
  */
@@ -24,8 +25,9 @@
 #warning "arena_alloc.bpf.h: no -D__TARGET_ARCH_<arch> (x86, arm64, ...): the portable, slower fast path"
 #endif
 
-/* The hit path's and the claim's code, shared with the userspace library */
-#include "aa_hit.h"
+/* The size classes, this CPU's cache and the hit path's code (aa_hit.h,
+ * shared with the userspace library) */
+#include "aa_classes.bpf.h"
 
 /* The slow halves of the inline API (not for direct use), the CPU-cache
  * tier's own, called where the hit path stopped:
@@ -39,90 +41,6 @@
  *    when this CPU's cache is full or claimed. */
 __u64 aa_cpu_cache_alloc_slow(__u32 cls, __u64 size);
 int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls);
-
-/* What aa_cpu_cache_alloc_slow() and the tiers below return where the
- * heap grows itself (aa_self_grows()) and had no block: never an address
- * (blocks are AA_MIN_ALIGN-aligned). */
-#define AA_DRY	1ULL
-
-/* --- Size classes (include/aa_size_classes.h) ----------------------------
- * Read-only tables (.rodata of every object that includes this header):
- * the class of a request, and per class the object size, span pages,
- * objects per span and cache defaults; aa_class_hot (aa_hit.h) holds what a
- * free needs (the reciprocal that tells an object start without a
- * division).
- */
-struct aa_class_info {
-	__u32 size;		/* object bytes */
-	__u16 pages;		/* pages per span */
-	__u16 objs;		/* objects per span */
-	__u16 batch;		/* default refill batch (the loader's default) */
-	__u16 cap;		/* default CPU cache capacity */
-};
-
-#define AA_CLASS_INFO(c, sz, pg, ob, ba, ca, rc) \
-	[c] = { .size = sz, .pages = pg, .objs = ob, .batch = ba, .cap = ca },
-static const struct aa_class_info aa_classes[AA_NR_CLASSES] = {
-	AA_SIZE_CLASSES(AA_CLASS_INFO)
-};
-static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
-
-/*
- * Verifier: indexes into these tables must be bounded where the load is.
- * The compiler drops a clamp it can prove redundant (size - 1 < 8192 was
- * checked by the caller, table values are < AA_NR_CLASSES), but 6.12's
- * verifier does not link size and size - 1: barrier_var() (aa_hit.h)
- * hides the range from the compiler, so the clamp stays. A constant size
- * folds to a constant class.
- */
-/* Class of a request of size bytes, 1 <= size <= AA_MAX_CLASS_SIZE
- * (unchecked: the caller checked the size). The library's public
- * aa_size_class() (arena_alloc.h) is the checked one, for userspace. */
-static __always_inline __u32 __aa_size_class(__u64 size)
-{
-	__u64 q = AA_CLASS_INDEX_OF(size);
-
-	if (__builtin_constant_p(size))
-		return aa_class_index[q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1];
-	barrier_var(q);
-	return aa_class_index[q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1];
-}
-
-/* A class index made safe for indexing per-class arrays (callers pass
- * valid ones; anything else reads class 0 instead of past the array). */
-static __always_inline __u32 aa_cls_idx(__u32 cls)
-{
-	return cls < AA_NR_CLASSES ? cls : 0;
-}
-
-static __always_inline const struct aa_class_info *aa_class(__u32 cls)
-{
-	barrier_var(cls);
-	return &aa_classes[aa_cls_idx(cls)];
-}
-
-/* --- The hit path: aa_hit.h's, on this CPU's cache ----------------------
- *
- * State: `aa_fast` (struct aa_fast, aa_shared.h), a .data global of the
- * library that init fills and teardown clears; an object linked with the
- * library resolves this extern to it. (Not an extern arena global: libbpf
- * 1.4's skeleton generator rejects one defined in another object,
- * "need offset 0, already at 262144".)
- *
- * Claims of a CPU cache and of a block for a free: the concurrency model
- * at the top of bpf/internal.h.
- */
-extern struct aa_fast aa_fast;
-
-/* This CPU's cache, or NULL (not initialised, caches off, CPU >= 256). */
-static __always_inline struct aa_cpu_cache __arena *__aa_this_cache(void)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-
-	if (cpu >= AA_MAX_CPUS)
-		return NULL;
-	return (struct aa_cpu_cache __arena *)aa_fast.cc[cpu];
-}
 
 /* Put ptr (claimed, class c) into cc (this CPU's cache, or NULL): a hit,
  * else the slow path, which always takes it. 0, or -EUCLEAN. */

@@ -10,8 +10,8 @@
 # (installed if missing).
 #   make bench BENCH_ARGS='--size 256'     any aa_bench option
 .PHONY: bench bench-mem bench-sizes bench-baseline bench-plot bench-jit bench-burst \
-	bench-storage bench-user bench-run bench-mem-run bench-sizes-run bench-jit-run \
-	bench-burst-run bench-storage-run bench-user-run
+	bench-storage bench-user bench-user-counts bench-run bench-mem-run bench-sizes-run \
+	bench-jit-run bench-burst-run bench-storage-run bench-user-run
 BENCH_BIN := $(OUTPUT)/aa_bench
 BENCH_JSON ?= $(OUTPUT)/bench/results.json
 BENCH_ARGS ?=
@@ -24,7 +24,7 @@ $(eval $(call bpf_prog,$(OUTPUT)/bench/bench,bench/bpf/bench.bpf.c,bench/bench.h
 
 # The harness, split by role (bench/main.c lists the files).
 BENCH_SRCS := $(filter-out bench/jit_dump.c bench/memory.c bench/burst.c bench/storage.c \
-	bench/user.c bench/user_table.c,$(wildcard bench/*.c))
+	bench/user.c bench/user_table.c bench/user_count.c,$(wildcard bench/*.c))
 BENCH_OBJS := $(patsubst bench/%.c,$(OUTPUT)/bench/%.o,$(BENCH_SRCS))
 
 $(BENCH_OBJS): $(OUTPUT)/bench/%.o: bench/%.c bench/harness.h bench/bench.h bench/where.h $(wildcard include/*.h) $(OUTPUT)/bench/bench.skel.h | $(DEPS_STAMP)
@@ -183,22 +183,30 @@ $(eval $(call bench_kernels,storage,$(BENCH_STORAGE),$(BENCH_STORAGE_KERNELS),\
 # Userspace calls (bench/user.c): aa_heap__malloc/aa_heap__free pairs
 # from the thread's user cache, the same through the syscall path
 # (aa_heap__call) and glibc's, in a loop and in batches of 256, at 64 B
-# and 1 KiB, with 1 and 2 threads; and frees across the sides (BPF's
-# objects freed from userspace, userspace's freed by one bulk program
-# run); on each kernel of BENCH_USER_KERNELS in turn, then every kernel's
-# rows as one table.
+# and 1 KiB, with 1 and 2 threads; frees across the sides (BPF's objects
+# freed from userspace, userspace's freed by one bulk program run); and,
+# counted under valgrind's callgrind rather than timed (bench/user_count.c;
+# skipped, with a line that says so, where valgrind is missing), the
+# instructions and locked instructions of a user and a glibc pair; on each
+# kernel of BENCH_USER_KERNELS in turn, then every kernel's rows as one
+# table. bench-user-counts: the counted rows alone, where RUN_BPF runs
+# (`build/aa_bench_user --counts` counts glibc's on any machine).
 BENCH_USER := $(OUTPUT)/aa_bench_user
 BENCH_USER_KERNELS ?= 6.12 7.3
 BENCH_USER_ARGS ?=
 BENCH_USER_OUT := $(OUTPUT)/bench/user.tsv
 
-$(BENCH_USER): bench/user.c bench/user_table.c bench/user.h bench/where.h $(LIB_A) $(wildcard include/*.h) | $(OUTPUT)/bench $(DEPS_STAMP)
+$(BENCH_USER): bench/user.c bench/user_table.c bench/user_count.c bench/user.h bench/where.h $(LIB_A) $(wildcard include/*.h) | $(OUTPUT)/bench $(DEPS_STAMP)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) bench/user.c bench/user_table.c $(LIB_A) $(LIBBPF_LIBS) \
-		-lelf -lz -lm -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) bench/user.c bench/user_table.c bench/user_count.c $(LIB_A) \
+		$(LIBBPF_LIBS) -lelf -lz -lm -lpthread -o $@
 
 $(eval $(call bench_kernels,user,$(BENCH_USER),$(BENCH_USER_KERNELS),$(BENCH_USER_OUT),\
 	Userspace calls,$(BENCH_USER_ARGS)))
+
+bench-user-counts: $(BENCH_USER) | $(CLI)
+	$(Q)$(RUN_BPF) -t '$(BENCH_TIMEOUT)' --name 'the counted pairs' -- \
+		$(BENCH_USER) --counts $(BENCH_USER_ARGS)
 
 bench-plot:
 	$(Q)bash bench/plot.sh $(BENCH_JSON) $(BENCH_SVG)

@@ -33,6 +33,15 @@ $(OUTPUT)/headers/so_check: tests/headers/user_alone.c $(LIB_SO) | $(OUTPUT)/hea
 	$(Q)LD_LIBRARY_PATH=$(OUTPUT) $@ 2>/dev/null || \
 		{ echo "so-check: $@ did not run against $(SONAME)" >&2; exit 1; }
 
+# --- layer-check: the BPF library's files call only down ------------------------
+# Each file of bpf/ compiles alone with the headers of the files below it
+# that it includes; none includes a header of a file above it
+# (scripts/layer-check.sh; the order: bpf/arena_alloc.bpf.c).
+.PHONY: layer-check
+layer-check: $(OUTPUT)/vmlinux.h $(OUTPUT)/.bpf-arch | $(DEPS_STAMP)
+	$(call msg,LAYERS,bpf/)
+	$(Q)scripts/layer-check.sh "$(CLANG) $(BPF_CFLAGS) $(INCLUDES) $(CLANG_BPF_SYS_INCLUDES)"
+
 # --- ordering-check: the userspace hit path's barriers, on arm64 --------------
 # The hit path of include/aa_hit.h and user/user_cache.c, cross-compiled for
 # aarch64 (weakly ordered) with -DAA_ORDERING_CHECK, which keeps each
@@ -87,7 +96,7 @@ $(foreach v,$(ORDER_VARIANTS),$(eval $(call order_asm,$(v),user)))
 # checks (mk/asan.mk, where BPF runs): any failing fails make test.
 TEST_ARGS ?= -j2
 HOST_TESTS := @(probe|size_classes|tunables)/*
-test: $(TEST_BIN) header-check ordering-check fuzz-build asan-build
+test: $(TEST_BIN) header-check layer-check ordering-check fuzz-build asan-build
 	$(Q)where=$$($(RUN_BPF) --name 'the test suite' --where) && \
 	if [ "$$where" = guest ]; then \
 		printf '  %-8s %s\n' TEST "$(TEST_BIN) --filter '$(HOST_TESTS)' (host)"; \

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * find.c - open the heap of a program someone else loaded: any BPF object
+ * find.c - find the heap of a program someone else loaded: any BPF object
  * that links libarena_alloc.bpf.o, found by its arena map (id or pin), by
  * one of its programs (id), or by a process that holds its arena (pid).
+ * The aa__arena_of_*() lookups give the arena map id; aa__heap_bind_map_id()
+ * binds a new handle to that arena's heap (the aa_heap__open_*() of
+ * heap.c create and destroy the handle; foreign.c maps the arena).
  *
  * How a heap is found in a foreign arena: the programs that use the arena
  * map are the object's; among their maps, the one named ".data.aa_fast" is
@@ -43,25 +46,25 @@ static __u32 prog_maps(int prog_fd, __u32 *ids, char *name)
 	return bpf_prog_get_info_by_fd(prog_fd, &info, &len) ? 0 : n;
 }
 
-AA_API struct aa_heap *aa_heap__open_map_id(__u32 arena_id)
+/* Bind h (a new handle, every fd -1) to the heap of arena map arena_id:
+ * the fds of its object's maps and library programs kept in h, the arena
+ * mapped, the root found. 0 or -errno (said); either way h is the
+ * caller's to destroy. */
+int aa__heap_bind_map_id(struct aa_heap *h, __u32 arena_id)
 {
 	__u32 id = 0, ids[MAX_PROG_MAPS], n, i, fast_id = 0;
 	char where[48], name[BPF_OBJ_NAME_LEN];
 	int arena_fd, fast_fd = -1, fd, err;
 	struct bpf_map_info mi;
-	struct aa_heap *h;
 	bool ours;
 	__u32 len;
 
 	snprintf(where, sizeof(where), "arena map %u", arena_id);
-	h = aa__heap_new_foreign();
-	if (!h)
-		return aa_err_ptr(-ENOMEM);
 	arena_fd = aa__heap_keep_fd(h, bpf_map_get_fd_by_id(arena_id));
 	if (arena_fd < 0) {
 		err = -errno;
 		aa__warn_arena_err(where, err);
-		goto fail;
+		return err;
 	}
 	while (!bpf_prog_get_next_id(id, &id)) {
 		int pfd = bpf_prog_get_fd_by_id(id);
@@ -98,13 +101,7 @@ AA_API struct aa_heap *aa_heap__open_map_id(__u32 arena_id)
 		else
 			aa__heap_keep_fd(h, pfd);
 	}
-	err = aa__heap_map_fds(h, arena_fd, fast_fd, where);
-	if (err)
-		goto fail;
-	return h;
-fail:
-	aa_heap__destroy(h);
-	return aa_err_ptr(err);
+	return aa__heap_map_fds(h, arena_fd, fast_fd, where);
 }
 
 /* The first arena map among a program's maps, or 0. */
@@ -131,7 +128,7 @@ static __u32 arena_of_prog(int prog_fd)
 	return 0;
 }
 
-AA_API struct aa_heap *aa_heap__open_prog_id(__u32 prog_id)
+__s64 aa__arena_of_prog_id(__u32 prog_id)
 {
 	int fd = bpf_prog_get_fd_by_id(prog_id), err = -errno;
 	char where[32];
@@ -140,38 +137,38 @@ AA_API struct aa_heap *aa_heap__open_prog_id(__u32 prog_id)
 	if (fd < 0) {
 		snprintf(where, sizeof(where), "program %u", prog_id);
 		aa__warn_arena_err(where, err);
-		return aa_err_ptr(err);
+		return err;
 	}
 	arena = arena_of_prog(fd);
 	close(fd);
 	if (!arena) {
 		pr_warn("program %u uses no arena map\n", prog_id);
-		return aa_err_ptr(-ENOENT);
+		return -ENOENT;
 	}
-	return aa_heap__open_map_id(arena);
+	return arena;
 }
 
-AA_API struct aa_heap *aa_heap__open_map_pin(const char *path)
+__s64 aa__arena_of_map_pin(const char *path)
 {
 	struct bpf_map_info mi = {};
 	__u32 len = sizeof(mi);
 	int fd, err;
 
 	if (!path)
-		return aa_err_ptr(-EINVAL);
+		return -EINVAL;
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
 		err = -errno;
 		aa__warn_arena_err(path, err);
-		return aa_err_ptr(err);
+		return err;
 	}
 	if (bpf_map_get_info_by_fd(fd, &mi, &len) || mi.type != BPF_MAP_TYPE_ARENA) {
 		pr_warn("%s is not a pinned arena map\n", path);
 		close(fd);
-		return aa_err_ptr(-EINVAL);
+		return -EINVAL;
 	}
 	close(fd);
-	return aa_heap__open_map_id(mi.id);
+	return mi.id;
 }
 
 /* The map id that a map fd's fdinfo text ("map_type:" and "map_id:"
@@ -188,7 +185,7 @@ __u32 aa__fdinfo_arena_id(const char *text)
 	return type == BPF_MAP_TYPE_ARENA ? id : 0;
 }
 
-AA_API struct aa_heap *aa_heap__open_pid(int pid)
+__s64 aa__arena_of_pid(int pid)
 {
 	char dir[64], path[320], text[4096];
 	__u32 arena = 0;
@@ -201,7 +198,7 @@ AA_API struct aa_heap *aa_heap__open_pid(int pid)
 	d = opendir(dir);
 	if (!d) {
 		pr_warn("process %d: %s\n", pid, strerror(errno));
-		return aa_err_ptr(-errno);
+		return -errno;
 	}
 	while (!arena && (e = readdir(d))) {
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
@@ -216,7 +213,7 @@ AA_API struct aa_heap *aa_heap__open_pid(int pid)
 	closedir(d);
 	if (!arena) {
 		pr_warn("process %d holds no arena map\n", pid);
-		return aa_err_ptr(-ENOENT);
+		return -ENOENT;
 	}
-	return aa_heap__open_map_id(arena);
+	return arena;
 }

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * heap.c - the loader: open/load the BPF object, map the arena, run the
- * SEC("syscall") programs (init, grow, trim, teardown, check, call, batch)
- * and translate arena addresses into pointers of this process.
+ * heap.c - a handle's lifecycle, the top of the library: open (load the
+ * library's own BPF object), attach (a caller's loaded object), open a
+ * heap another process loaded (pinned, or found by map, program or
+ * process), configure (opts, environment), init and reinit, destroy.
  *
- * Every error is a negative errno returned to the caller (errno set too)
- * with a message through aa_set_print()'s callback; nothing aborts.
+ * Every handle is created and freed here, and only here: pin.c and find.c
+ * bind a new handle to another process's heap and leave a failed one to
+ * this file's destroy; aa_heap__destroy() calls each module's close hook
+ * (aa__heap_close_*()). Every other file of user/ lies below this one and
+ * calls nothing of it.
  */
 #define _GNU_SOURCE
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -17,75 +20,14 @@
 #include "internal.h"
 #include "arena_alloc.skel.h"
 
-/* --- Messages ------------------------------------------------------------ */
+/* --- Open / attach ------------------------------------------------------- */
 
-static int default_print(enum aa_print_level level, const char *fmt, va_list ap)
-{
-	if (level > AA_WARN)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-static aa_print_fn_t print_fn = default_print;
-
-AA_API aa_print_fn_t aa_set_print(aa_print_fn_t fn)
-{
-	aa_print_fn_t old = print_fn;
-
-	print_fn = fn;
-	return old;
-}
-
-void aa_pr(enum aa_print_level level, const char *fmt, ...)
-{
-	va_list ap;
-	int saved = errno;
-
-	if (!print_fn)
-		return;
-	va_start(ap, fmt);
-	print_fn(level, fmt, ap);
-	va_end(ap);
-	errno = saved;
-}
-
-/* --- Running syscall programs -------------------------------------------- */
-
-const char *const aa__prog_names[AA_NR_PROGS] = {
-	[AA_PROG_INIT] = "aa__init",		[AA_PROG_GROW] = "aa__grow",
-	[AA_PROG_TRIM] = "aa__trim",		[AA_PROG_TEARDOWN] = "aa__teardown",
-	[AA_PROG_CHECK] = "aa__check",		[AA_PROG_CALL] = "aa__call",
-	[AA_PROG_BATCH] = "aa__batch",		[AA_PROG_DRAIN] = "aa__drain",
-	[AA_PROG_RECLAIM] = "aa__reclaim",	[AA_PROG_USER] = "aa__user",
-};
-
-int aa__run_prog(struct aa_heap *h, enum aa_prog p, void *ctx, size_t ctx_sz)
-{
-	LIBBPF_OPTS(bpf_test_run_opts, topts, .ctx_in = ctx, .ctx_size_in = ctx_sz);
-	const char *name = aa__prog_names[p];
-	int err, fd = h->prog[p];
-
-	if (fd < 0) {
-		pr_warn("program %s is missing from the BPF object\n", name);
-		return -ENOENT;
-	}
-	err = bpf_prog_test_run_opts(fd, &topts);
-	if (err) {
-		err = -errno;
-		pr_warn("running %s failed: %s\n", name, strerror(-err));
-		return err;
-	}
-	return (int)topts.retval;
-}
-
-static int prog_fd(struct bpf_object *obj, const char *name)
+static int object_prog_fd(struct bpf_object *obj, const char *name)
 {
 	struct bpf_program *p = bpf_object__find_program_by_name(obj, name);
 
 	return p ? bpf_program__fd(p) : -1;
 }
-
-/* --- Open / attach ------------------------------------------------------- */
 
 static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 {
@@ -134,7 +76,7 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 	h->arena_size = (__u64)bpf_map__max_entries(map) * getpagesize();
 	h->arena_base = (__u64)(unsigned long)h->arena;
 	for (i = 0; i < AA_NR_PROGS; i++)
-		h->prog[i] = prog_fd(obj, aa__prog_names[i]);
+		h->prog[i] = object_prog_fd(obj, aa__prog_names[i]);
 	if (h->prog[AA_PROG_INIT] < 0) {
 		pr_warn("BPF object does not link libarena_alloc.bpf.o (no aa__init)\n");
 		return -ENOENT;
@@ -238,26 +180,6 @@ AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 	return aa_err(err);
 }
 
-/* Point h at the root at arena address addr, if it is one this library can
- * read: magic, layout version, size. 0 or -EPROTO / -ENOENT (said why). */
-int aa__heap_set_root(struct aa_heap *h, __u64 addr)
-{
-	const struct aa_root *r = aa_heap__ptr(h, addr);
-
-	if (!r || r->magic != AA_ROOT_MAGIC) {
-		pr_warn("no arena-alloc heap root at 0x%llx (never initialised, or torn down)\n",
-			(unsigned long long)addr);
-		return -ENOENT;
-	}
-	if (r->version != AA_LAYOUT_VERSION || r->root_size != sizeof(struct aa_root)) {
-		pr_warn("layout v%u found (root %u bytes), this arena-alloc reads v%u (%zu bytes)\n",
-			r->version, r->root_size, AA_LAYOUT_VERSION, sizeof(struct aa_root));
-		return -EPROTO;
-	}
-	h->root = r;
-	return 0;
-}
-
 /* Flags and tunables from opts (and the environment) into h: 0, or
  * -EINVAL (said). Reads nothing but opts and the environment. */
 int aa__heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts)
@@ -341,7 +263,7 @@ int aa__heap_open_pages(const struct aa_heap_opts *opts)
 	}
 	pages = AA_OPTS_GET(opts, arena_pages, 0);
 	if (!pages)
-		pages = AA_DEFAULT_ARENA_PAGES;
+		pages = AA_ARENA_PAGES_DEFAULT;
 	if (pages > AA_MAX_ARENA_PAGES || pages < AA_MIN_ARENA_PAGES) {
 		pr_warn("arena_pages %u out of range [%u, %u]\n", pages,
 			AA_MIN_ARENA_PAGES, AA_MAX_ARENA_PAGES);
@@ -412,6 +334,73 @@ AA_API struct aa_heap *aa_heap__attach(struct bpf_object *obj, const struct aa_h
 	return heap_finish(h, opts);
 }
 
+/* --- Heaps other processes loaded ---------------------------------------- */
+
+/* A handle with no program yet (all fds -1), for pin.c or find.c to bind. */
+static struct aa_heap *heap_new_foreign(void)
+{
+	struct aa_heap *h = calloc(1, sizeof(*h));
+	size_t i;
+
+	if (h) {
+		h->refill_fd = -1;
+		h->debug_fd = -1;
+	}
+	for (i = 0; h && i < AA_NR_PROGS; i++)
+		h->prog[i] = -1;
+	return h;
+}
+
+/* h once its binder returned err 0; else h destroyed, NULL and errno. */
+static struct aa_heap *foreign_done(struct aa_heap *h, int err)
+{
+	if (err) {
+		aa_heap__destroy(h);
+		return aa_err_ptr(err);
+	}
+	return h;
+}
+
+AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
+{
+	struct aa_heap *h;
+
+	if (!dir)
+		return aa_err_ptr(-EINVAL);
+	h = heap_new_foreign();
+	return h ? foreign_done(h, aa__heap_bind_pinned(h, dir)) : aa_err_ptr(-ENOMEM);
+}
+
+AA_API struct aa_heap *aa_heap__open_map_id(__u32 arena_id)
+{
+	struct aa_heap *h = heap_new_foreign();
+
+	return h ? foreign_done(h, aa__heap_bind_map_id(h, arena_id)) : aa_err_ptr(-ENOMEM);
+}
+
+/* The heap of the arena map that a find.c lookup gave (id), or its -errno. */
+static struct aa_heap *open_found(__s64 id)
+{
+	return id < 0 ? aa_err_ptr((int)id) : aa_heap__open_map_id((__u32)id);
+}
+
+AA_API struct aa_heap *aa_heap__open_map_pin(const char *path)
+{
+	return open_found(aa__arena_of_map_pin(path));
+}
+
+AA_API struct aa_heap *aa_heap__open_prog_id(__u32 prog_id)
+{
+	return open_found(aa__arena_of_prog_id(prog_id));
+}
+
+AA_API struct aa_heap *aa_heap__open_pid(int pid)
+{
+	return open_found(aa__arena_of_pid(pid));
+}
+
+/* --- Destroy ------------------------------------------------------------- */
+
 AA_API void aa_heap__destroy(struct aa_heap *h)
 {
 	if (!h)
@@ -422,223 +411,7 @@ AA_API void aa_heap__destroy(struct aa_heap *h)
 	aa__heap_close_debug(h);
 	if (h->skel)
 		arena_alloc__destroy(h->skel);
-	aa__heap_close_pinned(h);
+	aa__heap_close_foreign(h);
 	free(h->cc_copy);
 	free(h);
-}
-
-/* --- Heap operations ----------------------------------------------------- */
-
-AA_API int aa_heap__grow(struct aa_heap *h, __u64 bytes)
-{
-	struct aa_grow_args args = { .bytes = bytes };
-	int err;
-
-	AA_CHECK_HEAP(h, -EINVAL);
-	err = aa__run_prog(h, AA_PROG_GROW, &args, sizeof(args));
-
-	if (err)
-		return aa_err(err < 0 ? err : -EINVAL);
-	if (args.err) {
-		pr_warn("grow by %llu bytes failed: %s\n", (unsigned long long)bytes,
-			strerror(-args.err));
-		return aa_err(args.err);
-	}
-	return (int)args.chunks;
-}
-
-static int trim_like(struct aa_heap *h, enum aa_prog p, __u64 keep)
-{
-	struct aa_trim_args args = { .keep_bytes = keep };
-	int err = aa__run_prog(h, p, &args, sizeof(args));
-
-	if (err)
-		return aa_err(err < 0 ? err : -EINVAL);
-	if (args.err) {
-		pr_warn("%s failed: %s\n", aa__prog_names[p], strerror(-args.err));
-		return aa_err(args.err);
-	}
-	return (int)args.chunks;
-}
-
-AA_API int aa_heap__trim(struct aa_heap *h, __u64 keep_bytes)
-{
-	AA_CHECK_HEAP(h, -EINVAL);
-	return trim_like(h, AA_PROG_TRIM, keep_bytes);
-}
-
-AA_API int aa_heap__teardown(struct aa_heap *h)
-{
-	AA_CHECK_HEAP(h, -EINVAL);
-	return trim_like(h, AA_PROG_TEARDOWN, 0);
-}
-
-AA_API int aa_heap__check(struct aa_heap *h)
-{
-	int ret;
-
-	AA_CHECK_HEAP(h, -EINVAL);
-	ret = aa__run_prog(h, AA_PROG_CHECK, NULL, 0);
-
-	if (ret > 0)
-		pr_warn("heap check failed with code %d\n", ret);
-	return ret < 0 ? aa_err(ret) : ret;
-}
-
-AA_API int aa_heap__call(struct aa_heap *h, struct aa_op_args *args)
-{
-	int err;
-
-	AA_CHECK_HEAP(h, -EINVAL);
-	if (!args)
-		return aa_err(-EINVAL);
-	err = aa__run_prog(h, AA_PROG_CALL, args, sizeof(*args));
-	return aa_err(err > 0 ? -EINVAL : err);
-}
-
-AA_API int aa_heap__batch(struct aa_heap *h, __u64 ops, __u32 n)
-{
-	struct aa_batch_args a = { .ops = ops, .n = n };
-	int err;
-
-	AA_CHECK_HEAP(h, -EINVAL);
-	if (!aa_heap__ptr(h, ops) || !aa_heap__ptr(h, ops + (__u64)n * sizeof(struct aa_batch_op) - 1))
-		return aa_err(-EFAULT);
-	err = aa__run_prog(h, AA_PROG_BATCH, &a, sizeof(a));
-	if (err)
-		return aa_err(err < 0 ? err : -EINVAL);
-	return (int)a.done;
-}
-
-/* --- Address translation and stats --------------------------------------- */
-
-AA_API void *aa_heap__ptr(const struct aa_heap *h, __u64 addr)
-{
-	AA_CHECK_HEAP(h, NULL);
-	if (addr < h->arena_base || addr - h->arena_base >= h->arena_size) {
-		errno = EFAULT;
-		return NULL;
-	}
-	return h->arena + (addr - h->arena_base);
-}
-
-AA_API __u64 aa_heap__addr(const struct aa_heap *h, const void *ptr)
-{
-	const char *p = ptr;
-
-	AA_CHECK_HEAP(h, 0);
-	if (p < h->arena || (__u64)(p - h->arena) >= h->arena_size) {
-		errno = EFAULT;
-		return 0;
-	}
-	return h->arena_base + (p - h->arena);
-}
-
-AA_API const struct aa_root *aa_heap__root(const struct aa_heap *h)
-{
-	AA_CHECK_HEAP(h, NULL);
-	return h->root;
-}
-
-AA_API struct bpf_object *aa_heap__object(const struct aa_heap *h)
-{
-	AA_CHECK_HEAP(h, NULL);
-	return h->obj;
-}
-
-AA_API __u64 aa_heap__arena_size(const struct aa_heap *h)
-{
-	AA_CHECK_HEAP(h, 0);
-	return h->arena_size;
-}
-
-/* --- Size classes -------------------------------------------------------- */
-
-#define AA_CLASS_ROW(c, sz, pg, ob, ba, ca, rc) { sz, pg },
-static const struct { __u32 size, pages; } class_table[AA_NR_CLASSES] = {
-	AA_SIZE_CLASSES(AA_CLASS_ROW)
-};
-static const __u8 class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
-
-AA_API __u32 aa_class_size(__u32 cls)
-{
-	return cls < AA_NR_CLASSES ? class_table[cls].size : 0;
-}
-
-AA_API __u32 aa_class_span_pages(__u32 cls)
-{
-	return cls < AA_NR_CLASSES ? class_table[cls].pages : 0;
-}
-
-AA_API int aa_size_class(__u64 size)
-{
-	if (size == 0 || size > AA_MAX_CLASS_SIZE)
-		return aa_err(-EINVAL);
-	return class_index[AA_CLASS_INDEX_OF(size)];
-}
-
-/* --- Environment knobs besides the tunables (tunables.c) ----------------- */
-
-int aa__env_u64(const char *name, __u64 *out)
-{
-	const char *v = getenv(name);
-	char *end;
-
-	if (!v || !*v)
-		return 0;
-	errno = 0;
-	*out = strtoull(v, &end, 0);
-	/* strtoull() negates "-N" (also behind white space) */
-	if (errno || *end || strchr(v, '-')) {
-		pr_warn("%s=%s is not a number\n", name, v);
-		return -EINVAL;
-	}
-	return 1;
-}
-
-/* --- Cache tiers ------------------------------------------------------------ */
-
-/* Drain tries: a cache is claimed only while a program is inside an
- * allocator call (microseconds), or while its owner task is preempted there
- * (until the scheduler runs it again). */
-#define DRAIN_TRIES	200
-#define DRAIN_WAIT_US	500
-
-AA_API long aa_heap__drain(struct aa_heap *h)
-{
-	struct aa_drain_args a;
-	long total = 0;
-	char cpus[256];
-	int tries, err, cpu, len;
-
-	AA_CHECK_HEAP(h, -EINVAL);
-	if (!h->root)
-		return aa_err(-EINVAL);
-	aa_heap__reap(h);	/* dead processes' caches, before they count as busy */
-	for (tries = 0; tries < DRAIN_TRIES; tries++) {
-		memset(&a, 0, sizeof(a));
-		err = aa__run_prog(h, AA_PROG_DRAIN, &a, sizeof(a));
-		if (err)
-			return aa_err(err < 0 ? err : -EINVAL);
-		total += a.objects;
-		if (a.err) {
-			pr_warn("drain failed: %s\n", strerror(-a.err));
-			return aa_err(a.err);
-		}
-		if (!a.nr_busy && !a.user_busy)
-			return total;
-		usleep(DRAIN_WAIT_US);
-	}
-	if (!a.nr_busy) {
-		pr_warn("drain: %u user cache(s) stayed in use for %d ms (a thread inside a call, "
-			"or stopped there): not drained\n", a.user_busy,
-			DRAIN_TRIES * DRAIN_WAIT_US / 1000);
-		return aa_err(-EBUSY);
-	}
-	for (cpu = 0, len = 0; cpu < AA_MAX_CPUS && len < (int)sizeof(cpus) - 8; cpu++)
-		if (a.busy[cpu / 64] & (1ULL << (cpu % 64)))
-			len += snprintf(cpus + len, sizeof(cpus) - len, "%s%d", len ? "," : "", cpu);
-	pr_warn("drain: the caches of %u CPU(s) (%s) stayed in use for %d ms: not drained\n",
-		a.nr_busy, cpus, DRAIN_TRIES * DRAIN_WAIT_US / 1000);
-	return aa_err(-EBUSY);
 }

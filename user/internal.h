@@ -22,7 +22,7 @@ struct aa_uc;
 #define AA_DEBUG_RING	"aa_debug_rb"
 
 /* The library's SEC("syscall") programs (bpf/entry.bpf.c): an index into
- * aa_heap.prog[] and into aa__prog_names[] (heap.c), the one list of their
+ * aa_heap.prog[] and into aa__prog_names[] (prog.c), the one list of their
  * names, which the BPF object, a pin directory and the kernel's program
  * info all use. */
 enum aa_prog {
@@ -58,7 +58,7 @@ struct aa_heap {
 	bool gp_ready;			/* defer.c: the grace-period maps */
 	bool gp_warned;			/* defer.c: said that none can be had */
 	int gp_outer_fd, gp_inner_fd;
-	int pinned_fds[16];		/* opened by pin.c / find.c: to close */
+	int pinned_fds[16];		/* foreign.c: fds pin.c / find.c kept */
 	int nr_pinned_fds;
 	bool own_mmap;			/* aa_heap__open_pinned(): to munmap */
 	__u32 flags;
@@ -68,27 +68,45 @@ struct aa_heap {
 	int uc_state;			/* 0 not set up, 1 on, -1 off */
 	__u32 uc_off_gen;		/* gen + 1 of a heap without them */
 	pthread_key_t uc_key;		/* the thread's struct aa_uc */
+	__u64 uc_serial;		/* this handle's user caches, among all
+					 * handles ever (user_cache.c) */
 	struct aa_fast fast;		/* what the hit path reads */
 };
 
 /* Library-internal functions across files: aa__ names (never exported
- * by the .so; in the .a, out of the way of users' names). */
-/* heap.c */
+ * by the .so; in the .a, out of the way of users' names). The files call
+ * each other in rows, each file only files of the rows below its own:
+ *   heap.c      the lifecycle: open, attach, init, destroy
+ *   refill.c    the refill signal's answer
+ *   ops.c pin.c find.c
+ *   defer.c fault.c foreign.c stats.c tunables.c user_cache.c
+ *   addr.c debug.c parse.c print.c probe.c prog.c size_class.c
+ * (heap.c calls the modules' close hooks down; no module calls it.) */
+/* prog.c */
 int aa__run_prog(struct aa_heap *h, enum aa_prog p, void *ctx, size_t ctx_sz);
+/* addr.c */
 int aa__heap_set_root(struct aa_heap *h, __u64 addr);
-/* The parsers of the library, apart so that tests/fuzz/ can call them
- * without a kernel: aa_heap__open()'s opts check (the arena pages, or
+/* heap.c: the parsers of the library, apart so that tests/fuzz/ can call
+ * them without a kernel: aa_heap__open()'s opts check (the arena pages, or
  * -EINVAL), the flags and tunables of opts and the environment into h, a
  * CPU list's CPU count. */
 int aa__heap_open_pages(const struct aa_heap_opts *opts);
 int aa__heap_configure(struct aa_heap *h, const struct aa_heap_opts *opts);
 int aa__cpu_list_count(const char *list);
-/* find.c: the arena map id in a map fd's fdinfo text, or 0 */
+/* find.c: bind a new handle of heap.c to the heap of an arena map id; the
+ * arena map id of a pinned map, a program, a process (> 0), or -errno
+ * (said); the arena map id in a map fd's fdinfo text, or 0 */
+int aa__heap_bind_map_id(struct aa_heap *h, __u32 arena_id);
+__s64 aa__arena_of_map_pin(const char *path);
+__s64 aa__arena_of_prog_id(__u32 prog_id);
+__s64 aa__arena_of_pid(int pid);
 __u32 aa__fdinfo_arena_id(const char *text);
+/* probe.c */
 __u64 aa__cap_eff(void);
-/* pin.c: handles on heaps other processes loaded (pinned or found) */
-void aa__heap_close_pinned(struct aa_heap *h);
-struct aa_heap *aa__heap_new_foreign(void);
+/* pin.c: bind a new handle of heap.c to the heap pinned at dir */
+int aa__heap_bind_pinned(struct aa_heap *h, const char *dir);
+/* foreign.c: handles on heaps other processes loaded (pinned or found) */
+void aa__heap_close_foreign(struct aa_heap *h);
 int aa__heap_keep_fd(struct aa_heap *h, int fd);
 int aa__heap_set_prog(struct aa_heap *h, const char *name, int fd);
 /* refill.c */
@@ -105,16 +123,19 @@ void aa__heap_close_defer(struct aa_heap *h);
 void aa__heap_close_debug(struct aa_heap *h);
 /* fault.c: the fault-injection options of opts and the environment */
 int aa__heap_configure_fault(struct aa_heap *h, const struct aa_heap_opts *opts);
-/* heap.c: a numeric environment variable into *out: 1 when set, 0 when
+/* parse.c: s as a number in base (0: C's 0x and 0 prefixes), white space
+ * and '+' first allowed, then K, M or G (powers of 1024, either case) when
+ * sized: 0 and *out, -EINVAL (not a number, or a '-' anywhere) or -ERANGE
+ * (over 64 bits), *out untouched; no message. The syntax is judged before
+ * the range: "99999999999999999999x" is not a number. The one number
+ * parser: tunables, environment knobs, the CLI (it links the static
+ * library). */
+int aa__parse_u64(const char *s, int base, bool sized, __u64 *out);
+/* parse.c: a decimal environment variable into *out: 1 when set, 0 when
  * unset or empty, -EINVAL (said why) when not a number */
 int aa__env_u64(const char *name, __u64 *out);
-/* tunables.c: s as a size, decimal digits then K, M or G (powers of 1024)
- * or nothing, white space and '+' first allowed: 0 and *out, -EINVAL (not
- * a size) or -ERANGE (over 64 bits), *out untouched; no message. Also the
- * CLI's size parser (it links the static library). */
-int aa__parse_size(const char *s, __u64 *out);
-/* Map the arena and find the root through aa_fast; where names the source
- * in messages. */
+/* foreign.c: map the arena and find the root through aa_fast; where names
+ * the source in messages. */
 int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where);
 /* probe.c: what aa_probe_arena() learns about this process, apart so
  * that tests can classify any refusal without the kernel that gives it. */
@@ -134,9 +155,8 @@ int aa__arena_diagnose(const struct aa__arena_facts *f, char *buf, size_t sz);
  * root" for EPERM or EACCES when the process lacks CAP_SYS_ADMIN). */
 void aa__warn_arena_err(const char *where, int err);
 
-#define AA_DEFAULT_ARENA_PAGES	(1U << 16)
-#define AA_MAX_ARENA_PAGES	(1U << 20)
 
+/* print.c */
 __attribute__((format(printf, 2, 3)))
 void aa_pr(enum aa_print_level level, const char *fmt, ...);
 #define pr_warn(fmt, ...)	aa_pr(AA_WARN, "arena-alloc: " fmt, ##__VA_ARGS__)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * pin.c - heaps that outlive their loader: pin a loaded heap under a bpffs
- * directory, open it again from there in another process, unpin it.
+ * directory, bind a new handle to the pins in another process
+ * (aa_heap__open_pinned() in heap.c creates and destroys that handle;
+ * foreign.c maps the arena), unpin it.
  *
  * A pinned heap is a directory of:
  *   arena     the arena map (mmapped again at its user_vm_start)
@@ -16,8 +18,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -111,14 +111,6 @@ AA_API int aa_heap__pin(struct aa_heap *h, const char *dir)
 	return 0;
 }
 
-/* Keep fd in h (closed by aa_heap__destroy()); returns it. */
-int aa__heap_keep_fd(struct aa_heap *h, int fd)
-{
-	if (fd >= 0 && h->nr_pinned_fds < (int)(sizeof(h->pinned_fds) / sizeof(h->pinned_fds[0])))
-		h->pinned_fds[h->nr_pinned_fds++] = fd;
-	return fd;
-}
-
 /* Open the pin `name` of dir; -errno when it is not there. */
 static int pin_get(struct aa_heap *h, const char *dir, const char *name)
 {
@@ -131,79 +123,14 @@ static int pin_get(struct aa_heap *h, const char *dir, const char *name)
 	return fd < 0 ? -errno : aa__heap_keep_fd(h, fd);
 }
 
-int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info), key = 0;
-	struct aa_fast *fast = NULL;
-	int err;
-
-	if (bpf_map_get_info_by_fd(arena_fd, &info, &len))
-		return -errno;
-	if (info.type != BPF_MAP_TYPE_ARENA) {
-		pr_warn("%s: not an arena map (map type %u)\n", where, info.type);
-		return -EINVAL;
-	}
-	h->arena_size = (__u64)info.max_entries * getpagesize();
-	/* aa_fast first: it says where the arena lives (the kernel maps an
-	 * arena only at its user_vm_start) and where the root is */
-	memset(&info, 0, sizeof(info));
-	len = sizeof(info);
-	if (fast_fd < 0 || bpf_map_get_info_by_fd(fast_fd, &info, &len) ||
-	    info.value_size < sizeof(*fast) || !(fast = calloc(1, info.value_size)) ||
-	    bpf_map_lookup_elem(fast_fd, &key, fast)) {
-		pr_warn("%s: no arena-alloc aa_fast map next to the arena (no heap in it?)\n",
-			where);
-		free(fast);
-		return -ENOENT;
-	}
-	if (!fast->root || !fast->arena_base) {
-		pr_warn("%s: the heap was never initialised (aa_fast is empty)\n", where);
-		free(fast);
-		return -ENOENT;
-	}
-	/* At that address or not at all (an arena has one address in every
-	 * process). As a hint only, the kernel's arena_get_unmapped_area()
-	 * wants twice the arena's size free there and fails with EFAULT
-	 * when the room after it is taken (a forked child's mappings may
-	 * lie there); fixed, it takes the address as it is, and NOREPLACE
-	 * refuses (EEXIST) a range that something else maps. */
-	h->arena = mmap((void *)(unsigned long)fast->arena_base, h->arena_size,
-			PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, arena_fd, 0);
-	if (h->arena == MAP_FAILED) {
-		h->arena = NULL;
-		err = -errno;
-		pr_warn("%s: cannot map the arena at 0x%llx: %s\n", where,
-			(unsigned long long)fast->arena_base, strerror(-err));
-		free(fast);
-		return err;
-	}
-	h->own_mmap = true;
-	h->arena_base = (__u64)(unsigned long)h->arena;
-	if (h->arena_base != fast->arena_base) {
-		pr_warn("%s: the arena mapped at %p, not at its 0x%llx\n", where, h->arena,
-			(unsigned long long)fast->arena_base);
-		free(fast);
-		return -EADDRNOTAVAIL;
-	}
-	err = aa__heap_set_root(h, fast->root);
-	free(fast);
-	if (!err)
-		h->flags = h->root->flags;
-	return err;
-}
-
-AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
+/* Bind h (a new handle, every fd -1) to the heap pinned at dir: the pins'
+ * fds kept in h, the arena mapped, the root found. 0 or -errno (said);
+ * either way h is the caller's to destroy. */
+int aa__heap_bind_pinned(struct aa_heap *h, const char *dir)
 {
 	int arena_fd, fast_fd, err, fd;
-	struct aa_heap *h;
 	size_t i;
 
-	if (!dir)
-		return aa_err_ptr(-EINVAL);
-	h = aa__heap_new_foreign();
-	if (!h)
-		return aa_err_ptr(-ENOMEM);
 	arena_fd = pin_get(h, dir, "arena");
 	if (arena_fd < 0) {
 		err = arena_fd;
@@ -212,7 +139,7 @@ AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
 		else
 			pr_warn("no heap pinned at %s: %s%s\n", dir, strerror(-err),
 				err == -ENOENT ? " (arena-alloc load pins one)" : "");
-		goto fail;
+		return err;
 	}
 	fast_fd = pin_get(h, dir, "aa_fast");
 	fd = pin_get(h, dir, AA_REFILL_RING);
@@ -221,54 +148,10 @@ AA_API struct aa_heap *aa_heap__open_pinned(const char *dir)
 	h->debug_fd = fd < 0 ? -1 : fd;
 	err = aa__heap_map_fds(h, arena_fd, fast_fd, dir);
 	if (err)
-		goto fail;
+		return err;
 	for (i = 0; i < AA_NR_PROGS; i++) {
 		fd = pin_get(h, dir, aa__prog_names[i]);
 		h->prog[i] = fd < 0 ? -1 : fd;	/* missing: said when used */
 	}
-	return h;
-fail:
-	aa_heap__destroy(h);
-	return aa_err_ptr(err);
-}
-
-/* A handle with no program yet (all fds -1). */
-struct aa_heap *aa__heap_new_foreign(void)
-{
-	struct aa_heap *h = calloc(1, sizeof(*h));
-	size_t i;
-
-	if (h) {
-		h->refill_fd = -1;
-		h->debug_fd = -1;
-	}
-	for (i = 0; h && i < AA_NR_PROGS; i++)
-		h->prog[i] = -1;
-	return h;
-}
-
-/* Set the fd of the library program `name` (one of aa__prog_names); 0 or
- * -ENOENT for another name. */
-int aa__heap_set_prog(struct aa_heap *h, const char *name, int fd)
-{
-	int i;
-
-	for (i = 0; i < AA_NR_PROGS; i++)
-		if (!strcmp(name, aa__prog_names[i])) {
-			h->prog[i] = fd;
-			return 0;
-		}
-	return -ENOENT;
-}
-
-void aa__heap_close_pinned(struct aa_heap *h)
-{
-	int i;
-
-	for (i = 0; i < h->nr_pinned_fds; i++)
-		close(h->pinned_fds[i]);
-	h->nr_pinned_fds = 0;
-	if (h->own_mmap && h->arena)
-		munmap(h->arena, h->arena_size);
-	h->own_mmap = false;
+	return 0;
 }

@@ -11,52 +11,14 @@
  * value set is refused as a set only for its relation to others.
  *
  * Sizes take the suffixes K, M and G (powers of 1024) through
- * aa__parse_size(), the CLI's size options included. Nothing here is
+ * aa__parse_u64() (parse.c), the CLI's size options included. Nothing here is
  * shared: each call works on the caller's struct aa_tunables.
  */
 #include <ctype.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include "internal.h"
-
-/* --- Sizes and counts ---------------------------------------------------- */
-
-/* s as a decimal number, white space and '+' first allowed (strtoull()'s
- * own), then with suffixes K, M or G (either case) when sized: 0 and *out,
- * -EINVAL (not a number, or a '-' anywhere: strtoull() negates "-N") or
- * -ERANGE (over 64 bits), *out untouched. The syntax is judged before
- * the range: "99999999999999999999x" is not a number. */
-static int parse_u64(const char *s, bool sized, __u64 *out)
-{
-	unsigned long long v;
-	unsigned int shift = 0;
-	bool big;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	big = errno == ERANGE;
-	if (end == s || (errno && !big) || strchr(s, '-'))
-		return -EINVAL;
-	if (sized) {
-		switch (*end) {
-		case 'K': case 'k': shift = 10; end++; break;
-		case 'M': case 'm': shift = 20; end++; break;
-		case 'G': case 'g': shift = 30; end++; break;
-		}
-	}
-	if (*end)
-		return -EINVAL;
-	if (big || v > (~0ULL >> shift))
-		return -ERANGE;
-	*out = v << shift;
-	return 0;
-}
-
-int aa__parse_size(const char *s, __u64 *out)
-{
-	return parse_u64(s, true, out);
-}
+#include "aa_hit.h"
 
 /* --- The table ----------------------------------------------------------- */
 
@@ -97,14 +59,6 @@ static const struct aa_tunable tunables[] = {
 };
 #define NR_TUNABLES	(sizeof(tunables) / sizeof(tunables[0]))
 
-/* Defaults per class from the generated table (include/aa_size_classes.h):
- * bigger objects get smaller caches, so a CPU cache holds a similar number
- * of bytes per class; a transfer cache holds DEFAULT_TRANSFER_BATCHES
- * batches. */
-#define AA_CLASS_DEFAULTS(c, sz, pg, ob, ba, ca, rc) { ba, ca },
-static const struct { __u32 batch, cap; } class_defaults[AA_NR_CLASSES] = {
-	AA_SIZE_CLASSES(AA_CLASS_DEFAULTS)
-};
 
 static const struct aa_tunable *tunable_find(const char *name, size_t len)
 {
@@ -142,7 +96,7 @@ static int tunable_set(struct aa_tunables *t, const struct aa_tunable *tu, int c
 		       const char *value, const char *who)
 {
 	__u64 v;
-	int err = parse_u64(value, tu->kind == AA_TUN_SIZE, &v);
+	int err = aa__parse_u64(value, 10, tu->kind == AA_TUN_SIZE, &v);
 
 	if (err == -EINVAL) {
 		pr_warn("%s=%s is not a %s\n", who, value,
@@ -171,7 +125,7 @@ static int tunable_set(struct aa_tunables *t, const struct aa_tunable *tu, int c
 static int tunable_class(const char *key, const char *size, const char *value)
 {
 	__u64 v;
-	int err = aa__parse_size(size, &v);
+	int err = aa__parse_u64(size, 10, true, &v);
 
 	if (!err && (!v || v > AA_MAX_CLASS_SIZE))
 		err = -ERANGE;
@@ -228,10 +182,13 @@ AA_API int aa_tunables__default(struct aa_tunables *t)
 	if (!t)
 		return aa_err(-EINVAL);
 	memset(t, 0, sizeof(*t));
+	/* the size classes' defaults (aa_hit.h): bigger objects get smaller
+	 * caches, so a CPU cache holds a similar number of bytes per class;
+	 * a transfer cache holds DEFAULT_TRANSFER_BATCHES batches */
 	for (c = 0; c < AA_NR_CLASSES; c++) {
-		t->cpu_cache_cap[c] = class_defaults[c].cap;
-		t->batch[c] = class_defaults[c].batch;
-		t->transfer_cap[c] = class_defaults[c].batch * DEFAULT_TRANSFER_BATCHES;
+		t->cpu_cache_cap[c] = aa_classes[c].cap;
+		t->batch[c] = aa_classes[c].batch;
+		t->transfer_cap[c] = aa_classes[c].batch * DEFAULT_TRANSFER_BATCHES;
 		if (t->transfer_cap[c] > AA_TRANSFER_MAX)
 			t->transfer_cap[c] = AA_TRANSFER_MAX;
 	}

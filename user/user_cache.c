@@ -60,6 +60,27 @@ static pthread_mutex_t uc_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aa_uc *uc_all;	/* every handle's records */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 void (*aa__uc_open_hook)(struct aa_heap *h);
+/* Handles whose user caches were set up, ever: each one's uc_serial. */
+static __u64 uc_serials;
+/* This thread's record of the handle it used last, found without
+ * pthread_getspecific(): serial names the handle (never reused, so a
+ * record of a destroyed handle is never taken for a new one at the same
+ * address), uc is what its uc_key slot holds, and changes with it.
+ * initial-exec: one load from the thread pointer, no __tls_get_addr()
+ * call (as allocators do; the library is not meant to be dlopen()ed late
+ * into a process that has no static TLS left). */
+static __thread __attribute__((tls_model("initial-exec"))) struct {
+	__u64 serial;
+	struct aa_uc *uc;
+} uc_last;
+
+/* uc into this thread's uc_key slot of h, and uc_last. */
+static void uc_set_thread(struct aa_heap *h, struct aa_uc *uc)
+{
+	pthread_setspecific(h->uc_key, uc);
+	uc_last.serial = h->uc_serial;
+	uc_last.uc = uc;
+}
 
 /* A fork waits for a close in progress: the child gets uc_lock free. */
 static void atfork_prepare(void)
@@ -175,8 +196,10 @@ static void uc_thread_exit(void *v)
 
 /* Open a cache for this thread (replacing old, a record of another gen or
  * of the parent process). NULL: use aa__call (no cache for this thread in
- * this gen, or user caches off for this heap). */
-static struct aa_uc *uc_open(struct aa_heap *h, struct aa_uc *old)
+ * this gen, or user caches off for this heap). Out of line: the hit path
+ * that calls it on a miss keeps no frame for it. */
+static __attribute__((noinline, cold)) struct aa_uc *uc_open(struct aa_heap *h,
+								struct aa_uc *old)
 {
 	struct aa_user_args a = { .op = AA_USER_OPEN };
 	__u32 gen = __atomic_load_n(&h->root->user.gen, __ATOMIC_ACQUIRE);
@@ -186,7 +209,7 @@ static struct aa_uc *uc_open(struct aa_heap *h, struct aa_uc *old)
 	if (old && old->forks == forks && old->gen == gen)
 		return NULL;	/* already tried in this gen */
 	if (old) {
-		pthread_setspecific(h->uc_key, NULL);
+		uc_set_thread(h, NULL);
 		pthread_mutex_lock(&uc_lock);
 		/* of an earlier gen: init disowned its cache; else the
 		 * parent's: left on the list, which destroy frees */
@@ -231,7 +254,7 @@ static struct aa_uc *uc_open(struct aa_heap *h, struct aa_uc *old)
 	uc->next = uc_all;
 	uc_all = uc;
 	pthread_mutex_unlock(&uc_lock);
-	pthread_setspecific(h->uc_key, uc);
+	uc_set_thread(h, uc);
 	return uc->cc ? uc : NULL;
 }
 
@@ -249,6 +272,7 @@ static int uc_setup(struct aa_heap *h)
 		if (h->prog[AA_PROG_USER] >= 0 && h->root &&
 		    !pthread_key_create(&h->uc_key, uc_thread_exit)) {
 			aa__heap_fast_refresh(h);
+			h->uc_serial = ++uc_serials;	/* under uc_lock */
 			st = 1;
 		}
 		__atomic_store_n(&h->uc_state, st, __ATOMIC_RELEASE);
@@ -257,8 +281,10 @@ static int uc_setup(struct aa_heap *h)
 	return st;
 }
 
-/* This thread's cache of h, opened on first use, or NULL (aa__call). */
-static struct aa_uc *thread_cache(struct aa_heap *h)
+/* thread_cache()'s other cases: h's caches not set up yet, another
+ * handle's record in uc_last, a cache of an earlier gen or of the parent
+ * process, or none. */
+static __attribute__((noinline)) struct aa_uc *thread_cache_slow(struct aa_heap *h)
 {
 	const struct aa_root *r = h->root;
 	int st = __atomic_load_n(&h->uc_state, __ATOMIC_ACQUIRE);
@@ -266,7 +292,13 @@ static struct aa_uc *thread_cache(struct aa_heap *h)
 
 	if (st <= 0 && (st < 0 || uc_setup(h) < 0))
 		return NULL;
-	uc = pthread_getspecific(h->uc_key);
+	if (uc_last.serial == h->uc_serial) {
+		uc = uc_last.uc;
+	} else {
+		uc = pthread_getspecific(h->uc_key);
+		uc_last.serial = h->uc_serial;
+		uc_last.uc = uc;
+	}
 	if (uc && uc->cc && uc->forks == forks &&
 	    uc->gen == __atomic_load_n(&r->user.gen, __ATOMIC_ACQUIRE) &&
 	    __atomic_load_n(&r->magic, __ATOMIC_RELAXED) == AA_ROOT_MAGIC)
@@ -274,6 +306,22 @@ static struct aa_uc *thread_cache(struct aa_heap *h)
 	if (!r->magic || __atomic_load_n(&h->uc_off_gen, __ATOMIC_RELAXED) == r->user.gen + 1)
 		return NULL;
 	return uc_open(h, uc);
+}
+
+/* This thread's cache of h, opened on first use, or NULL (aa__call). The
+ * hit path's case inline: the handle this thread used last (uc_last; a
+ * serial is set only once h's caches are), its cache open, of this
+ * process and this gen of a published heap. */
+static inline struct aa_uc *thread_cache(struct aa_heap *h)
+{
+	const struct aa_root *r = h->root;
+	struct aa_uc *uc = uc_last.uc;
+
+	if (uc_last.serial == h->uc_serial && uc && uc->cc && uc->forks == forks &&
+	    uc->gen == __atomic_load_n(&r->user.gen, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&r->magic, __ATOMIC_RELAXED) == AA_ROOT_MAGIC)
+		return uc;
+	return thread_cache_slow(h);
 }
 
 /* --- The calls --------------------------------------------------------- */
@@ -318,7 +366,7 @@ AA_API __u64 aa_heap__malloc(struct aa_heap *h, __u64 size)
 
 	AA_CHECK_HEAP(h, 0);
 	if (size - 1 < AA_MAX_CLASS_SIZE && (uc = thread_cache(h))) {
-		c = aa_size_class(size);
+		c = aa_class_index[AA_CLASS_INDEX_OF(size)];	/* size checked */
 		p = __aa_hit_alloc(uc->cc, c, size);
 		return p ? p : uc_alloc_slow(h, uc, c, size);
 	}
@@ -422,12 +470,8 @@ void aa__heap_fast_refresh(struct aa_heap *h)
 {
 	const struct aa_root *r = h->root;
 
-	h->fast.root = (__u64)(unsigned long)r - (__u64)(unsigned long)h->arena + h->arena_base;
-	h->fast.arena_base = h->arena_base;
-	h->fast.slots = r->slots;
-	h->fast.key = r->cache_key;
-	h->fast.zero = 0;
-	h->fast.defer = r->flags & AA_F_DEFER;
+	__aa_fast_fill(&h->fast, r,
+		       (__u64)(unsigned long)r - (__u64)(unsigned long)h->arena + h->arena_base);
 	__atomic_store_n(&h->fast.arena_size, r->arena_size, __ATOMIC_RELEASE);
 }
 

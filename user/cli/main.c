@@ -20,7 +20,7 @@
 #include <sys/mount.h>
 #include <sys/statfs.h>
 #include "cli.h"
-#include "../internal.h"	/* aa__parse_size(): the CLI links the static library */
+#include "../internal.h"	/* aa__parse_u64(): the CLI links the static library */
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC	0xcafe4a11
@@ -113,13 +113,9 @@ static void cmd_usage(const struct cmd *c, FILE *f)
 
 int cli_parse_number(const char *s, int base, unsigned long long *out)
 {
-	unsigned long long v;
-	char *end;
+	__u64 v;
 
-	errno = 0;
-	v = strtoull(s, &end, base);
-	/* strtoull() negates "-N", also behind white space */
-	if (errno || end == s || *end || strchr(s, '-'))
+	if (aa__parse_u64(s, base, false, &v))
 		return -1;
 	*out = v;
 	return 0;
@@ -227,7 +223,7 @@ int cli_parse_plain(int argc, char **argv)
 
 int cli_parse_size(const char *opt, const char *s, __u64 *out)
 {
-	int err = aa__parse_size(s, out);
+	int err = aa__parse_u64(s, 10, true, out);
 
 	if (err == -ERANGE)
 		cli_err("%s: '%s' does not fit in 64 bits", opt, s);
