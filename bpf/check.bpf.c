@@ -34,12 +34,26 @@
  * buddy.bpf.c must hold (10), the pages mapped must be the chunks' less
  * their absent ones (25: arena.bpf.c's ledger), and the parked list its
  * counters' bound (heap_check_locked()). First of all the
- * root's tables must be whole (26).
+ * root's tables must be whole (26), and the modes its flags name must be
+ * the ones the fast paths and the tiers follow (27).
  * One chunk or one class per hold of the heap lock (a waiter in IRQ
  * context waits for one at most); the totals are compared only if no one
  * else held the lock in between (lock_gen), which is so at rest.
  * Returns 0 or a distinct positive code.
  */
+
+/* The modes of the root's flags, as the fast paths and the tiers follow
+ * them: aa_fast's mode and defer word (published with the heap), and the
+ * carve tail (debug mode's poison, else none), which lifecycle.bpf.c's
+ * init sets through the tiers' resets after the flags. Returns 0 or 27. */
+static __always_inline int check_modes(void)
+{
+	__u32 f = aa__root.flags;
+
+	if (aa_fast.mode != (f & AA_FAST_MODES) || aa_fast.defer != (f & AA_F_DEFER))
+		return 27;
+	return aa__root.carve_tail == (f & AA_F_DEBUG ? AA_DEBUG_POISON : 0) ? 0 : 27;
+}
 
 /* Hold the heap lock for the next round of aa__heap_check(). *gen: the
  * lock_gen of the first hold; *holds: holds so far. Returns 0 holding it. */
@@ -63,6 +77,8 @@ int aa__heap_check(void)
 	if (!aa_heap_ready())
 		return 1;
 	ret = arena_check_tables();
+	if (!ret)
+		ret = check_modes();
 	if (ret)
 		return ret;
 	aa_for(s, 0, nr < AA_MAX_SLOTS ? nr : AA_MAX_SLOTS) {

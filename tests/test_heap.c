@@ -574,6 +574,24 @@ Test(heap, checker_finds_broken_root_tables)
 	t_check(h);
 }
 
+/* The modes the flags name are the ones the fast paths and the tiers
+ * follow (27): a carve tail on a heap without debug mode (new spans would
+ * end with the poison, and debug's claim check would run), or none in
+ * debug mode (fresh objects could read as underflows). */
+Test(heap, checker_finds_modes_that_disagree)
+{
+	struct aa_root *r = (struct aa_root *)aa_heap__root(h);
+	__u64 tail = r->carve_tail;
+
+	t_check(h);
+	cr_assert_eq(tail, r->flags & AA_F_DEBUG ? AA_DEBUG_POISON : 0,
+		     "init set the carve tail of the heap's mode");
+	r->carve_tail = tail ? 0 : AA_DEBUG_POISON;
+	cr_assert_eq(aa_heap__check(h), 27, "a carve tail that is not the mode's");
+	r->carve_tail = tail;
+	t_check(h);
+}
+
 /* The checker is the oracle of most tests: it must see a broken free list
  * of any order, not only of the first (it once walked them unrolled, one
  * order at a time; now one loop covers them all). A 5-page run leaves the
