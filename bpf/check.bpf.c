@@ -33,9 +33,9 @@
  * span marks and number objs - used. Finally the page invariant of
  * buddy.bpf.c must hold (10), the pages mapped must be the chunks' less
  * their absent ones (25: arena.bpf.c's ledger), and the parked list its
- * counters' bound (heap_check_locked()). First of all the
- * root's tables must be whole (26), and the modes its flags name must be
- * the ones the fast paths and the tiers follow (27).
+ * counters' bound (heap_check_locked()), and the modes its flags name
+ * must be the ones the fast paths and the tiers follow (27). First of all
+ * the root's tables must be whole (26).
  * One chunk or one class per hold of the heap lock (a waiter in IRQ
  * context waits for one at most); the totals are compared only if no one
  * else held the lock in between (lock_gen), which is so at rest.
@@ -77,8 +77,6 @@ int aa__heap_check(void)
 	if (!aa_heap_ready())
 		return 1;
 	ret = arena_check_tables();
-	if (!ret)
-		ret = check_modes();
 	if (ret)
 		return ret;
 	aa_for(s, 0, nr < AA_MAX_SLOTS ? nr : AA_MAX_SLOTS) {
@@ -134,6 +132,8 @@ int aa__heap_check(void)
 	}
 	if (!ret && aa_heap_ready())
 		ret = heap_check_locked();
+	if (!ret)
+		ret = check_modes();	/* last: no loop after it (verifier) */
 	aa_unlock();
 	return ret;
 }
