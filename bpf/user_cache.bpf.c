@@ -93,7 +93,7 @@ static void user_caches_reset(void)
 /* A new user cache for process pid (its owner from the start: no OPEN can
  * take it before its owner fields are set), registered at the first free
  * index. Returns the index, -ENOMEM (no pages) or -ENOSPC (all
- * AA_MAX_USER_CACHES registered). Sleepable only (user_cache.bpf.c). */
+ * AA_MAX_USER_CACHES registered). Sleepable only (the aa__user program). */
 int aa__user_cache_new(__u32 pid)
 {
 	struct aa_cpu_cache __arena *cc;
