@@ -281,6 +281,17 @@ static int uc_setup(struct aa_heap *h)
 	return st;
 }
 
+/* uc is h's cache for this thread as it stands: open, of this process
+ * and of this gen of a published heap. */
+static inline bool uc_current(const struct aa_heap *h, const struct aa_uc *uc)
+{
+	const struct aa_root *r = h->root;
+
+	return uc && uc->cc && uc->forks == forks &&
+	       uc->gen == __atomic_load_n(&r->user.gen, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&r->magic, __ATOMIC_RELAXED) == AA_ROOT_MAGIC;
+}
+
 /* thread_cache()'s other cases: h's caches not set up yet, another
  * handle's record in uc_last, a cache of an earlier gen or of the parent
  * process, or none. */
@@ -292,16 +303,10 @@ static __attribute__((noinline)) struct aa_uc *thread_cache_slow(struct aa_heap 
 
 	if (st <= 0 && (st < 0 || uc_setup(h) < 0))
 		return NULL;
-	if (uc_last.serial == h->uc_serial) {
-		uc = uc_last.uc;
-	} else {
-		uc = pthread_getspecific(h->uc_key);
-		uc_last.serial = h->uc_serial;
-		uc_last.uc = uc;
-	}
-	if (uc && uc->cc && uc->forks == forks &&
-	    uc->gen == __atomic_load_n(&r->user.gen, __ATOMIC_ACQUIRE) &&
-	    __atomic_load_n(&r->magic, __ATOMIC_RELAXED) == AA_ROOT_MAGIC)
+	uc = uc_last.serial == h->uc_serial ? uc_last.uc : pthread_getspecific(h->uc_key);
+	uc_last.serial = h->uc_serial;
+	uc_last.uc = uc;
+	if (uc_current(h, uc))
 		return uc;
 	if (!r->magic || __atomic_load_n(&h->uc_off_gen, __ATOMIC_RELAXED) == r->user.gen + 1)
 		return NULL;
@@ -310,16 +315,12 @@ static __attribute__((noinline)) struct aa_uc *thread_cache_slow(struct aa_heap 
 
 /* This thread's cache of h, opened on first use, or NULL (aa__call). The
  * hit path's case inline: the handle this thread used last (uc_last; a
- * serial is set only once h's caches are), its cache open, of this
- * process and this gen of a published heap. */
+ * serial is set only once h's caches are) and its cache current. */
 static inline struct aa_uc *thread_cache(struct aa_heap *h)
 {
-	const struct aa_root *r = h->root;
-	struct aa_uc *uc = uc_last.uc;
+	struct aa_uc *uc = uc_last.uc;	/* one load: the acquire below orders */
 
-	if (uc_last.serial == h->uc_serial && uc && uc->cc && uc->forks == forks &&
-	    uc->gen == __atomic_load_n(&r->user.gen, __ATOMIC_ACQUIRE) &&
-	    __atomic_load_n(&r->magic, __ATOMIC_RELAXED) == AA_ROOT_MAGIC)
+	if (uc_last.serial == h->uc_serial && uc_current(h, uc))
 		return uc;
 	return thread_cache_slow(h);
 }
