@@ -14,7 +14,8 @@
  * To above:   aa_cpu_cache_alloc(cls) / aa_cpu_cache_free(ptr), inlined
  *             fast paths with global slow paths (*_slow); aa__cpu_cache_drain
  *             of any CPU's cache; the caches' pages, resets and teardown
- *             claims for lifecycle.bpf.c (cpu_caches_*()), and the
+ *             claims for lifecycle.bpf.c (cpu_caches_init(), and caches_*()
+ *             over a table of caches: the CPUs' or the users'), and the
  *             slow paths on any cache for user_cache.bpf.c.
  * Locking:    no lock: the CPU cache claim (internal.h's model). A caller
  *             that finds the cache claimed uses the transfer cache or the
@@ -270,14 +271,13 @@ static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls, __u64 size)
  */
 static __always_inline int aa_cpu_cache_free(__u64 ptr)
 {
-	__u32 __arena *pm = NULL;
-	__u32 e = 0;
-	int c = __aa_class_of(&aa_fast, ptr, &pm, &e);
+	struct aa_seen s = {};
+	int c = __aa_class_of(&aa_fast, ptr, &s);
 	struct aa_cpu_cache __arena *cc;
 
 	if (c < 0)
 		return aa__heap_free(ptr);
-	if (__aa_claim_object(&aa_fast, ptr, pm, e))
+	if (__aa_claim_object(&aa_fast, ptr, &s))
 		return aa_fail(AA_ERR_DOUBLE_FREE);
 	cc = this_cpu_cache();
 	if (cc && __aa_hit_free(cc, ptr, c))
@@ -437,41 +437,6 @@ static int cpu_caches_init(__u32 n)
 	return 0;
 }
 
-/* Every CPU's cache back to the kernel (a failed init), and no CPU with
- * one. REQUIRES: heap not published, the reader pin closed (close_readers()). */
-static __always_inline void cpu_caches_put(void)
-{
-	__u32 off;
-	int cpu;
-
-	aa_for(cpu, 0, AA_MAX_CPUS) {
-		off = aa__root.cpu_cache_off[cpu];
-		if (!off)
-			continue;
-		aa__root.cpu_cache_off[cpu] = 0;
-		pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
-	}
-	aa__root.nr_cpus = 0;
-}
-
-/* Every CPU's cache empty (a teardown: their objects went with their
- * chunks). REQUIRES: every cache claimed by the teardown. */
-static __always_inline void cpu_caches_empty(void)
-{
-	struct aa_cpu_cache __arena *cc;
-	__u32 off;
-	int cpu, c;
-
-	aa_for(cpu, 0, AA_MAX_CPUS) {
-		off = aa__root.cpu_cache_off[cpu];
-		if (!off)
-			continue;
-		cc = aa_addr(off);
-		aa_for(c, 0, AA_NR_CLASSES)
-			cc->cls[c].count = 0;
-	}
-}
-
 /* --- Teardown claims -------------------------------------------------------
  * A teardown claims every cache as AA_CC_TEARDOWN and keeps the claims until
  * init (or gives them back when it fails); only a claim so taken is ever
@@ -503,27 +468,69 @@ static __always_inline void teardown_release(__u32 off)
 					    AA_CC_TEARDOWN, AA_CC_FREE);
 }
 
-/* Claim every CPU's cache for teardown: true; false with none claimed (a
- * program is inside one). */
-static __always_inline bool cpu_caches_claim_all(void)
-{
-	int cpu;
+/* --- Tables of caches ------------------------------------------------------
+ * The CPU caches (aa__root.cpu_cache_off[]) and the user caches
+ * (aa__root.user.off[], user_cache.bpf.c) are each named by a table of
+ * AA_CACHE_TABLE arena offsets (0: none): lifecycle.bpf.c runs these over
+ * both.
+ */
+#define AA_CACHE_TABLE		AA_MAX_CPUS
+_Static_assert(AA_MAX_USER_CACHES == AA_CACHE_TABLE, "one length of cache table");
 
-	aa_for(cpu, 0, AA_MAX_CPUS)
-		if (!teardown_claim(aa__root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)]))
+/* Every cache of tab back to the kernel (a failed init), none left in it.
+ * REQUIRES: heap not published, the reader pin closed (close_readers()). */
+static __always_inline void caches_put(__u32 __arena *tab)
+{
+	__u32 off;
+	int i;
+
+	aa_for(i, 0, AA_CACHE_TABLE) {
+		off = tab[i & (AA_CACHE_TABLE - 1)];
+		if (!off)
+			continue;
+		tab[i & (AA_CACHE_TABLE - 1)] = 0;
+		pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
+	}
+}
+
+/* Every cache of tab empty (a teardown: their objects went with their
+ * chunks). REQUIRES: every cache claimed by the teardown. */
+static __always_inline void caches_empty(__u32 __arena *tab)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 off;
+	int i, c;
+
+	aa_for(i, 0, AA_CACHE_TABLE) {
+		off = tab[i & (AA_CACHE_TABLE - 1)];
+		if (!off)
+			continue;
+		cc = aa_addr(off);
+		aa_for(c, 0, AA_NR_CLASSES)
+			cc->cls[c].count = 0;
+	}
+}
+
+/* Give back the teardown's claims of every cache of tab. */
+static __always_inline void caches_release_all(__u32 __arena *tab)
+{
+	int i;
+
+	aa_for(i, 0, AA_CACHE_TABLE)
+		teardown_release(tab[i & (AA_CACHE_TABLE - 1)]);
+}
+
+/* Claim every cache of tab for teardown: true; false with none claimed (a
+ * program or a user thread is inside one). */
+static __always_inline bool caches_claim_all(__u32 __arena *tab)
+{
+	int i;
+
+	aa_for(i, 0, AA_CACHE_TABLE)
+		if (!teardown_claim(tab[i & (AA_CACHE_TABLE - 1)]))
 			goto busy;
 	return true;
 busy:
-	aa_for(cpu, 0, AA_MAX_CPUS)
-		teardown_release(aa__root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)]);
+	caches_release_all(tab);
 	return false;
-}
-
-/* Give back the teardown's claims of every CPU's cache. */
-static __always_inline void cpu_caches_release_all(void)
-{
-	int cpu;
-
-	aa_for(cpu, 0, AA_MAX_CPUS)
-		teardown_release(aa__root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)]);
 }

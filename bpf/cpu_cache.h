@@ -17,11 +17,11 @@ static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, _
 static __always_inline int cache_empty(struct aa_cpu_cache __arena *cc);
 static __always_inline int cache_free_slow(struct aa_cpu_cache __arena *cc, __u64 ptr,
 					   __u32 cls);
-static __always_inline bool cpu_caches_claim_all(void);
-static __always_inline void cpu_caches_empty(void);
+static __always_inline bool caches_claim_all(__u32 __arena *tab);
+static __always_inline void caches_empty(__u32 __arena *tab);
+static __always_inline void caches_put(__u32 __arena *tab);
+static __always_inline void caches_release_all(__u32 __arena *tab);
 static int cpu_caches_init(__u32 n);
-static __always_inline void cpu_caches_put(void);
-static __always_inline void cpu_caches_release_all(void);
 static __always_inline void reset_cache(struct aa_cpu_cache __arena *cc);
 static __always_inline bool teardown_claim(__u32 off);
 static __always_inline void teardown_release(__u32 off);

@@ -194,7 +194,7 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw, _
 {
 	__u32 slot = off >> AA_CHUNK_SHIFT, state = AA_SLOT_CHUNK;
 	__u32 __arena *check;
-	__u64 v = 0, meta;
+	__u64 v = 0, meta, sw;
 
 	if (slot >= AA_MAX_SLOTS)
 		return -AA_ERR_DOUBLE_FREE;
@@ -208,8 +208,10 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw, _
 		check = pm_at(off);	/* the page map is in meta's first page */
 		meta = (__u64)check & ~(__u64)(AA_PAGE_SIZE - 1);
 	}
+	sw = AA_SLOT_WORD(state, meta - aa__root.arena_base);
 	if (!__aa_claim_word(ptr, aa__root.cache_key, &v) ||
-	    __aa_claim(&aa_fast, ptr, aa__root.cache_key, v, check, pmw, meta, state))
+	    __aa_claim(&aa_fast, ptr, aa__root.cache_key, v, check, pmw,
+		       (__aa_word64 __arena *)slot_at(slot), sw))
 		return -AA_ERR_DOUBLE_FREE;
 	if (tail_says_free(ptr, kind, tail)) {
 		__sync_val_compare_and_swap((__u64 __arena *)ptr, aa_custody(ptr, AA_TAG_FREED), v);

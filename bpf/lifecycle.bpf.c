@@ -113,8 +113,9 @@ static void free_caches(void)
 {
 	if (!close_readers())
 		return;
-	cpu_caches_put();
-	user_caches_put();
+	caches_put(aa__root.cpu_cache_off);
+	aa__root.nr_cpus = 0;
+	caches_put(aa__root.user.off);
 	open_readers();
 }
 
@@ -370,7 +371,7 @@ static int claim_all_caches(void)
 {
 	if (!user_caches_claim_all())
 		return -EBUSY;
-	if (cpu_caches_claim_all())
+	if (caches_claim_all(aa__root.cpu_cache_off))
 		return 0;
 	user_caches_release_all();
 	return -EBUSY;
@@ -380,7 +381,7 @@ static int claim_all_caches(void)
  * teardown), and let OPENs and teardowns in again. */
 static __always_inline void release_caches(void)
 {
-	cpu_caches_release_all();
+	caches_release_all(aa__root.cpu_cache_off);
 	user_caches_release_all();
 }
 
@@ -394,7 +395,7 @@ static int teardown_locked(void)
 
 	if (chunks_releasing())
 		return -EBUSY;
-	err = transfer_cache_empty_locked();
+	err = transfer_cache_quiesce_locked();
 	if (err)
 		return err;
 	unpublish_fast();	/* new inline calls: the global functions */
@@ -445,8 +446,8 @@ int aa__arena_teardown(void)
 		if (slot_at(s)->state == AA_SLOT_RELEASING)
 			return_chunk(s);
 	}
-	cpu_caches_empty();
-	user_caches_empty();
+	caches_empty(aa__root.cpu_cache_off);
+	caches_empty(aa__root.user.off);
 	open_readers();
 	aa__root.stats.nr_trims += n;
 	return n;

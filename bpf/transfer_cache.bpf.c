@@ -13,7 +13,7 @@
  *             keeps the last batch for callers that cannot wait);
  *             aa__transfer_cache_pop / _push: one object, for callers whose
  *             CPU cache is claimed by someone else; transfer_cache_reset()
- *             and _empty_locked() for lifecycle.bpf.c.
+ *             and _quiesce_locked() for lifecycle.bpf.c.
  * Locking:    tc->lock per class (the lock rules: internal.h's model).
  *             Always tried with the short IRQ budget: a miss costs a trip
  *             to the heap, never a wait. Holding it, no other lock is
@@ -235,25 +235,21 @@ static void transfer_cache_reset(void)
 		tc_of(c)->count = 0;
 }
 
-/* A teardown's: every transfer cache emptied under its lock (heap lock
- * first: the allowed order). 0, or -EBUSY when a lock stayed held past
- * the wait budget (a holder's vCPU descheduled): the teardown is refused,
- * and the caches emptied before that one keep their objects out of every
- * tier (bytes_in_use still counts them) until the next init.
- * REQUIRES: heap lock held. */
-static __always_inline int transfer_cache_empty_locked(void)
+/* A teardown's, before it resets the tiers: every transfer cache's lock
+ * taken and given back (heap lock first: the allowed order), so that no
+ * holder is inside one. 0, or -EBUSY when a lock stayed held past the
+ * wait budget (a holder's vCPU descheduled): the teardown is refused,
+ * nothing changed. REQUIRES: heap lock held. */
+static __always_inline int transfer_cache_quiesce_locked(void)
 {
 	struct aa_transfer_cache __arena *tc;
-	int c, err = 0;
+	int c;
 
 	aa_for(c, 0, aa__root.tc_off ? AA_NR_CLASSES : 0) {
 		tc = tc_of(c);
-		if (aa_lock_acquire(&tc->lock, 0)) {
-			err = -EBUSY;
-			continue;
-		}
-		tc->count = 0;
+		if (aa_lock_acquire(&tc->lock, 0))
+			return -EBUSY;
 		aa_lock_release(&tc->lock);
 	}
-	return err;
+	return 0;
 }

@@ -13,7 +13,7 @@ int aa__transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n);
 __u64 aa__transfer_cache_pop(__u32 cls);
 int aa__transfer_cache_push(__u32 cls, __u64 ptr);
 int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n, __u32 keep);
-static __always_inline int transfer_cache_empty_locked(void);
+static __always_inline int transfer_cache_quiesce_locked(void);
 static void transfer_cache_reset(void);
 
 #endif /* __AA_TRANSFER_CACHE_H */

@@ -17,7 +17,8 @@
  *             a new cache from arena.bpf.c (pages_get()).
  * To above:   the aa__user program; aa__user_cache_drain() for aa__drain;
  *             the caches' pages, resets and teardown claims for
- *             lifecycle.bpf.c (user_caches_*()).
+ *             lifecycle.bpf.c (user_caches_*(); the rest through
+ *             cpu_cache.bpf.c's caches_*() over aa__root.user.off[]).
  * Locking:    the CPU cache claim (internal.h's model): the owning thread
  *             claims its cache as AA_CC_OWNER from userspace for each hit;
  *             these paths claim it as the owner would, drain and close as
@@ -117,48 +118,11 @@ int aa__user_cache_new(__u32 pid)
 	return -ENOSPC;
 }
 
-/* Every user cache back to the kernel (a failed init).
- * REQUIRES: heap not published, the reader pin closed (close_readers()). */
-static __always_inline void user_caches_put(void)
-{
-	__u32 off;
-	int i;
-
-	aa_for(i, 0, AA_MAX_USER_CACHES) {
-		off = aa__root.user.off[i];
-		if (!off)
-			continue;
-		aa__root.user.off[i] = 0;
-		pages_put(aa_addr(off), AA_CPU_CACHE_PAGES);
-	}
-}
-
-/* Every user cache empty (a teardown: their objects went with their
- * chunks). REQUIRES: every cache claimed by the teardown. */
-static __always_inline void user_caches_empty(void)
-{
-	struct aa_cpu_cache __arena *cc;
-	__u32 off;
-	int i, c;
-
-	aa_for(i, 0, AA_MAX_USER_CACHES) {
-		off = aa__root.user.off[i];
-		if (!off)
-			continue;
-		cc = aa_addr(off);
-		aa_for(c, 0, AA_NR_CLASSES)
-			cc->cls[c].count = 0;
-	}
-}
-
 /* Give back the teardown's claims of every user cache, and let OPENs and
  * teardowns in again. */
 static __always_inline void user_caches_release_all(void)
 {
-	int i;
-
-	aa_for(i, 0, AA_MAX_USER_CACHES)
-		teardown_release(aa__root.user.off[i & (AA_MAX_USER_CACHES - 1)]);
+	caches_release_all(aa__root.user.off);
 	WRITE_ONCE_ARENA(aa__root.user.closing, 0);
 }
 
@@ -169,16 +133,11 @@ static __always_inline void user_caches_release_all(void)
  * thread is inside one, or another teardown runs). */
 static __always_inline bool user_caches_claim_all(void)
 {
-	int i;
-
 	if (__sync_lock_test_and_set(&aa__root.user.closing, 1))
 		return false;
-	aa_for(i, 0, AA_MAX_USER_CACHES)
-		if (!teardown_claim(aa__root.user.off[i & (AA_MAX_USER_CACHES - 1)]))
-			goto busy;
-	return true;
-busy:
-	user_caches_release_all();
+	if (caches_claim_all(aa__root.user.off))
+		return true;
+	WRITE_ONCE_ARENA(aa__root.user.closing, 0);
 	return false;
 }
 
@@ -204,14 +163,13 @@ __u64 aa__user_cache_alloc(__u32 idx, __u32 cls, __u64 size)
 int aa__user_cache_free(__u32 idx, __u64 ptr, __u32 cls)
 {
 	struct aa_cpu_cache __arena *cc = user_cache(idx);
-	__u32 __arena *pm = NULL;
-	__u32 e = 0;
+	struct aa_seen s = {};
 
 	if (!cc)
 		return -ENOENT;
 	if (!aa_heap_ready())
 		return -ENODEV;
-	if (__aa_class_of(&aa_fast, ptr, &pm, &e) != (int)cls ||
+	if (__aa_class_of(&aa_fast, ptr, &s) != (int)cls ||
 	    *(volatile __u64 __arena *)ptr != aa_custody(ptr, AA_TAG_FREED)) {
 		aa_fail(AA_ERR_CORRUPT);
 		return -EINVAL;

@@ -12,8 +12,6 @@ __u64 aa__user_cache_alloc(__u32 idx, __u32 cls, __u64 size);
 int aa__user_cache_drain(__u32 idx);
 int aa__user_cache_free(__u32 idx, __u64 ptr, __u32 cls);
 static __always_inline bool user_caches_claim_all(void);
-static __always_inline void user_caches_empty(void);
-static __always_inline void user_caches_put(void);
 static __always_inline void user_caches_release_all(void);
 static void user_caches_reset(void);
 static int user_close(struct aa_user_args *a);

@@ -22,27 +22,6 @@
 
 /* --- Size classes: aa_hit.h's tables -------------------------------------- */
 
-/*
- * Verifier: indexes into these tables must be bounded where the load is.
- * The compiler drops a clamp it can prove redundant (size - 1 < 8192 was
- * checked by the caller, table values are < AA_NR_CLASSES), but 6.12's
- * verifier does not link size and size - 1: barrier_var() (aa_hit.h)
- * hides the range from the compiler, so the clamp stays. A constant size
- * folds to a constant class.
- */
-/* Class of a request of size bytes, 1 <= size <= AA_MAX_CLASS_SIZE
- * (unchecked: the caller checked the size). The library's public
- * aa_size_class() (arena_alloc.h) is the checked one, for userspace. */
-static __always_inline __u32 __aa_size_class(__u64 size)
-{
-	__u64 q = AA_CLASS_INDEX_OF(size);
-
-	if (__builtin_constant_p(size))
-		return aa_class_index[q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1];
-	barrier_var(q);
-	return aa_class_index[q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1];
-}
-
 /* A class index made safe for indexing per-class arrays (callers pass
  * valid ones; anything else reads class 0 instead of past the array). */
 static __always_inline __u32 aa_cls_idx(__u32 cls)

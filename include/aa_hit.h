@@ -98,6 +98,26 @@ static const struct aa_class_info aa_classes[AA_NR_CLASSES] = {
 };
 static const __u8 aa_class_index[AA_CLASS_INDEX_LEN] = { AA_CLASS_INDEX };
 
+/* Class of a request of size bytes, 1 <= size <= AA_MAX_CLASS_SIZE
+ * (unchecked: the caller checked the size; the library's public
+ * aa_size_class() is the checked one). BPF: the index is clamped where
+ * the table is read, for the verifier. The compiler would drop the clamp
+ * as redundant (size - 1 < AA_MAX_CLASS_SIZE was checked), but 6.12's
+ * verifier does not link size and size - 1: barrier_var() hides the
+ * range from the compiler, so the clamp stays. A constant size folds to
+ * a constant class. */
+static __always_inline __u32 __aa_size_class(__u64 size)
+{
+	__u64 q = AA_CLASS_INDEX_OF(size);
+
+#ifdef __BPF__
+	if (!__builtin_constant_p(size))
+		barrier_var(q);
+	q = q < AA_CLASS_INDEX_LEN ? q : AA_CLASS_INDEX_LEN - 1;
+#endif
+	return aa_class_index[q];
+}
+
 /* Lock-free frees find a chunk's metadata from its page-map entry's page,
  * and load a slot's state and meta_off as one word (state the low half). */
 _Static_assert(sizeof(((struct aa_chunk_meta *)0)->pm) <= AA_PAGE_SIZE, "pm[] in one page");
@@ -295,54 +315,65 @@ static __always_inline int __aa_span_object(__u32 off, __u32 e)
 	return __aa_object_start(off, e, aa_class_hot[cls]) ? (int)cls : -AA_ERR_INTERIOR;
 }
 
-/* The slot word (AA_SLOT_WORD()) of the chunk slot holding ptr, which is
- * inside the arena (ptr - arena_base < arena_size: its slot is below
- * nr_slots, inside the slot table). */
-static __always_inline __u64 __aa_slot_word(const struct aa_fast *f, __u64 ptr)
+/* The slot word (AA_SLOT_WORD()) of the chunk slot holding arena offset
+ * rel, which is inside the arena (rel < arena_size: its slot is below
+ * nr_slots, inside the slot table), and in *sp its address, for the
+ * claim's re-check. */
+static __always_inline __u64 __aa_slot_word(const struct aa_fast *f, __u64 rel,
+					    __aa_word64 __arena **sp)
 {
 	struct aa_slot __arena *slots = (struct aa_slot __arena *)f->slots;
-	__u64 s = ((ptr - f->arena_base) >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1);
 
-	return *(volatile __aa_word64 __arena *)&slots[s];
+	*sp = (__aa_word64 __arena *)&slots[(rel >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)];
+	return *(volatile __aa_word64 __arena *)*sp;
 }
 
+/* What a lock-free lookup of a span object saw, for its claim to check
+ * again: the page-map entry and its address, the slot word and its
+ * address. */
+struct aa_seen {
+	__u32 __arena *pm;
+	__aa_word64 __arena *slot;
+	__u64 sw;
+	__u32 e;
+};
+
 /* The span page under ptr, lock-free: its class (>= 0) with *off = ptr's
- * arena offset, *pm = the page-map entry's address and *e = the entry, or
- * -1 for anything else (not published, outside the arena, not in a span:
- * the global aa_free_u64() judges it). Whether ptr starts an object (or
- * is even aligned) is the caller's to check: __aa_object_start().
- * One slot load, one page-map load. */
+ * arena offset and *s what the lookup saw, or -1 for anything else (not
+ * published, outside the arena, not in a span: the global aa_free_u64()
+ * judges it). Whether ptr starts an object (or is even aligned) is the
+ * caller's to check: __aa_object_start(). One slot load, one page-map
+ * load. */
 static __always_inline int __aa_span_entry(const struct aa_fast *f, __u64 ptr, __u32 *off,
-					   __u32 __arena **pm, __u32 *e)
+					   struct aa_seen *s)
 {
-	__u64 base = f->arena_base, rel = ptr - base, w;
+	__u64 base = f->arena_base, rel = ptr - base;
 	struct aa_chunk_meta __arena *meta;
 	__u32 cls;
 
 	if (rel >= f->arena_size)	/* 0 until published */
 		return -1;
-	w = __aa_slot_word(f, ptr);
-	if ((__u32)w != AA_SLOT_CHUNK)
+	s->sw = __aa_slot_word(f, rel, &s->slot);
+	if ((__u32)s->sw != AA_SLOT_CHUNK)
 		return -1;
-	meta = (struct aa_chunk_meta __arena *)(base + (w >> 32));
+	meta = (struct aa_chunk_meta __arena *)(base + (s->sw >> 32));
 	*off = rel;
-	*pm = &meta->pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
-	*e = **pm;
+	s->pm = &meta->pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
+	s->e = *s->pm;
 	/* kind SPAN and class < AA_NR_CLASSES, in one comparison */
-	cls = (*e >> 8) - (AA_PM_SPAN << (AA_PM_KIND_SHIFT - 8));
+	cls = (s->e >> 8) - (AA_PM_SPAN << (AA_PM_KIND_SHIFT - 8));
 	if (cls >= AA_NR_CLASSES)
 		return -1;
 	return cls;
 }
 
 /* __aa_span_entry() for a span object: its class, or < 0. */
-static __always_inline int __aa_class_of(const struct aa_fast *f, __u64 ptr, __u32 __arena **pm,
-					 __u32 *e)
+static __always_inline int __aa_class_of(const struct aa_fast *f, __u64 ptr, struct aa_seen *s)
 {
 	__u32 off = 0;
-	int cls = __aa_span_entry(f, ptr, &off, pm, e);
+	int cls = __aa_span_entry(f, ptr, &off, s);
 
-	if (cls < 0 || !__aa_object_start(off, *e, aa_class_hot[cls]))
+	if (cls < 0 || !__aa_object_start(off, s->e, aa_class_hot[cls]))
 		return -1;
 	return cls;
 }
@@ -376,8 +407,9 @@ static __always_inline bool __aa_defer_pending(const struct aa_fast *f, __u64 pt
  * __aa_claim() turns it into the FREED mark and re-checks the lookup: 0
  * (the caller owns the block) or -1 with nothing changed. check is the word
  * that says the block is allocated (its page-map entry, or its slot's
- * state), expect its value at the lookup, meta the arena address of the
- * chunk metadata the lookup used and state the slot state it saw.
+ * state), expect its value at the lookup; slot is the address of the slot
+ * word the lookup used and sw its value then (its meta_off names the
+ * chunk metadata the lookup read).
  */
 static __always_inline bool __aa_claim_word(__u64 ptr, __u64 key, __u64 *v)
 {
@@ -386,7 +418,8 @@ static __always_inline bool __aa_claim_word(__u64 ptr, __u64 key, __u64 *v)
 }
 
 static __always_inline int __aa_claim(const struct aa_fast *f, __u64 ptr, __u64 key, __u64 v,
-				      __u32 __arena *check, __u32 expect, __u64 meta, __u32 state)
+				      __u32 __arena *check, __u32 expect,
+				      __aa_word64 __arena *slot, __u64 sw)
 {
 	__aa_word64 __arena *w = (__aa_word64 __arena *)ptr;
 	__u64 mine = key ^ ptr ^ AA_TAG_FREED;
@@ -395,26 +428,24 @@ static __always_inline int __aa_claim(const struct aa_fast *f, __u64 ptr, __u64 
 	if (__aa_cmpxchg64(w, v, mine) != v)
 		return -1;
 	now = *(volatile __u32 __arena *)check;
-	if (now == expect &&
-	    __aa_slot_word(f, ptr) == AA_SLOT_WORD(state, meta - f->arena_base) &&
+	if (now == expect && *(volatile __aa_word64 __arena *)slot == sw &&
 	    __aa_load_after(f, w, now) == mine &&
-	    !(f->defer && __aa_defer_pending(f, ptr, meta)))
+	    !(f->defer && __aa_defer_pending(f, ptr, f->arena_base + (sw >> 32))))
 		return 0;
 	__sync_val_compare_and_swap(w, mine, v);	/* undo the stray write */
 	return -1;
 }
 
-/* Claim ptr, a span object whose page-map entry is e at pm, for a free:
- * 0 (the caller owns it), or -1 (not live: the caller judges it). */
+/* Claim ptr, a span object whose lookup saw s, for a free: 0 (the caller
+ * owns it), or -1 (not live: the caller judges it). */
 static __always_inline int __aa_claim_object(const struct aa_fast *f, __u64 ptr,
-					     __u32 __arena *pm, __u32 e)
+					     const struct aa_seen *s)
 {
 	__u64 v = 0;
 
 	if (!__aa_claim_word(ptr, f->key, &v))
 		return -1;
-	return __aa_claim(f, ptr, f->key, v, pm, e, (__u64)pm & ~(__u64)(AA_PAGE_SIZE - 1),
-			  AA_SLOT_CHUNK);
+	return __aa_claim(f, ptr, f->key, v, s->pm, s->e, s->slot, s->sw);
 }
 
 #endif /* __AA_HIT_H */

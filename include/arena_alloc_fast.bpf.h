@@ -84,14 +84,13 @@ static __always_inline __u64 aa_malloc_inline(__u64 size)
  */
 static __always_inline int aa_free_inline(__u64 ptr)
 {
-	__u32 __arena *pm = NULL;
-	__u32 e = 0;
+	struct aa_seen s = {};
 	int c;
 
 	if (!ptr)
 		return 0;
-	c = __aa_class_of(&aa_fast, ptr, &pm, &e);
-	if (c < 0 || __aa_claim_object(&aa_fast, ptr, pm, e))
+	c = __aa_class_of(&aa_fast, ptr, &s);
+	if (c < 0 || __aa_claim_object(&aa_fast, ptr, &s))
 		return aa_free_u64(ptr);	/* judged there, counted */
 	return __aa_cache_free(__aa_this_cache(), ptr, c);
 }

@@ -22,5 +22,5 @@ AA_API int aa_size_class(__u64 size)
 {
 	if (size == 0 || size > AA_MAX_CLASS_SIZE)
 		return aa_err(-EINVAL);
-	return aa_class_index[AA_CLASS_INDEX_OF(size)];
+	return __aa_size_class(size);
 }

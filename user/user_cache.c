@@ -367,7 +367,7 @@ AA_API __u64 aa_heap__malloc(struct aa_heap *h, __u64 size)
 
 	AA_CHECK_HEAP(h, 0);
 	if (size - 1 < AA_MAX_CLASS_SIZE && (uc = thread_cache(h))) {
-		c = aa_class_index[AA_CLASS_INDEX_OF(size)];	/* size checked */
+		c = __aa_size_class(size);	/* size checked */
 		p = __aa_hit_alloc(uc->cc, c, size);
 		return p ? p : uc_alloc_slow(h, uc, c, size);
 	}
@@ -397,7 +397,7 @@ AA_API __u64 aa_heap__calloc(struct aa_heap *h, __u64 n, __u64 size)
 AA_API int aa_heap__free(struct aa_heap *h, __u64 addr)
 {
 	struct aa_user_args a = { .op = AA_USER_FREE };
-	__u32 *pm = NULL, e = 0;
+	struct aa_seen s = { 0 };
 	struct aa_uc *uc;
 	int c, err;
 	__u64 v = 0;
@@ -408,10 +408,9 @@ AA_API int aa_heap__free(struct aa_heap *h, __u64 addr)
 	uc = thread_cache(h);
 	if (!uc)
 		return call_free(h, addr);
-	c = __aa_class_of(&h->fast, addr, &pm, &e);
+	c = __aa_class_of(&h->fast, addr, &s);
 	if (c < 0 || !__aa_claim_word(addr, h->fast.key, &v) ||
-	    __aa_claim(&h->fast, addr, h->fast.key, v, pm, e,
-		       (__u64)(unsigned long)pm & ~(__u64)(AA_PAGE_SIZE - 1), AA_SLOT_CHUNK))
+	    __aa_claim(&h->fast, addr, h->fast.key, v, s.pm, s.e, s.slot, s.sw))
 		return call_free(h, addr);	/* judged and counted there */
 	if (__aa_hit_free(uc->cc, addr, c))
 		return 0;

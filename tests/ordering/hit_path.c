@@ -30,9 +30,9 @@ void aa_oc_cache_release(struct aa_cpu_cache *cc)
 
 int aa_oc_claim_object(const struct aa_fast *f, __u64 ptr)
 {
-	__u32 *pm = 0, e = 0;
+	struct aa_seen s = { 0 };
 
-	if (__aa_class_of(f, ptr, &pm, &e) < 0)
+	if (__aa_class_of(f, ptr, &s) < 0)
 		return -1;
-	return __aa_claim_object(f, ptr, pm, e);
+	return __aa_claim_object(f, ptr, &s);
 }
