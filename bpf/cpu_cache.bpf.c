@@ -277,7 +277,7 @@ static __always_inline int aa_cpu_cache_free(__u64 ptr)
 
 	if (c < 0)
 		return aa__heap_free(ptr);
-	if (__aa_claim_object(&aa_fast, ptr, &s))
+	if (__aa_claim_object(&aa_fast, ptr, &s, aa_fast.defer))
 		return aa_fail(AA_ERR_DOUBLE_FREE);
 	cc = this_cpu_cache();
 	if (cc && __aa_hit_free(cc, ptr, c))

@@ -211,7 +211,7 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw, _
 	sw = AA_SLOT_WORD(state, meta - aa__root.arena_base);
 	if (!__aa_claim_word(ptr, aa__root.cache_key, &v) ||
 	    __aa_claim(&aa_fast, ptr, aa__root.cache_key, v, check, pmw,
-		       (__aa_word64 __arena *)slot_at(slot), sw))
+		       (__aa_word64 __arena *)slot_at(slot), sw, aa_fast.defer))
 		return -AA_ERR_DOUBLE_FREE;
 	if (tail_says_free(ptr, kind, tail)) {
 		__sync_val_compare_and_swap((__u64 __arena *)ptr, aa_custody(ptr, AA_TAG_FREED), v);

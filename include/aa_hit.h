@@ -317,8 +317,7 @@ static __always_inline int __aa_span_object(__u32 off, __u32 e)
 
 /* The slot word (AA_SLOT_WORD()) of the chunk slot holding arena offset
  * rel, which is inside the arena (rel < arena_size: its slot is below
- * nr_slots, inside the slot table), and in *sp its address, for the
- * claim's re-check. */
+ * nr_slots, inside the slot table), and in *sp its address. */
 static __always_inline __u64 __aa_slot_word(const struct aa_fast *f, __u64 rel,
 					    __aa_word64 __arena **sp)
 {
@@ -328,15 +327,52 @@ static __always_inline __u64 __aa_slot_word(const struct aa_fast *f, __u64 rel,
 	return *(volatile __aa_word64 __arena *)*sp;
 }
 
+/* An arena address from its low 32 bits. An arena never crosses a 4-GiB
+ * boundary of the address space (the kernel refuses such a map), so
+ * its addresses share their high half; a BPF program's access uses the
+ * low half only (the JIT adds it to the kernel's mapping of the arena). */
+static __always_inline __u64 __aa_arena_addr(const struct aa_fast *f, __u32 lo)
+{
+#ifdef __BPF__
+	(void)f;
+	return lo;
+#else
+	return (f->arena_base & ~0xffffffffULL) | lo;
+#endif
+}
+
 /* What a lock-free lookup of a span object saw, for its claim to check
- * again: the page-map entry and its address, the slot word and its
- * address. */
+ * again: the page-map entry and its address, the slot word (state
+ * AA_SLOT_CHUNK, so its meta_off says it all) and its address. Packed in
+ * two words, an address by its low 32 bits (__aa_arena_addr()), because
+ * they live across the claim's cmpxchg, where an inline free in a BPF
+ * loop has two or three scratch registers to spare. */
 struct aa_seen {
-	__u32 __arena *pm;
-	__aa_word64 __arena *slot;
-	__u64 sw;
-	__u32 e;
+	__u64 pm_e;		/* page-map entry address << 32 | entry */
+	__u64 slot_meta;	/* slot word address << 32 | meta_off */
 };
+
+static __always_inline __u32 __aa_seen_e(const struct aa_seen *s)
+{
+	return (__u32)s->pm_e;
+}
+
+static __always_inline __u32 __arena *__aa_seen_pm(const struct aa_fast *f,
+						    const struct aa_seen *s)
+{
+	return (__u32 __arena *)__aa_arena_addr(f, s->pm_e >> 32);
+}
+
+static __always_inline __aa_word64 __arena *__aa_seen_slot(const struct aa_fast *f,
+							    const struct aa_seen *s)
+{
+	return (__aa_word64 __arena *)__aa_arena_addr(f, s->slot_meta >> 32);
+}
+
+static __always_inline __u64 __aa_seen_sw(const struct aa_seen *s)
+{
+	return AA_SLOT_WORD(AA_SLOT_CHUNK, (__u32)s->slot_meta);
+}
 
 /* The span page under ptr, lock-free: its class (>= 0) with *off = ptr's
  * arena offset and *s what the lookup saw, or -1 for anything else (not
@@ -347,21 +383,29 @@ struct aa_seen {
 static __always_inline int __aa_span_entry(const struct aa_fast *f, __u64 ptr, __u32 *off,
 					   struct aa_seen *s)
 {
-	__u64 base = f->arena_base, rel = ptr - base;
+	__u64 base = f->arena_base, rel = ptr - base, sw;
 	struct aa_chunk_meta __arena *meta;
-	__u32 cls;
+	__aa_word64 __arena *sp;
+	__u32 __arena *pm;
+	__u32 cls, e;
 
 	if (rel >= f->arena_size)	/* 0 until published */
 		return -1;
-	s->sw = __aa_slot_word(f, rel, &s->slot);
-	if ((__u32)s->sw != AA_SLOT_CHUNK)
+	sw = __aa_slot_word(f, rel, &sp);
+	if ((__u32)sw != AA_SLOT_CHUNK)
 		return -1;
-	meta = (struct aa_chunk_meta __arena *)(base + (s->sw >> 32));
+	meta = (struct aa_chunk_meta __arena *)(base + (sw >> 32));
 	*off = rel;
-	s->pm = &meta->pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
-	s->e = *s->pm;
+	pm = &meta->pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
+	e = *pm;
+	s->pm_e = (__u64)(__u32)(__u64)pm << 32 | e;
+	s->slot_meta = (__u64)(__u32)(__u64)sp << 32 | (sw >> 32);
+	/* two registers, not their four parts: the compiler must not see
+	 * through the packing */
+	barrier_var(s->pm_e);
+	barrier_var(s->slot_meta);
 	/* kind SPAN and class < AA_NR_CLASSES, in one comparison */
-	cls = (s->e >> 8) - (AA_PM_SPAN << (AA_PM_KIND_SHIFT - 8));
+	cls = (e >> 8) - (AA_PM_SPAN << (AA_PM_KIND_SHIFT - 8));
 	if (cls >= AA_NR_CLASSES)
 		return -1;
 	return cls;
@@ -373,7 +417,7 @@ static __always_inline int __aa_class_of(const struct aa_fast *f, __u64 ptr, str
 	__u32 off = 0;
 	int cls = __aa_span_entry(f, ptr, &off, s);
 
-	if (cls < 0 || !__aa_object_start(off, s->e, aa_class_hot[cls]))
+	if (cls < 0 || !__aa_object_start(off, __aa_seen_e(s), aa_class_hot[cls]))
 		return -1;
 	return cls;
 }
@@ -409,7 +453,9 @@ static __always_inline bool __aa_defer_pending(const struct aa_fast *f, __u64 pt
  * that says the block is allocated (its page-map entry, or its slot's
  * state), expect its value at the lookup; slot is the address of the slot
  * word the lookup used and sw its value then (its meta_off names the
- * chunk metadata the lookup read).
+ * chunk metadata the lookup read). defer: the heap's f->defer, read by the
+ * caller, or 0 where the caller let deferred-free heaps go elsewhere (a
+ * constant 0 drops the pending-bit check from the code).
  */
 static __always_inline bool __aa_claim_word(__u64 ptr, __u64 key, __u64 *v)
 {
@@ -419,7 +465,7 @@ static __always_inline bool __aa_claim_word(__u64 ptr, __u64 key, __u64 *v)
 
 static __always_inline int __aa_claim(const struct aa_fast *f, __u64 ptr, __u64 key, __u64 v,
 				      __u32 __arena *check, __u32 expect,
-				      __aa_word64 __arena *slot, __u64 sw)
+				      __aa_word64 __arena *slot, __u64 sw, __u64 defer)
 {
 	__aa_word64 __arena *w = (__aa_word64 __arena *)ptr;
 	__u64 mine = key ^ ptr ^ AA_TAG_FREED;
@@ -430,22 +476,23 @@ static __always_inline int __aa_claim(const struct aa_fast *f, __u64 ptr, __u64 
 	now = *(volatile __u32 __arena *)check;
 	if (now == expect && *(volatile __aa_word64 __arena *)slot == sw &&
 	    __aa_load_after(f, w, now) == mine &&
-	    !(f->defer && __aa_defer_pending(f, ptr, f->arena_base + (sw >> 32))))
+	    !(defer && __aa_defer_pending(f, ptr, f->arena_base + (sw >> 32))))
 		return 0;
 	__sync_val_compare_and_swap(w, mine, v);	/* undo the stray write */
 	return -1;
 }
 
 /* Claim ptr, a span object whose lookup saw s, for a free: 0 (the caller
- * owns it), or -1 (not live: the caller judges it). */
+ * owns it), or -1 (not live: the caller judges it). defer: as __aa_claim(). */
 static __always_inline int __aa_claim_object(const struct aa_fast *f, __u64 ptr,
-					     const struct aa_seen *s)
+					     const struct aa_seen *s, __u64 defer)
 {
 	__u64 v = 0;
 
 	if (!__aa_claim_word(ptr, f->key, &v))
 		return -1;
-	return __aa_claim(f, ptr, f->key, v, s->pm, s->e, s->slot, s->sw);
+	return __aa_claim(f, ptr, f->key, v, __aa_seen_pm(f, s), __aa_seen_e(s),
+			  __aa_seen_slot(f, s), __aa_seen_sw(s), defer);
 }
 
 #endif /* __AA_HIT_H */

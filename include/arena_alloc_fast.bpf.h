@@ -79,8 +79,10 @@ static __always_inline __u64 aa_malloc_inline(__u64 size)
 /*
  * aa_free(): 0 or -errno, as aa_free_u64(). Written for few live values
  * (a BPF program has 6 scratch registers, and its loop state holds the 4
- * callee-saved ones): the class is kept as the page-map entry, the key is
- * read where it is used, this CPU's cache is looked up after the claim.
+ * callee-saved ones): the key is read where it is used, this CPU's cache
+ * is looked up after the claim. A heap in deferred-free mode takes the
+ * global function, whose claim also checks the object's pending bit
+ * (limbo: bpf/internal.h's model), so the claim here has no such check.
  */
 static __always_inline int aa_free_inline(__u64 ptr)
 {
@@ -89,8 +91,10 @@ static __always_inline int aa_free_inline(__u64 ptr)
 
 	if (!ptr)
 		return 0;
+	if (aa_fast.defer)
+		return aa_free_u64(ptr);
 	c = __aa_class_of(&aa_fast, ptr, &s);
-	if (c < 0 || __aa_claim_object(&aa_fast, ptr, &s))
+	if (c < 0 || __aa_claim_object(&aa_fast, ptr, &s, 0))
 		return aa_free_u64(ptr);	/* judged there, counted */
 	return __aa_cache_free(__aa_this_cache(), ptr, c);
 }

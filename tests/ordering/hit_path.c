@@ -34,5 +34,5 @@ int aa_oc_claim_object(const struct aa_fast *f, __u64 ptr)
 
 	if (__aa_class_of(f, ptr, &s) < 0)
 		return -1;
-	return __aa_claim_object(f, ptr, &s);
+	return __aa_claim_object(f, ptr, &s, f->defer);
 }
