@@ -177,11 +177,10 @@ static __always_inline __u32 spare_pop(void)
 	return top;
 }
 
-/* A node for a deferral that found no spare one: a batch from the heap,
+/* A node from the heap for a deferral that found no spare one: a batch,
  * the first for the caller, the rest spare. Its arena offset, or AA_NIL
- * (the heap had none, or its lock was out of reach). A frame of its own:
- * both deferring public functions call it, verified once. */
-__u32 aa__defer_node_refill(void)
+ * (the heap had none, or its lock was out of reach). */
+static __always_inline __u32 node_refill(void)
 {
 	__u32 first = aa__heap_alloc_chain(AA_DEFER_NODE_CLS, AA_DEFER_NODE_BATCH);
 	__u32 rest, n = AA_ZERO;
@@ -207,18 +206,24 @@ __u32 aa__defer_node_refill(void)
 	return first;
 }
 
-/* A node for a deferral: a spare one, else a refill, else (where the heap
- * grows itself) a chunk mapped and a refill again; AA_NIL: none. In the
- * public function's frame (internal.h, call frames). */
-static __always_inline __u32 node_get(void)
+/* A node for a deferral: a spare one, else a refill. Its arena offset, or
+ * AA_NIL. A frame of its own (internal.h, call frames): both deferring
+ * public functions call it, and it is verified once. */
+__u32 aa__defer_node_get(void)
 {
 	__u32 off = spare_pop();
 
-	if (off != AA_NIL)
-		return off;
-	off = aa__defer_node_refill();
+	return off != AA_NIL ? off : node_refill();
+}
+
+/* aa__defer_node_get(), and where the heap grows itself and had none, a
+ * chunk mapped and one more try. In the public function's frame. */
+static __always_inline __u32 node_get(void)
+{
+	__u32 off = aa__defer_node_get();
+
 	if (off == AA_NIL && aa_self_grows() && aa__arena_self_grow(1) >= 0)
-		off = aa__defer_node_refill();
+		off = aa__defer_node_get();
 	return off;
 }
 

@@ -646,9 +646,10 @@ static __always_inline bool aa_heap_ready(void)
  *      calls aa_cpu_cache_alloc_slow() and aa_cpu_cache_free_slow() from
  *      the caller's frame, a frame above where the public functions do),
  *      aa__heap_free/claim/judge/usable_size, aa__debug_*(),
- *      aa__arena_self_grow(), aa__arena_self_init();
+ *      aa__defer_node_get(), aa__arena_self_grow(), aa__arena_self_init();
  *   3. a tier's operation: the transfer cache, aa__heap_alloc(),
- *      aa__heap_return(), their rounds, aa__heap_unpark(),
+ *      aa__heap_return(), their rounds, aa__heap_alloc_chain(),
+ *      aa__heap_unpark(),
  *      aa__buddy_add_chunk(), aa__arena_run_find();
  *   4. leaves, which call nothing: aa_lock_wait(), free_claimed_locked(),
  *      run_alloc_locked(), refill_notify(); and, one frame higher at
