@@ -239,7 +239,7 @@ static void transfer_cache_reset(void)
  * first: the allowed order). 0, or -EBUSY when a lock stayed held past
  * the wait budget (a holder's vCPU descheduled): the teardown is refused,
  * and the caches emptied before that one keep their objects out of every
- * tier (stats.heap_bytes still counts them) until the next init.
+ * tier (bytes_in_use still counts them) until the next init.
  * REQUIRES: heap lock held. */
 static __always_inline int transfer_cache_empty_locked(void)
 {
