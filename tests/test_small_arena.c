@@ -191,7 +191,7 @@ Test(small_arena, checker_finds_broken_absent_counts)
 {
 	const struct aa_root *r;
 	struct aa_chunk_meta *meta;
-	struct aa_stats *st;
+	struct aa_heap_stats *st;
 	__u32 x = 0;
 	int slot;
 
@@ -206,7 +206,7 @@ Test(small_arena, checker_finds_broken_absent_counts)
 	meta->absent++;
 	cr_assert_eq(aa_heap__check(h), 23);
 	meta->absent--;
-	st = (struct aa_stats *)&r->stats;
+	st = (struct aa_heap_stats *)&r->stats;
 	st->absent_pages++;
 	cr_assert_eq(aa_heap__check(h), 24);
 	st->absent_pages--;
