@@ -62,7 +62,7 @@ void htab_poll(void *data, bool measuring)
 	m->sum += v;
 	m->samples++;
 	if (is_arena(m->impl))
-		m->used_sum += aa_heap__root(m->in->h)->stats.bytes_in_use;
+		m->used_sum += aa_heap__root(m->in->h)->stats.heap_bytes;
 	if (v > m->peak)
 		m->peak = v;
 }

@@ -315,7 +315,7 @@ static int cell_row(const struct cell *c, unsigned int runs, struct row *w)
 	if (err)
 		return err;
 	if (c->mode == STORAGE_PTR || c->mode == STORAGE_HASH) {
-		w->heap_b = st.peak_bytes_in_use;
+		w->heap_b = st.heap_peak_bytes;
 		w->mapped_b = st.peak_pages_mapped * 4096;
 	}
 	w->fails[F_CREATE] = o->create_fails;

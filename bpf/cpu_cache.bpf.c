@@ -24,7 +24,7 @@
  *             when one leaves for a user.
  *
  * Accounting:
- *   heap bytes_in_use == user bytes in use + bytes in CPU and transfer
+ *   stats.heap_bytes == user bytes in use + bytes in CPU and transfer
  *   caches + parked bytes (+ page runs)
  */
 #include "internal.h"

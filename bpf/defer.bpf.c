@@ -7,12 +7,14 @@
  *             api.bpf.c's aa_free_deferred_u64()) puts a live allocation
  *             in limbo; the agent's aa__reclaim program frees it after an
  *             RCU grace period. Heaps initialised with AA_F_DEFER only.
- * From below: the front door's bodies for the 16-byte limbo nodes
- *             (alloc.bpf.c), aa__heap_judge() and aa__heap_return()
- *             (heap.bpf.c). No page kfunc, no lock on the deferring path.
+ * From below: aa__heap_judge(), aa_heap_return_bulk() and, for the
+ *             limbo's own 16-byte nodes, aa__heap_alloc_chain() and
+ *             park_chain() (heap.bpf.c); aa__arena_self_grow() where the
+ *             heap grows itself. No page kfunc but through that; the heap
+ *             lock only when the spare nodes run out.
  * To above:   free_deferred_inline() for api.bpf.c; the epoch and reclaim
- *             steps for entry.bpf.c's aa__reclaim; defer_reset() for
- *             lifecycle.bpf.c.
+ *             steps for entry.bpf.c's aa__reclaim, and the spare nodes'
+ *             return for its aa__drain; defer_reset() for lifecycle.bpf.c.
  * Locking:    lock-free: limbo in internal.h's model. An object in limbo
  *             is still allocated for every tier, its bit set in its
  *             chunk's pending bitmap (one bit per 16-byte granule, metadata
@@ -53,10 +55,12 @@
 #include "buddy.h"
 #include "heap.h"
 #include "debug.h"
-#include "alloc.h"
+#include "self_grow.h"
 
 #define AA_RECLAIM_MAX		(1U << 16)	/* nodes per aa__reclaim run */
 _Static_assert(sizeof(struct aa_defer_node) == AA_MIN_SIZE, "a limbo node is one 16-B object");
+_Static_assert(__builtin_offsetof(struct aa_defer_node, next) == 0,
+	       "aa__heap_alloc_chain() links through the first 32-bit word");
 
 typedef struct aa_defer_node __arena aa_defer_node_t;
 
@@ -113,11 +117,149 @@ static __always_inline bool limbo_over_bound(__u64 pending)
 	return (pending - 1) >> 1 >= aa__root.tun.defer_limit;
 }
 
+/* --- The limbo's nodes ------------------------------------------------------
+ * A node is the limbo's own memory, never a caller's allocation: taken
+ * from the heap (class 0, AA_MIN_SIZE bytes) a batch at a time by
+ * aa__heap_alloc_chain(), which counts it in the heap's view only; kept
+ * spare between uses on defer.spare; given back to the heap by a drain
+ * (aa__defer_drain_nodes()) or with everything by a teardown. Debug mode
+ * does not see them: a debug-mode caller never gets a 16-byte object
+ * (its tail makes every request bigger), so no checked object shares
+ * their spans. Counted:
+ *   defer.nodes == spare nodes + nodes on the limbo stacks + nodes a
+ *                  deferral or the reclaimer holds between the two
+ * defer.spare is the one stack with many poppers (any CPU): its head
+ * carries a generation that each pop bumps, so a pop that read an old
+ * top fails its cmpxchg even where that node came back on top since.
+ */
+#define AA_DEFER_NODE_CLS	0
+#define AA_DEFER_NODE_BATCH	AA_HOLD_OBJS	/* nodes per refill */
+
+static __always_inline __u64 spare_head(__u64 old, __u32 top, __u32 bump)
+{
+	return (((old >> 32) + bump) << 32) | top;
+}
+
+/* Push the chain first .. last (linked through next) on the spare stack.
+ * Any context. */
+static __always_inline void spare_push(__u32 first, aa_defer_node_t *last)
+{
+	__u64 old;
+
+	aa_repeat(AA_MAX_LOOPS) {
+		old = READ_ONCE_ARENA(aa__root.defer.spare);
+		last->next = (__u32)old;
+		if (__sync_val_compare_and_swap(&aa__root.defer.spare, old,
+						spare_head(old, first, 0)) == old)
+			break;
+	}
+}
+
+/* Pop a spare node: its arena offset, or AA_NIL (none). Any context. A
+ * node read here may be another popper's by now (its next a stale value):
+ * the generation then fails the cmpxchg. */
+static __always_inline __u32 spare_pop(void)
+{
+	__u32 top = AA_NIL, next;
+	__u64 old;
+
+	aa_repeat(AA_MAX_LOOPS) {
+		old = READ_ONCE_ARENA(aa__root.defer.spare);
+		top = old;
+		if (top == AA_NIL)
+			break;
+		next = READ_ONCE_ARENA(((aa_defer_node_t *)aa_addr(top))->next);
+		if (__sync_val_compare_and_swap(&aa__root.defer.spare, old,
+						spare_head(old, next, 1)) == old)
+			return top;
+		top = AA_NIL;
+	}
+	return top;
+}
+
+/* A node from the heap for a deferral that found no spare one: a batch,
+ * the first for the caller, the rest spare. Its arena offset, or AA_NIL
+ * (the heap had none, or its lock was out of reach). */
+static __always_inline __u32 node_refill(void)
+{
+	__u32 first = aa__heap_alloc_chain(AA_DEFER_NODE_CLS, AA_DEFER_NODE_BATCH);
+	__u32 rest, n = AA_ZERO;
+	aa_defer_node_t *last;
+	int i;
+
+	heap_settle();
+	if (first == AA_NIL)
+		return AA_NIL;
+	rest = ((aa_defer_node_t *)aa_addr(first))->next;
+	last = aa_addr(rest);
+	aa_for(i, 0, AA_DEFER_NODE_BATCH) {	/* the chain's last node */
+		if (rest == AA_NIL || last->next == AA_NIL)
+			break;
+		last = aa_addr(last->next);
+		n++;
+	}
+	if (rest != AA_NIL) {
+		spare_push(rest, last);
+		n++;
+	}
+	__sync_fetch_and_add(&aa__root.defer.nodes, n + 1);
+	return first;
+}
+
+/* A node for a deferral: a spare one, else a refill. Its arena offset, or
+ * AA_NIL. A frame of its own (internal.h, call frames): both deferring
+ * public functions call it, and it is verified once. */
+__u32 aa__defer_node_get(void)
+{
+	__u32 off = spare_pop();
+
+	return off != AA_NIL ? off : node_refill();
+}
+
+/* aa__defer_node_get(), and where the heap grows itself and had none, a
+ * chunk mapped and one more try. In the public function's frame. */
+static __always_inline __u32 node_get(void)
+{
+	__u32 off = aa__defer_node_get();
+
+	if (off == AA_NIL && aa_self_grows() && aa__arena_self_grow(1) >= 0)
+		off = aa__defer_node_get();
+	return off;
+}
+
+/* Give every spare node back to the heap (a drain): popped one by one
+ * (racing deferrals may take some meanwhile), parked as one chain, which
+ * the drain's unpark rounds complete. Returns how many. Any CPU. */
+int aa__defer_drain_nodes(void)
+{
+	__u32 first = AA_NIL, last = AA_NIL, off, n = AA_ZERO;
+	aa_parked_t *b;
+
+	aa_repeat(AA_MAX_LOOPS) {
+		off = spare_pop();
+		if (off == AA_NIL)
+			break;
+		b = aa_addr(off);
+		b->mark = aa_custody((__u64)b, AA_TAG_FREED);	/* claimed */
+		b->next = first;
+		if (last == AA_NIL)
+			last = off;
+		first = off;
+		n++;
+	}
+	if (n) {
+		park_chain(first, last, n);
+		__sync_fetch_and_sub(&aa__root.defer.nodes, n);
+	}
+	return n;
+}
+
 static __always_inline int free_deferred_inline(__u64 ptr)
 {
 	__u64 __arena *w;
-	__u64 bit, node_addr, pending;
+	__u64 bit, pending;
 	aa_defer_node_t *node;
+	__u32 node_off;
 	long bytes;
 	__u32 e;
 
@@ -146,14 +288,14 @@ static __always_inline int free_deferred_inline(__u64 ptr)
 		limbo_check_limit(pending);	/* the agent may still be asleep */
 		return -ENOMEM;
 	}
-	node_addr = malloc_inline(sizeof(struct aa_defer_node));
-	if (!node_addr) {
+	node_off = node_get();
+	if (node_off == AA_NIL) {
 		__sync_fetch_and_sub(&aa__root.defer.pending_bytes, bytes);
 		pending_update(w, bit, false);
 		__sync_fetch_and_add(&aa__root.defer.node_failures, 1);
-		return -ENOMEM;		/* counted in err[NOMEM] by the malloc */
+		return -ENOMEM;
 	}
-	node = (aa_defer_node_t *)node_addr;
+	node = aa_addr(node_off);
 	node->obj = ptr - aa__root.arena_base;
 	node->ts = bpf_ktime_get_ns() >> AA_DEFER_TS_SHIFT;
 	e = READ_ONCE_ARENA(aa__root.defer.epoch);	/* after the caller's unlink */
@@ -163,7 +305,7 @@ static __always_inline int free_deferred_inline(__u64 ptr)
 	if (pending > aa__root.defer.peak_pending_bytes)
 		aa__root.defer.peak_pending_bytes = pending;	/* racy max: a statistic */
 	__sync_fetch_and_add(&aa__root.defer.deferred, 1);
-	limbo_push(e, node_addr - aa__root.arena_base, node);
+	limbo_push(e, node_off, node);
 	limbo_check_limit(pending);
 	return 0;
 }
@@ -180,7 +322,9 @@ __u32 aa__defer_advance(void)
 /* A reclaim run's state: only the reclaimer (it holds defer.reclaiming)
  * touches it. Objects it claimed go back to the heap a batch at a time
  * (AA_HOLD_OBJS a lock hold); nodes of later epochs wait on a chain
- * (keep .. keep_last) to be pushed back at the end of the run. In the
+ * (keep .. keep_last) to be pushed back at the end of the run, and the
+ * nodes of reclaimed objects on another (spare .. spare_last), pushed on
+ * the spare stack then. In the
  * arena, not on the stack: the per-node work is a global function, whose
  * loop the verifier walks once (6.12 gave up on the inlined one: "The
  * sequence of 8193 jumps is too complex"). */
@@ -193,6 +337,7 @@ struct aa_reclaim_run {
 	__u32 oldest;		/* oldest epoch on it */
 	__u32 rest;		/* nodes taken from limbo, not yet seen (a run's
 				 * budget ended): the next run starts there */
+	__u32 spare, spare_last;	/* chain of freed nodes (AA_NIL) */
 	__u32 pad;
 	__u64 now, objects, bytes, kept;
 };
@@ -237,8 +382,9 @@ static __always_inline void reclaim_object(__u64 ptr)
 }
 
 /* One node the reclaimer popped from limbo (arena offset off) in the
- * round of epoch e: its object freed and the node with it, or, deferred
- * since the round began, the node kept. REQUIRES: defer.reclaiming. */
+ * round of epoch e: its object freed and the node spare again, or,
+ * deferred since the round began, the node kept.
+ * REQUIRES: defer.reclaiming. */
 int aa__defer_reclaim_node(__u32 off, __u32 e)
 {
 	aa_defer_node_t *node = aa_addr(off);
@@ -262,7 +408,10 @@ int aa__defer_reclaim_node(__u32 off, __u32 e)
 	if (lat > aa__root.defer.latency_max_ns)
 		aa__root.defer.latency_max_ns = lat;
 	aa__root.defer.latency_sum_ns += lat;
-	free_inline((__u64)node);
+	node->next = aa_reclaim_run.spare;	/* the limbo's again: spare */
+	if (aa_reclaim_run.spare == AA_NIL)
+		aa_reclaim_run.spare_last = off;
+	aa_reclaim_run.spare = off;
 	return 1;
 }
 
@@ -280,6 +429,8 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a)
 	aa_reclaim_run.nb = 0;
 	aa_reclaim_run.keep = AA_NIL;
 	aa_reclaim_run.keep_last = AA_NIL;
+	aa_reclaim_run.spare = AA_NIL;
+	aa_reclaim_run.spare_last = AA_NIL;
 	aa_reclaim_run.now = bpf_ktime_get_ns();
 	aa_reclaim_run.objects = 0;
 	aa_reclaim_run.bytes = 0;
@@ -301,6 +452,8 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a)
 	if (!done)
 		aa_reclaim_run.rest = head;
 	batch_flush();
+	if (aa_reclaim_run.spare != AA_NIL)
+		spare_push(aa_reclaim_run.spare, aa_addr(aa_reclaim_run.spare_last));
 	if (aa_reclaim_run.keep != AA_NIL) {
 		limbo_push(e, aa_reclaim_run.keep, aa_addr(aa_reclaim_run.keep_last));
 		aa__root.defer.oldest_epoch = aa_reclaim_run.oldest;
@@ -324,12 +477,15 @@ static int aa_defer_reclaim(struct aa_reclaim_args *a)
 
 /* --- Reset (lifecycle.bpf.c) ----------------------------------------------- */
 
-/* Empty limbo (a teardown dropped what it held) and no reclaim running.
+/* Empty limbo and no spare node (a teardown dropped what they held), no
+ * reclaim running.
  * REQUIRES: heap not published (init, or teardown after unpublishing). */
 static __always_inline void defer_reset(void)
 {
 	aa__root.defer.limbo[0] = AA_NIL;
 	aa__root.defer.limbo[1] = AA_NIL;
+	aa__root.defer.spare = AA_NIL;
+	aa__root.defer.nodes = 0;
 	aa__root.defer.pending_objs = 0;
 	aa__root.defer.pending_bytes = 0;
 	aa__root.defer.reclaiming = 0;

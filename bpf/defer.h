@@ -9,6 +9,8 @@
 #include "internal.h"
 
 __u32 aa__defer_advance(void);
+int aa__defer_drain_nodes(void);
+__u32 aa__defer_node_get(void);
 static int aa_defer_reclaim(struct aa_reclaim_args *a);
 static __always_inline void defer_reset(void);
 static __always_inline int free_deferred_inline(__u64 ptr);

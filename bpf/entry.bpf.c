@@ -104,7 +104,8 @@ int aa__teardown(struct aa_trim_args *args)
 /* Return every cached, quarantined and parked object to the heap: debug
  * mode's quarantine, each user cache and CPU cache it can claim (from
  * whatever CPU it runs on, so CPUs outside the caller's cpuset or offline
- * are reached too), the transfer caches, then the parked frees.
+ * are reached too), the transfer caches, the limbo's spare nodes, then
+ * the parked frees.
  * Caches claimed by someone else are reported in busy[] and user_busy:
  * try again. */
 SEC("syscall")
@@ -150,6 +151,8 @@ int aa__drain(struct aa_drain_args *args)
 		err = n;
 	else
 		objects += n;
+	if (aa__root.flags & AA_F_DEFER)	/* parked, completed below */
+		objects += aa__defer_drain_nodes();
 	/* complete the parked frees (the transfer caches' objects among them) */
 	aa_repeat(AA_MAX_LOOPS) {
 		n = aa__heap_unpark();

@@ -32,7 +32,7 @@
 /* --- Heap-wide accounting, the watermark, the refill ring -----------------
  * What the heap hands out, counted by the entry points below as they take
  * blocks from the central lists and the page heap (REQUIRES: heap lock):
- *   stats.bytes_in_use == sum of the bytes of every block out of the
+ *   stats.heap_bytes == sum of the bytes of every block out of the
  *     central lists and the page heap (users', cached, parked, in limbo).
  */
 
@@ -55,7 +55,7 @@ struct {
 static __always_inline bool check_watermark(bool failed)
 {
 	return (failed || aa_below_watermark(aa__root.stats.nr_chunks, aa__root.stats.absent_pages,
-					     aa__root.stats.bytes_in_use, aa__root.tun.low_watermark)) &&
+					     aa__root.stats.heap_bytes, aa__root.tun.low_watermark)) &&
 	       AA_RAISE_REFILL(&aa__root.need_refill, &aa__root.refill_signals);
 }
 
@@ -72,7 +72,7 @@ static __noinline void refill_notify(__u32 reason)
 		return;
 	}
 	ev->ts_ns = bpf_ktime_get_ns();
-	ev->bytes_in_use = aa__root.stats.bytes_in_use;
+	ev->bytes_in_use = aa__root.stats.heap_bytes;
 	ev->bytes_mapped = aa__root.stats.nr_chunks << AA_CHUNK_SHIFT;
 	ev->cpu = bpf_get_smp_processor_id();
 	ev->reason = reason;
@@ -81,22 +81,22 @@ static __noinline void refill_notify(__u32 reason)
 
 static __always_inline void account_alloc(__u64 bytes)
 {
-	struct aa_stats __arena *st = &aa__root.stats;
+	struct aa_heap_stats __arena *st = &aa__root.stats;
 
-	st->bytes_in_use += bytes;
-	if (st->bytes_in_use > st->peak_bytes_in_use)
-		st->peak_bytes_in_use = st->bytes_in_use;
-	st->live_allocs++;
-	st->nr_allocs++;
+	st->heap_bytes += bytes;
+	if (st->heap_bytes > st->heap_peak_bytes)
+		st->heap_peak_bytes = st->heap_bytes;
+	st->heap_live++;
+	st->heap_allocs++;
 }
 
 static __always_inline void account_free(__u64 bytes)
 {
-	struct aa_stats __arena *st = &aa__root.stats;
+	struct aa_heap_stats __arena *st = &aa__root.stats;
 
-	st->bytes_in_use -= bytes;
-	st->live_allocs--;
-	st->nr_frees++;
+	st->heap_bytes -= bytes;
+	st->heap_live--;
+	st->heap_frees++;
 }
 
 /* --- Pointer lookup ------------------------------------------------------ */
@@ -267,7 +267,7 @@ static int free_claimed_locked(__u64 ptr)
 
 /*
  * The counters bound the list at every instant (aa_shared.h, struct
- * aa_stats): blocks are counted in frees_parked before the push that makes
+ * aa_heap_stats): blocks are counted in frees_parked before the push that makes
  * them visible and in frees_unparked after the pop that takes them, so
  *   frees_unparked <= frees_parked, and
  *   blocks on the list <= frees_parked - frees_unparked
@@ -687,6 +687,38 @@ int aa__heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cach
 	return got;
 }
 
+/* Up to n (<= AA_HOLD_OBJS) objects of class cls in one lock hold, for a
+ * tier above that keeps them as its own memory (the limbo's nodes):
+ * counted in the heap's view only, as no caller's call. Linked through
+ * their first 32-bit word (arena offsets, the last AA_NIL). Returns the
+ * first's offset, or AA_NIL: none (heap empty, or the lock out of
+ * reach; the caller counts its failure). Then, as after any heap
+ * operation, the caller completes parked frees (heap_settle()). */
+__u32 aa__heap_alloc_chain(__u32 cls, __u32 n)
+{
+	__u32 first = AA_NIL, off;
+	bool raised;
+	int i;
+
+	if (!aa_heap_ready() || cls >= AA_NR_CLASSES)
+		return AA_NIL;
+	if (aa_lock())
+		return AA_NIL;
+	aa_for(i, 0, n < AA_HOLD_OBJS ? n : AA_HOLD_OBJS) {
+		off = central_pop_locked(cls, 0);
+		if (off == AA_NIL)
+			break;
+		account_alloc(aa_class(cls)->size);
+		*(__u32 __arena *)aa_addr(off) = first;
+		first = off;
+	}
+	raised = check_watermark(first == AA_NIL);
+	aa_unlock();
+	if (raised)
+		refill_notify(first == AA_NIL ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
+	return first;
+}
+
 /* Allocate n objects of class cls into arr[0 .. n) (arena array of user
  * addresses), AA_HOLD_OBJS per lock hold. cached: mark them for a CPU
  * cache (AA_TAG_CACHED) instead of zeroing word 0. Where aa_self_grows(),
@@ -782,7 +814,7 @@ static __always_inline void heap_reset(void)
 	aa__root.parked = AA_NIL;
 	aa__root.need_refill = 0;
 	aa__root.stats.frees_unparked = READ_ONCE_ARENA(aa__root.stats.frees_parked);
-	aa__root.stats.bytes_in_use = 0;
-	aa__root.stats.live_allocs = 0;
+	aa__root.stats.heap_bytes = 0;
+	aa__root.stats.heap_live = 0;
 	aa__root.large_bytes_in_use = 0;
 }

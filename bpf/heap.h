@@ -21,6 +21,7 @@ struct aa_parked {
 
 typedef struct aa_parked __arena aa_parked_t;
 
+__u32 aa__heap_alloc_chain(__u32 cls, __u32 n);
 long aa__heap_claim_kind(__u64 ptr, __u64 tail);
 int aa__heap_free(__u64 ptr);
 long aa__heap_judge(__u64 ptr);
@@ -33,6 +34,7 @@ static __always_inline void alloc_nomem(void);
 static int heap_check_locked(void);
 static __always_inline __u64 heap_alloc(__u64 size, int cls);
 static __always_inline void heap_reset(void);
+static __always_inline void heap_settle(void);
 static __always_inline int heap_return(__u64 ptr);
 static __always_inline __u64 kind_bytes(int kind, __u32 off, __u32 pmw);
 static int lookup(__u64 ptr, __u32 *off, __u32 *pmw);

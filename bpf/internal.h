@@ -42,6 +42,7 @@
  *                                    (pop)
  *   limbo stacks, pending bits     any (push, set); the one   cmpxchg; reclaiming
  *                                    reclaimer (take, clear)
+ *   spare limbo nodes              any (push, pop)            cmpxchg, generation
  *   quarantine slots               any                        atomic exchange
  *   counters (err[], contention)   any                        atomic add
  *
@@ -139,7 +140,12 @@
  *    barriers): of a plain and a deferred free racing on one object at
  *    least one sees the other and gives up. Pushers cmpxchg the stack's
  *    head; the one reclaimer (it holds defer.reclaiming) takes a whole
- *    stack with an exchange and walks it privately: no ABA.
+ *    stack with an exchange and walks it privately: no ABA. The spare
+ *    nodes' stack (defer.spare) has many poppers: its head carries a
+ *    generation that every pop bumps, so a pop whose top was popped and
+ *    pushed back since fails its cmpxchg (its read of the stale top's
+ *    link is only a value: an arena page a drain and trim returned reads
+ *    as 0 in a BPF program).
  *  - Quarantine (debug mode): a freed, claimed, poisoned class object is
  *    exchanged into a slot of aa__root.debug.quarantine and the object it
  *    displaces is released: each object is in at most one slot, or out of
@@ -417,7 +423,7 @@ static __always_inline bool aa_align_ok(__u64 align)
 	return align != 0 && !(align & (align - 1)) && align <= AA_PAGE_SIZE;
 }
 
-/* Count a recovered event (aa_stats contention counters). */
+/* Count a recovered event (aa_heap_stats contention counters). */
 #define aa_count(field)	__sync_fetch_and_add(&aa__root.stats.field, 1)
 
 /* --- Fault injection (struct aa_fault in aa_shared.h) ---------------------
@@ -640,9 +646,10 @@ static __always_inline bool aa_heap_ready(void)
  *      calls aa_cpu_cache_alloc_slow() and aa_cpu_cache_free_slow() from
  *      the caller's frame, a frame above where the public functions do),
  *      aa__heap_free/claim/judge/usable_size, aa__debug_*(),
- *      aa__arena_self_grow(), aa__arena_self_init();
+ *      aa__defer_node_get(), aa__arena_self_grow(), aa__arena_self_init();
  *   3. a tier's operation: the transfer cache, aa__heap_alloc(),
- *      aa__heap_return(), their rounds, aa__heap_unpark(),
+ *      aa__heap_return(), their rounds, aa__heap_alloc_chain(),
+ *      aa__heap_unpark(),
  *      aa__buddy_add_chunk(), aa__arena_run_find();
  *   4. leaves, which call nothing: aa_lock_wait(), free_claimed_locked(),
  *      run_alloc_locked(), refill_notify(); and, one frame higher at

@@ -21,7 +21,7 @@
 #include "aa_size_classes.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	18
+#define AA_LAYOUT_VERSION	19
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -395,7 +395,7 @@ static inline __u64 aa_class_hits(__u64 allocs, __u64 failures, __u64 misses)
 	return hits < allocs ? hits : allocs;
 }
 
-/* Error codes: returned negated by BPF functions, counted in aa_stats.err. */
+/* Error codes: returned negated by BPF functions, counted in aa_heap_stats.err. */
 enum aa_error {
 	AA_ERR_SIZE,		/* size 0, over AA_MAX_ALLOC, or n*size overflow */
 	AA_ERR_ALIGN,		/* alignment not a power of two or > page */
@@ -415,103 +415,137 @@ enum aa_error {
 };
 
 /*
- * Heap-wide counters. Updated under the heap lock except err[], the
- * contention counters and the calls no CPU cache counted (atomic adds, any
- * context). Two views of the first five fields:
- *  - in the arena (aa_root.stats, written by BPF) they are the heap's:
- *    objects and page runs out of the central lists and the page heap,
- *    where a CPU cache's refill is an allocation of each object it moved
- *    and its spill a free of each;
- *  - aa_heap__stats() (user/stats.c) returns the calls programs made, and
- *    moves the heap's values to heap_*. With the per-CPU cache counters
- *    cc (aa_cpu_class_stats, summed over CPUs and classes), defer the
- *    deferred-free counters and the holdings below, at rest:
- *      nr_allocs   = cc.allocs + tc_allocs + direct_allocs - defer.deferred
- *      nr_frees    = cc.frees + tc_frees + direct_frees + quarantined_objs
- *                    + defer.deferred - defer.reclaimed
- *      live_allocs = heap_live - cached_objs - quarantined_objs
- *                    - limbo_objs - parked_objs
- *      bytes_in_use = heap_bytes - cached_bytes - quarantined_bytes
- *                    - limbo_bytes
- *      nr_allocs - nr_frees == live_allocs (until a teardown drops live
- *                    objects: they count as freed in neither)
- *    and at every instant (aa_heap__check() checks it, bpf/heap.bpf.c):
- *      frees_unparked <= frees_parked
- *      parked_objs = frees_parked - frees_unparked >= blocks on the
- *                    parked list (more only while a push is under way)
- *    Each deferred free allocates one limbo node (through the CPU cache)
- *    and the reclaim frees it: those calls are the library's, hence the
- *    defer terms. A quarantined object was freed by its program: it counts
- *    in nr_frees when it enters the quarantine and again, as a cache or
- *    direct free, when it leaves: hence + quarantined_objs, not the
- *    quarantine's total. Parked frees' bytes stay in bytes_in_use until
- *    the next heap-lock holder completes them (a lock hold, microseconds).
- *    peak_bytes_in_use stays the heap's.
+ * The heap's counters: aa_root.stats, written by the BPF tiers and by
+ * nothing else. Updated under the heap lock except err[], the contention
+ * counters, the calls below and self-growth (atomic adds, any context).
+ * heap_* are the heap's view: objects and page runs out of the central
+ * lists and the page heap, to whoever took them: a caller, a CPU or user
+ * cache (a refill is an allocation of each object it moved, a spill a
+ * free of each), debug mode's quarantine, parked frees, the limbo (its
+ * nodes, and the objects in it, which stay allocated). At every instant
+ * but inside a teardown (which drops what is out without freeing it):
+ *   heap_allocs - heap_frees == heap_live
+ * and (aa_heap__check() checks it, bpf/heap.bpf.c):
+ *   frees_unparked <= frees_parked
+ *   frees_parked - frees_unparked >= blocks on the parked list (more only
+ *                 while a push is under way)
+ * A macro, so that struct aa_stats can show the same fields by name. */
+#define AA_HEAP_STATS_FIELDS						\
+	__u64 heap_bytes;	/* bytes of the blocks out */		\
+	__u64 heap_peak_bytes;	/* its peak */				\
+	__u64 heap_live;	/* blocks out */			\
+	__u64 heap_allocs;	/* blocks handed out, total */		\
+	__u64 heap_frees;	/* blocks taken back, total */		\
+	__u64 pages_mapped;	/* arena pages we hold: chunks + metadata */ \
+	__u64 peak_pages_mapped;					\
+	__u64 nr_chunks;	/* chunks mapped (page heap + large) */	\
+	__u64 large_chunks;	/* whole chunks held by multi-chunk	\
+				 * allocations */			\
+	__u64 span_pages;	/* pages of chunks held by spans */	\
+	__u64 run_pages;	/* pages of chunks held by page runs */	\
+	__u64 absent_pages;	/* pages of partial chunks the heap does \
+				 * not have (AA_PM_ABSENT) */		\
+	__u64 nr_grows;		/* chunks added by grow */		\
+	__u64 nr_trims;		/* chunks returned by trim/teardown */	\
+	__u64 free_blocks[AA_NR_ORDERS]; /* free page blocks per order */ \
+	__u64 err[AA_NR_ERRORS];					\
+	/* contention (atomic): recovered events, not errors */	\
+	__u64 lock_waits;	/* acquisitions that waited for another CPU */ \
+	__u64 lock_misses;	/* acquisitions given up whose caller	\
+				 * recovered (another tier, a parked free) */ \
+	__u64 frees_parked;	/* blocks parked: a free without the heap \
+				 * lock, a transfer-cache drain, the	\
+				 * limbo's spare nodes at a drain (counted \
+				 * before they are pushed) */		\
+	__u64 frees_unparked;	/* parked blocks completed (counted after \
+				 * they are popped; teardown sets it to	\
+				 * frees_parked): always <= frees_parked */ \
+	__u64 no_cache;		/* calls on a CPU without a CPU cache */ \
+	__u64 refill_events_lost; /* refill events the ring had no room \
+				 * for (nobody reading it); need_refill	\
+				 * was still raised */			\
+	__u64 reader_stalls;	/* page returns given up because a reader \
+				 * of the mmap stayed inside its read	\
+				 * (AA_READERS_*): the pages were kept */ \
+	/* Callers' calls no cache counted (atomic; slow paths only): */ \
+	__u64 direct_allocs;	/* allocations the heap served (no CPU	\
+				 * cache for them: caches off, page runs, \
+				 * a claimed cache and an empty transfer \
+				 * cache); never a refill, never a limbo \
+				 * node */				\
+	__u64 direct_frees;	/* frees given to the heap one by one	\
+				 * (aa__heap_return()); never a spill */ \
+	__u64 tc_allocs;	/* allocations the transfer cache served \
+				 * with this CPU's cache claimed */	\
+	__u64 tc_frees;		/* frees the transfer cache took so */	\
+	/* Self-growth (AA_F_SELF_GROW), and the growth in steps of	\
+	 * aa_*_grow_u64() (atomic): */					\
+	__u64 self_grows;	/* chunks allocations mapped themselves	\
+				 * (part of nr_grows) */		\
+	__u64 self_grow_fails;	/* self-grows and steps that mapped nothing */ \
+	__u64 self_grow_ns;	/* time spent in them, failed ones too */
+
+struct aa_heap_stats {
+	AA_HEAP_STATS_FIELDS
+};
+
+/*
+ * What aa_heap__stats() (user/stats.c) returns: the calls programs and
+ * userspace threads made, what the heap holds that no caller does, and a
+ * copy of the heap's counters (above). Not in the arena. With cs the
+ * counters of every CPU and user cache (aa_cpu_class_stats, summed over
+ * caches and classes), H = aa_root.stats, D = aa_root.defer and
+ * Q = aa_root.debug, it computes:
+ *   nr_allocs        = cs.allocs + H.tc_allocs + H.direct_allocs
+ *   nr_frees         = cs.frees + H.tc_frees + H.direct_frees
+ *                      + D.deferred + quarantined_objs
+ *   cached_objs      = objects in CPU, user and transfer caches
+ *   quarantined_objs = Q.q_objs          quarantined_bytes = Q.q_bytes
+ *   limbo_objs       = D.pending_objs    limbo_bytes = D.pending_bytes
+ *   limbo_nodes      = D.nodes           limbo_node_bytes = D.nodes * AA_MIN_SIZE
+ *   parked_objs      = H.frees_parked - H.frees_unparked
+ *   live_allocs      = H.heap_live - cached_objs - quarantined_objs
+ *                      - limbo_objs - limbo_nodes - parked_objs
+ *   bytes_in_use     = H.heap_bytes - cached_bytes - quarantined_bytes
+ *                      - limbo_bytes - limbo_node_bytes
+ * Each call is counted once, where it ends: by the cache or the heap that
+ * served it (cs, tc_*, direct_*), or, for a free that no tier has taken
+ * yet, by what holds its object: a deferred free when called (the reclaim
+ * gives its object to the heap uncounted), a debug-mode free in the
+ * quarantine until it leaves (then as a cache or direct free). The limbo's
+ * nodes are its own memory, taken from the heap by no caller's call.
+ * So, at rest (no call running, no parked free), with no term to correct:
+ *   nr_allocs - nr_frees == live_allocs
+ *   heap_bytes == bytes_in_use + cached_bytes + quarantined_bytes
+ *                 + limbo_bytes + limbo_node_bytes
+ * and heap_allocs - heap_frees == heap_live, as in the arena (until a
+ * teardown drops live objects: they count as freed in neither view).
+ * While programs run, each field is exact but read apart from the others;
+ * the differences are clamped (aa_sub_clamp()).
  */
 struct aa_stats {
-	__u64 bytes_in_use;	/* sum of usable sizes of live allocations */
-	__u64 peak_bytes_in_use;
-	__u64 live_allocs;	/* allocations not yet freed */
+	/* the calls */
 	__u64 nr_allocs;	/* successful allocations, total */
-	__u64 nr_frees;		/* successful frees, total */
-	__u64 pages_mapped;	/* arena pages we hold: chunks + metadata */
-	__u64 peak_pages_mapped;
-	__u64 nr_chunks;	/* chunks mapped (page heap + large) */
-	__u64 large_chunks;	/* whole chunks held by multi-chunk allocations */
-	__u64 span_pages;	/* pages of chunks held by spans */
-	__u64 run_pages;	/* pages of chunks held by page runs */
-	__u64 absent_pages;	/* pages of partial chunks the heap does not
-				 * have (AA_PM_ABSENT) */
-	__u64 nr_grows;		/* chunks added by grow */
-	__u64 nr_trims;		/* chunks returned by trim/teardown */
-	__u64 free_blocks[AA_NR_ORDERS];	/* free page blocks per order */
-	__u64 err[AA_NR_ERRORS];
-	/* contention (atomic): recovered events, not errors */
-	__u64 lock_waits;	/* acquisitions that waited for another CPU */
-	__u64 lock_misses;	/* acquisitions given up whose caller recovered
-				 * (another tier, a parked free) */
-	__u64 frees_parked;	/* blocks parked: a free without the heap lock,
-				 * or a transfer-cache drain (counted before
-				 * they are pushed) */
-	__u64 frees_unparked;	/* parked blocks completed (counted after they
-				 * are popped; teardown sets it to
-				 * frees_parked): always <= frees_parked */
-	__u64 no_cache;		/* calls on a CPU without a CPU cache */
-	__u64 refill_events_lost; /* refill events the ring had no room for
-				 * (nobody reading it); need_refill was
-				 * still raised */
-	__u64 reader_stalls;	/* page returns given up because a reader
-				 * of the mmap stayed inside its read
-				 * (AA_READERS_*): the pages were kept */
-	/* Calls no CPU cache counted (atomic; slow paths only): */
-	__u64 direct_allocs;	/* allocations the heap served (no CPU cache
-				 * for them: caches off, debug mode, page
-				 * runs, a claimed cache and an empty
-				 * transfer cache); never a refill */
-	__u64 direct_frees;	/* frees given to the heap one by one
-				 * (aa__heap_return()); never a spill */
-	__u64 tc_allocs;	/* allocations the transfer cache served
-				 * with this CPU's cache claimed */
-	__u64 tc_frees;		/* frees the transfer cache took so */
-	/* Self-growth (AA_F_SELF_GROW), and the growth in steps of
-	 * aa_*_grow_u64() (atomic): */
-	__u64 self_grows;	/* chunks allocations mapped themselves
-				 * (part of nr_grows) */
-	__u64 self_grow_fails;	/* self-grows and steps that mapped nothing */
-	__u64 self_grow_ns;	/* time spent in them, failed ones too */
-	/* Filled by aa_heap__stats() only (0 in the arena): */
-	__u64 heap_allocs;	/* the arena's nr_allocs, nr_frees, */
-	__u64 heap_frees;	/* live_allocs and bytes_in_use: */
-	__u64 heap_live;	/* the heap's view, caches counted as */
-	__u64 heap_bytes;	/* in use */
-	__u64 cached_objs;	/* free objects in CPU and transfer caches */
+	__u64 nr_frees;		/* successful frees (deferred ones included) */
+	__u64 live_allocs;	/* allocations not yet freed */
+	__u64 bytes_in_use;	/* their usable bytes (class or run size) */
+	/* what the heap holds that no caller does */
+	__u64 cached_objs;	/* free objects in CPU, user, transfer caches */
 	__u64 cached_bytes;
 	__u64 quarantined_objs;	/* freed, held back by debug mode */
 	__u64 quarantined_bytes;
-	__u64 limbo_objs;	/* deferred frees waiting for a grace
-				 * period, and their limbo nodes */
+	__u64 limbo_objs;	/* deferred frees waiting for a grace period */
 	__u64 limbo_bytes;
+	__u64 limbo_nodes;	/* the limbo's own nodes, spare or in use */
+	__u64 limbo_node_bytes;
 	__u64 parked_objs;	/* frees waiting for the heap lock */
+	/* the heap's counters, as read from the arena: by name, or whole */
+	union {
+		struct aa_heap_stats heap;
+		struct {
+			AA_HEAP_STATS_FIELDS
+		};
+	};
 };
 
 /*
@@ -609,7 +643,8 @@ enum aa_event_reason {
 /*
  * Deferred free (bpf/defer.bpf.c). An object freed with aa_free_deferred()
  * keeps its contents and stays allocated (its pending bit set) in limbo:
- * a 16-byte node on the stack limbo[epoch & 1], epoch as read after the
+ * a 16-byte node (a class-0 object, the limbo's own: struct aa_defer's
+ * spare and nodes) on the stack limbo[epoch & 1], epoch as read after the
  * caller unlinked it. The agent advances epoch, waits for an RCU grace
  * period, then reclaims the nodes of the epoch before (aa__reclaim).
  */
@@ -637,6 +672,13 @@ struct aa_defer {
 	__u64 node_failures;	/* deferred frees refused: no memory for a node */
 	__u64 nomem_in_limbo;	/* allocations that failed while limbo held memory */
 	__u64 limit_signals;	/* refill signals raised for limbo over defer_limit */
+	/* The limbo's nodes, its own memory (bpf/defer.bpf.c): */
+	__u64 spare;		/* stack of spare nodes: a generation << 32
+				 * | the top's arena offset (AA_NIL: empty);
+				 * any CPU pushes and pops by cmpxchg, and
+				 * each pop bumps the generation (no ABA) */
+	__u64 nodes;		/* nodes taken from the heap and not given
+				 * back: spare, in limbo, or being pushed */
 	/* one cache line written by the reclaimer */
 	__u32 reclaiming;	/* 1 while a reclaimer runs (cmpxchg) */
 	__u32 oldest_epoch;	/* epoch of the oldest node the last reclaim kept */
@@ -769,7 +811,7 @@ struct aa_user_caches {
  *   defer                                                 defer.bpf.c
  *   user                                                  user_cache.bpf.c
  *   tun                                                   the loader (init)
- *   stats: each counter its tier's (aa_stats says which)
+ *   stats: each counter its tier's (aa_heap_stats says which)
  */
 struct aa_root {
 	__u64 magic;		/* AA_ROOT_MAGIC once initialised */
@@ -784,7 +826,7 @@ struct aa_root {
 	__u32 zero;		/* always 0: AA_ZERO in bpf/internal.h */
 	__u32 lock_waiters;	/* CPUs waiting for a lock (aa_lock_wait()) */
 	__u32 lock_gen;		/* heap-lock holds so far (aa_unlock()) */
-	__u64 large_bytes_in_use; /* part of bytes_in_use in page runs */
+	__u64 large_bytes_in_use; /* part of stats.heap_bytes in page runs */
 	__u32 flags;		/* AA_F_* */
 	__u32 mmap_readers;	/* the reader pin: AA_READERS_* */
 	/* Which chunks have a free page block of order k (under the heap
@@ -793,7 +835,7 @@ struct aa_root {
 	 * lowest such chunk of the smallest order that fits. */
 	__u64 order_summary[AA_NR_ORDERS];
 	__u64 order_map[AA_NR_ORDERS][AA_MAX_SLOTS / 64];
-	struct aa_stats stats;
+	struct aa_heap_stats stats;	/* the heap's counters */
 	struct aa_debug debug;		/* AA_F_DEBUG: errors, quarantine */
 	/* The tables init maps beside the root, sized by the arena and the
 	 * flags (arena offsets, 0: none), kept for the arena's life: */
@@ -871,7 +913,7 @@ struct aa_root {
 #define AA_PIN_FIELD(s, f, off, n)	\
 	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 18,
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 19,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
@@ -883,11 +925,11 @@ AA_PIN_SIZE(aa_slot, 16);		AA_PIN_SIZE(aa_cpu_class_stats, 64);
 AA_PIN_SIZE(aa_cpu_class, 1152);	AA_PIN_SIZE(aa_cpu_cache, 59968);
 AA_PIN_SIZE(aa_fast, 2112);		AA_PIN_SIZE(aa_transfer_cache, 2096);
 AA_PIN_SIZE(aa_central, 40);		AA_PIN_SIZE(aa_tunables, 656);
-AA_PIN_SIZE(aa_stats, 480);		AA_PIN_SIZE(aa_debug_error, 56);
+AA_PIN_SIZE(aa_stats, 496);		AA_PIN_SIZE(aa_debug_error, 56);
 AA_PIN_SIZE(aa_debug, 10064);		AA_PIN_SIZE(aa_refill_event, 32);
 AA_PIN_SIZE(aa_defer_node, 16);		AA_PIN_SIZE(aa_defer, 192);
-AA_PIN_SIZE(aa_fault, 64);		AA_PIN_SIZE(aa_root, 20864);
-AA_PIN_SIZE(aa_user_caches, 1056);
+AA_PIN_SIZE(aa_fault, 64);		AA_PIN_SIZE(aa_root, 20800);
+AA_PIN_SIZE(aa_user_caches, 1056);	AA_PIN_SIZE(aa_heap_stats, 392);
 
 AA_PIN_FIELD(aa_root, arena_base, 16, 8);	AA_PIN_FIELD(aa_root, arena_size, 24, 8);
 AA_PIN_FIELD(aa_root, nr_slots, 32, 4);		AA_PIN_FIELD(aa_root, lock, 36, 4);
@@ -896,19 +938,19 @@ AA_PIN_FIELD(aa_root, lock_waiters, 48, 4);	AA_PIN_FIELD(aa_root, lock_gen, 52, 
 AA_PIN_FIELD(aa_root, large_bytes_in_use, 56, 8);
 AA_PIN_FIELD(aa_root, flags, 64, 4);		AA_PIN_FIELD(aa_root, mmap_readers, 68, 4);
 AA_PIN_FIELD(aa_root, order_summary, 72, 72);	AA_PIN_FIELD(aa_root, order_map, 144, 4608);
-AA_PIN_FIELD(aa_root, stats, 4752, 480);	AA_PIN_FIELD(aa_root, debug, 5232, 10064);
-AA_PIN_FIELD(aa_root, slots, 15296, 8);
-AA_PIN_FIELD(aa_root, tc_off, 15304, 4);	AA_PIN_FIELD(aa_root, tc_classes, 15308, 4);
-AA_PIN_FIELD(aa_root, table_pages, 15312, 4);	AA_PIN_FIELD(aa_root, nr_cpus, 15316, 4);
-AA_PIN_FIELD(aa_root, need_refill, 15320, 4);	AA_PIN_FIELD(aa_root, refill_signals, 15328, 8);
-AA_PIN_FIELD(aa_root, cache_key, 15336, 8);	AA_PIN_FIELD(aa_root, tun, 15344, 656);
-AA_PIN_FIELD(aa_root, cpu_cache_off, 16000, 1024);
-AA_PIN_FIELD(aa_root, central, 17024, 2080);
-AA_PIN_FIELD(aa_root, class_size, 19104, 208);	AA_PIN_FIELD(aa_root, class_pages, 19312, 208);
-AA_PIN_FIELD(aa_root, defer, 19520, 192);	AA_PIN_FIELD(aa_root, fault, 19712, 64);
-AA_PIN_FIELD(aa_root, user, 19776, 1056);
-AA_PIN_FIELD(aa_root, init_state, 20832, 4);	AA_PIN_FIELD(aa_root, self_inits, 20840, 8);
-AA_PIN_FIELD(aa_root, carve_tail, 20848, 8);
+AA_PIN_FIELD(aa_root, stats, 4752, 392);	AA_PIN_FIELD(aa_root, debug, 5144, 10064);
+AA_PIN_FIELD(aa_root, slots, 15208, 8);
+AA_PIN_FIELD(aa_root, tc_off, 15216, 4);	AA_PIN_FIELD(aa_root, tc_classes, 15220, 4);
+AA_PIN_FIELD(aa_root, table_pages, 15224, 4);	AA_PIN_FIELD(aa_root, nr_cpus, 15228, 4);
+AA_PIN_FIELD(aa_root, need_refill, 15232, 4);	AA_PIN_FIELD(aa_root, refill_signals, 15240, 8);
+AA_PIN_FIELD(aa_root, cache_key, 15248, 8);	AA_PIN_FIELD(aa_root, tun, 15256, 656);
+AA_PIN_FIELD(aa_root, cpu_cache_off, 15912, 1024);
+AA_PIN_FIELD(aa_root, central, 16936, 2080);
+AA_PIN_FIELD(aa_root, class_size, 19016, 208);	AA_PIN_FIELD(aa_root, class_pages, 19224, 208);
+AA_PIN_FIELD(aa_root, defer, 19456, 192);	AA_PIN_FIELD(aa_root, fault, 19648, 64);
+AA_PIN_FIELD(aa_root, user, 19712, 1056);
+AA_PIN_FIELD(aa_root, init_state, 20768, 4);	AA_PIN_FIELD(aa_root, self_inits, 20776, 8);
+AA_PIN_FIELD(aa_root, carve_tail, 20784, 8);
 AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);
 AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);
 AA_PIN_FIELD(aa_fast, defer, 40, 8);		AA_PIN_FIELD(aa_fast, slots, 48, 8);

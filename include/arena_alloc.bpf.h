@@ -45,7 +45,7 @@
  * odd multiple of 8 (24, 40 .. 120 B: requests of 17-24, 33-40 .. 113-120
  * bytes), which are 8-byte aligned: a type gets its alignment (aa_shared.h, the
  * alignment rule). A failure returns 0 (NULL) or -errno and is counted in
- * aa_stats.err. Any program type, no lock held on return.
+ * aa_heap_stats.err. Any program type, no lock held on return.
  */
 
 /* size bytes, or 0. */

@@ -463,7 +463,8 @@ AA_API void *aa_heap__ptr(const struct aa_heap *heap, __u64 addr);
 AA_API __u64 aa_heap__addr(const struct aa_heap *heap, const void *ptr);
 
 /** @brief **aa_heap__root()** is the allocator's root inside the mmap:
- * stats can be read from it at any time without a syscall. */
+ * the heap's own counters (root->stats, struct aa_heap_stats) can be read
+ * from it at any time without a syscall; the calls: aa_heap__stats(). */
 AA_API const struct aa_root *aa_heap__root(const struct aa_heap *heap);
 
 /** @brief **aa_heap__stats()** reads the counters from the mmap. Its

@@ -171,6 +171,47 @@ static inline struct aa_stats t_stats(struct aa_heap *h)
 	return st;
 }
 
+/* The equations of struct aa_stats (aa_shared.h) on h's counters, each
+ * exact, none with a term that corrects another. At rest (no call
+ * running) and with no teardown since the heap's init (a teardown drops
+ * live objects uncounted); the bytes one without parked frees (their
+ * bytes are not counted apart). Returns the stats. */
+static inline struct aa_stats t_assert_stats(struct aa_heap *h, const char *when)
+{
+	struct aa_stats st = t_stats(h);
+	__u64 held = st.cached_objs + st.quarantined_objs + st.limbo_objs + st.limbo_nodes +
+		     st.parked_objs;
+
+	cr_assert_eq(st.nr_allocs - st.nr_frees, st.live_allocs,
+		     "%s: calls: nr_allocs %llu - nr_frees %llu != live_allocs %llu", when,
+		     (unsigned long long)st.nr_allocs, (unsigned long long)st.nr_frees,
+		     (unsigned long long)st.live_allocs);
+	cr_assert_eq(st.heap_allocs - st.heap_frees, st.heap_live,
+		     "%s: heap: heap_allocs %llu - heap_frees %llu != heap_live %llu", when,
+		     (unsigned long long)st.heap_allocs, (unsigned long long)st.heap_frees,
+		     (unsigned long long)st.heap_live);
+	cr_assert_eq(st.heap_live, st.live_allocs + held,
+		     "%s: heap_live %llu != live_allocs %llu + held %llu (cached %llu, "
+		     "quarantined %llu, limbo %llu, limbo nodes %llu, parked %llu)", when,
+		     (unsigned long long)st.heap_live, (unsigned long long)st.live_allocs,
+		     (unsigned long long)held, (unsigned long long)st.cached_objs,
+		     (unsigned long long)st.quarantined_objs, (unsigned long long)st.limbo_objs,
+		     (unsigned long long)st.limbo_nodes, (unsigned long long)st.parked_objs);
+	if (!st.parked_objs)
+		cr_assert_eq(st.heap_bytes, st.bytes_in_use + st.cached_bytes +
+			     st.quarantined_bytes + st.limbo_bytes + st.limbo_node_bytes,
+			     "%s: heap_bytes %llu != bytes_in_use %llu + cached %llu + quarantined "
+			     "%llu + limbo %llu + limbo nodes %llu", when,
+			     (unsigned long long)st.heap_bytes, (unsigned long long)st.bytes_in_use,
+			     (unsigned long long)st.cached_bytes,
+			     (unsigned long long)st.quarantined_bytes,
+			     (unsigned long long)st.limbo_bytes,
+			     (unsigned long long)st.limbo_node_bytes);
+	cr_assert_geq(st.limbo_nodes, st.limbo_objs, "%s: %llu objects in limbo, %llu nodes",
+		      when, (unsigned long long)st.limbo_objs, (unsigned long long)st.limbo_nodes);
+	return st;
+}
+
 /* Allocations the programs hold (the heap's view also counts cached
  * objects: heap_live). */
 static inline __u64 t_user_live(struct aa_heap *h)

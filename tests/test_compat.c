@@ -59,10 +59,10 @@ static __u32 alloc(__u32 size, __u32 n)
  * (which grows it: the loader's default) and the checker. */
 static void check_heap(__u64 nomem)
 {
-	const struct aa_stats *st = &root()->stats;
+	const struct aa_heap_stats *st = &root()->stats;
 	__u32 i;
 
-	cr_assert_eq(st->nr_allocs - st->nr_frees, st->live_allocs);
+	cr_assert_eq(st->heap_allocs - st->heap_frees, st->heap_live);
 	for (i = 0; i < AA_NR_ERRORS; i++)
 		cr_assert_eq(st->err[i], i == AA_ERR_NOMEM ? nomem : 0, "err[%s] = %llu",
 			     aa_error_str(i), (unsigned long long)st->err[i]);
@@ -102,7 +102,7 @@ Test(compat, the_first_aa_malloc_grow_initialises_the_heap)
 	cr_assert_eq(root()->self_inits, 1);
 	cr_assert_eq(root()->stats.self_grow_fails, 0);
 	run(skel->progs.free_all, &a);
-	cr_assert_eq(root()->stats.live_allocs, 0);
+	cr_assert_eq(root()->stats.heap_live, 0);
 	check_heap(0);
 }
 
@@ -118,7 +118,7 @@ Test(compat, sizes_and_zeroing_as_the_kernels_header)
 	cr_assert_eq(alloc(0, 1), 1);
 	cr_assert_eq(alloc(100, 8), 8);
 	run(skel->progs.free_all, &a);
-	cr_assert_eq(root()->stats.live_allocs, 0);
+	cr_assert_eq(root()->stats.heap_live, 0);
 	/* the same sizes again: the bytes the first ones filled, zeroed */
 	cr_assert_eq(alloc(100, 8), 8);
 	cr_assert_eq(alloc(4096 - 16, 1), 1);
@@ -155,6 +155,6 @@ Test(compat, the_arenas_other_users_keep_their_pages)
 	cr_assert_leq(root()->stats.absent_pages, absent - 16, "absent pages %llu, were %llu",
 		      (unsigned long long)root()->stats.absent_pages, (unsigned long long)absent);
 	run(skel->progs.free_all, &a);
-	cr_assert_eq(root()->stats.live_allocs, 0);
+	cr_assert_eq(root()->stats.heap_live, 0);
 	check_heap(2);
 }

@@ -44,10 +44,10 @@
  *                                   through this CPU's cache. The heap
  *                                   counts cached objects as in use, so
  *                                   what changes is (see check_stats()):
- *     - bytes_in_use - cached bytes == model bytes and live_allocs - cached
+ *     - heap_bytes - cached bytes == model bytes and heap_live - cached
  *       objects == model live count (aa_heap__cached_bytes(), exact since
  *       no program runs concurrently);
- *     - peak_bytes_in_use, nr_allocs and nr_frees count heap traffic
+ *     - heap_peak_bytes, heap_allocs and heap_frees count heap traffic
  *       (cache refills and spills), not user calls: only peak >= model
  *       peak is checked, plus nr_allocs -
  *       nr_frees == live_allocs; the per-class cache counters (allocs,
@@ -223,9 +223,9 @@ static void check_stats(struct diff *d, const char *when)
 		     "%s: stats: nr_allocs %llu - nr_frees %llu != live_allocs %llu", when,
 		     (unsigned long long)st.nr_allocs, (unsigned long long)st.nr_frees,
 		     (unsigned long long)st.live_allocs);
-	GE(peak_bytes_in_use, st.bytes_in_use);
+	GE(heap_peak_bytes, st.bytes_in_use);
 	if (!d->caches) {
-		EQ(peak_bytes_in_use, m->peak);
+		EQ(heap_peak_bytes, m->peak);
 		EQ(heap_allocs, m->allocs);
 		EQ(heap_frees, m->frees);
 		EQ(err[AA_ERR_NOMEM], m->nomem);
@@ -235,7 +235,7 @@ static void check_stats(struct diff *d, const char *when)
 		 * neither does its peak. err[NOMEM] counts user calls that
 		 * got NULL, as without caches (a refill that gets part of
 		 * its batch serves its call: no error). */
-		GE(peak_bytes_in_use, m->peak);
+		GE(heap_peak_bytes, m->peak);
 		EQ(err[AA_ERR_NOMEM], m->nomem);
 		check_cache_counters(d, when);
 	}
@@ -703,7 +703,7 @@ static void run_differential(bool caches)
 		    (unsigned long long)d.m.nomem, (unsigned long long)d.nr_grow_calls,
 		    (unsigned long long)d.nomem_tail_checks,
 		    d.peak_live, (unsigned long long)d.peak_live_bytes,
-		    (unsigned long long)d.m.peak, (unsigned long long)st.peak_bytes_in_use,
+		    (unsigned long long)d.m.peak, (unsigned long long)st.heap_peak_bytes,
 		    (unsigned long long)d.peak_cached_objs,
 		    (unsigned long long)d.peak_cached_bytes, drained,
 		    (unsigned long long)d.m.grows, now_sec() - t0);

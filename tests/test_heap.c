@@ -512,16 +512,16 @@ Test(heap, stats_are_live_in_the_mmap)
 	__u64 p, q;
 
 	p = t_malloc(h, 1000);
-	cr_assert_eq(r->stats.bytes_in_use, 1024);
+	cr_assert_eq(r->stats.heap_bytes, 1024);
 	q = t_malloc(h, 10);
-	cr_assert_eq(r->stats.bytes_in_use, 1040);
-	cr_assert_eq(r->stats.live_allocs, 2);
-	cr_assert_eq(r->stats.peak_bytes_in_use, 1040);
+	cr_assert_eq(r->stats.heap_bytes, 1040);
+	cr_assert_eq(r->stats.heap_live, 2);
+	cr_assert_eq(r->stats.heap_peak_bytes, 1040);
 	cr_assert_eq(t_free(h, p), 0);
-	cr_assert_eq(r->stats.bytes_in_use, 16);
-	cr_assert_eq(r->stats.peak_bytes_in_use, 1040);
-	cr_assert_eq(r->stats.nr_allocs, 2);
-	cr_assert_eq(r->stats.nr_frees, 1);
+	cr_assert_eq(r->stats.heap_bytes, 16);
+	cr_assert_eq(r->stats.heap_peak_bytes, 1040);
+	cr_assert_eq(r->stats.heap_allocs, 2);
+	cr_assert_eq(r->stats.heap_frees, 1);
 	cr_assert_eq(t_free(h, q), 0);
 	cr_assert_eq(r->stats.span_pages, 2, "each class keeps its empty span");
 	cr_assert_geq(aa_heap__drain(h), 0);

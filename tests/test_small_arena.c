@@ -86,10 +86,10 @@ Test(small_arena, the_roots_slot_becomes_a_partial_chunk)
 	cr_assert_eq(st.live_allocs, 0);
 	t_check(h);
 
-	nr_allocs = st.nr_allocs;
+	nr_allocs = st.heap_allocs;
 	cr_assert_eq(aa_heap__teardown(h), 4);
 	cr_assert_eq(r->version, AA_LAYOUT_VERSION, "teardown gave back the root's pages");
-	cr_assert_eq(r->stats.nr_allocs, nr_allocs, "teardown gave back the root's pages");
+	cr_assert_eq(r->stats.heap_allocs, nr_allocs, "teardown gave back the root's pages");
 	cr_assert_eq(r->stats.absent_pages, 0);
 	cr_assert_eq(r->fault.pages_got - r->fault.pages_put, r->table_pages,
 		     "got %llu pages, put %llu, the root's tables %u",
@@ -191,7 +191,7 @@ Test(small_arena, checker_finds_broken_absent_counts)
 {
 	const struct aa_root *r;
 	struct aa_chunk_meta *meta;
-	struct aa_stats *st;
+	struct aa_heap_stats *st;
 	__u32 x = 0;
 	int slot;
 
@@ -206,7 +206,7 @@ Test(small_arena, checker_finds_broken_absent_counts)
 	meta->absent++;
 	cr_assert_eq(aa_heap__check(h), 23);
 	meta->absent--;
-	st = (struct aa_stats *)&r->stats;
+	st = (struct aa_heap_stats *)&r->stats;
 	st->absent_pages++;
 	cr_assert_eq(aa_heap__check(h), 24);
 	st->absent_pages--;

@@ -89,10 +89,8 @@ Test(stats, the_totals_count_the_calls_programs_made, .init = setup, .fini = tea
 		     (unsigned long long)st.bytes_in_use);
 	/* the heap's view holds the caches too, shown apart */
 	cr_expect_gt(st.cached_objs, 0, "nothing cached after 2,050 small calls?");
-	cr_expect_eq(st.heap_live, st.live_allocs + st.cached_objs + st.quarantined_objs +
-		     st.limbo_objs + st.parked_objs);
+	st = t_assert_stats(h, "calls");
 	cr_expect_eq(st.heap_bytes, st.bytes_in_use + st.cached_bytes);
-	cr_expect_eq(st.nr_allocs - st.nr_frees, st.live_allocs);
 }
 
 /* Debug mode: what the quarantine holds was freed by the program. */
@@ -102,7 +100,7 @@ Test(stats, quarantined_objects_are_not_live)
 	__u64 p[40];
 	struct aa_heap *dh = calls_from_userspace(AA_F_DEBUG, p, 40, 30);
 
-	cr_assert_eq(aa_heap__stats(dh, &st), 0);
+	st = t_assert_stats(dh, "debug");
 	cr_log_info("allocs %llu frees %llu live %llu bytes %llu\n",
 		    (unsigned long long)st.nr_allocs, (unsigned long long)st.nr_frees,
 		    (unsigned long long)st.live_allocs, (unsigned long long)st.bytes_in_use);
@@ -116,8 +114,8 @@ Test(stats, quarantined_objects_are_not_live)
 	aa_heap__destroy(dh);
 }
 
-/* Deferred frees count when called; the limbo node each one allocates is
- * the library's call, not the program's. */
+/* Deferred frees count when called; limbo holds the objects, and its
+ * nodes are its own memory, no caller's call. */
 Test(stats, deferred_frees_count_when_called)
 {
 	struct aa_stats st;
@@ -127,17 +125,100 @@ Test(stats, deferred_frees_count_when_called)
 
 	for (i = 5; i < 10; i++)
 		cr_assert_eq(aa_heap__free_deferred(dh, p[i]), 0);
-	cr_assert_eq(aa_heap__stats(dh, &st), 0);
+	st = t_assert_stats(dh, "deferred");
 	cr_expect_eq(st.nr_allocs, 20, "allocs %llu", (unsigned long long)st.nr_allocs);
 	cr_expect_eq(st.nr_frees, 10, "frees %llu", (unsigned long long)st.nr_frees);
 	cr_expect_eq(st.live_allocs, 10, "live %llu", (unsigned long long)st.live_allocs);
 	cr_expect_eq(st.bytes_in_use, 10 * 64);
-	cr_expect_eq(st.limbo_objs, 10, "5 objects and their nodes");
+	cr_expect_eq(st.limbo_objs, 5, "limbo %llu", (unsigned long long)st.limbo_objs);
+	cr_expect_eq(st.limbo_bytes, 5 * 64);
+	cr_expect_geq(st.limbo_nodes, 5, "a node per object in limbo");
+	cr_expect_eq(st.limbo_node_bytes, st.limbo_nodes * AA_MIN_SIZE);
 	while (aa_heap__stats(dh, &st) == 0 && st.limbo_objs)
 		cr_assert_geq(aa_heap__reclaim(dh), 0);
+	st = t_assert_stats(dh, "reclaimed");
 	cr_expect_eq(st.nr_allocs, 20);
 	cr_expect_eq(st.nr_frees, 10);
 	cr_expect_eq(st.live_allocs, 10);
 	cr_expect_eq(st.bytes_in_use, 10 * 64);
+	cr_expect_gt(st.limbo_nodes, 0, "the nodes stay, spare");
+	cr_assert_geq(aa_heap__drain(dh), 0);
+	st = t_assert_stats(dh, "drained");
+	cr_expect_eq(st.limbo_nodes, 0, "a drain gives the spare nodes back");
+	cr_expect_eq(st.heap_live, 10, "the heap holds the 10 live objects only");
 	aa_heap__destroy(dh);
+}
+
+/* --- The equations under a mixed workload --------------------------------- */
+
+/* The totals after a step of mixed_workload(): the equations hold
+ * (t_assert_stats()), and the calls are the test's own. */
+static void expect_calls(struct aa_heap *mh, const char *when, __u64 allocs, __u64 frees,
+			 __u64 limbo)
+{
+	struct aa_stats st = t_assert_stats(mh, when);
+
+	cr_assert_eq(st.nr_allocs, allocs, "%s: nr_allocs %llu, the test made %llu", when,
+		     (unsigned long long)st.nr_allocs, (unsigned long long)allocs);
+	cr_assert_eq(st.nr_frees, frees, "%s: nr_frees %llu, the test made %llu", when,
+		     (unsigned long long)st.nr_frees, (unsigned long long)frees);
+	cr_assert_eq(st.limbo_objs, limbo, "%s: limbo_objs %llu, the test deferred %llu", when,
+		     (unsigned long long)st.limbo_objs, (unsigned long long)limbo);
+}
+
+#define MIXED_N	300
+
+/* MIXED_N allocations of mixed sizes (every 50th a 3-page run), half by
+ * the aa__call program (a CPU cache) and half by this thread (its user
+ * cache, where the mode has them); a third freed plainly, a third
+ * deferred; reclaim rounds; a drain; the rest freed. The equations hold
+ * after every step, and the totals are the calls the test made. */
+static void mixed_workload(__u32 flags)
+{
+	struct aa_heap *mh = t_open_flags(1 << 13, 8 * MiB, flags);
+	__u64 p[MIXED_N], allocs = 0, frees = 0, size;
+	struct aa_stats st;
+	int i;
+
+	for (i = 0; i < MIXED_N; i++, allocs++) {
+		size = i % 50 == 49 ? 3 * 4096 : 16 + (i * 40) % 2000;
+		p[i] = i & 1 ? t_malloc(mh, size) : aa_heap__malloc(mh, size);
+		cr_assert_neq(p[i], 0, "allocation %d of %llu B", i, (unsigned long long)size);
+	}
+	expect_calls(mh, "allocated", allocs, frees, 0);
+	for (i = 0; i < MIXED_N; i += 3, frees++)
+		cr_assert_eq(i & 1 ? t_free(mh, p[i]) : aa_heap__free(mh, p[i]), 0);
+	for (i = 1; i < MIXED_N; i += 3, frees++)
+		cr_assert_eq(aa_heap__free_deferred(mh, p[i]), 0);
+	expect_calls(mh, "freed and deferred", allocs, frees, MIXED_N / 3);
+	while (aa_heap__stats(mh, &st) == 0 && st.limbo_objs)
+		cr_assert_geq(aa_heap__reclaim(mh), 0);
+	expect_calls(mh, "reclaimed", allocs, frees, 0);
+	cr_assert_geq(aa_heap__drain(mh), 0);
+	expect_calls(mh, "drained", allocs, frees, 0);
+	for (i = 2; i < MIXED_N; i += 3, frees++)
+		cr_assert_eq(i & 1 ? t_free(mh, p[i]) : aa_heap__free(mh, p[i]), 0);
+	cr_assert_geq(aa_heap__drain(mh), 0);
+	expect_calls(mh, "all freed", allocs, frees, 0);
+	st = t_stats(mh);
+	cr_assert_eq(st.live_allocs, 0);
+	cr_assert_eq(st.heap_live, 0, "the heap still counts %llu blocks out (limbo nodes %llu)",
+		     (unsigned long long)st.heap_live, (unsigned long long)st.limbo_nodes);
+	t_check(mh);
+	aa_heap__destroy(mh);
+}
+
+Test(stats, equations_hold_with_caches_and_deferred_free)
+{
+	mixed_workload(AA_F_DEFER);
+}
+
+Test(stats, equations_hold_in_debug_mode_with_deferred_free)
+{
+	mixed_workload(AA_F_DEFER | AA_F_DEBUG);
+}
+
+Test(stats, equations_hold_without_caches)
+{
+	mixed_workload(AA_F_DEFER | AA_F_NO_CACHES);
 }

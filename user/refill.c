@@ -121,7 +121,7 @@ AA_API int aa_heap__wait_refill(struct aa_heap *h, int timeout_ms, struct aa_ref
 
 static bool below_watermark(const struct aa_root *r)
 {
-	return aa_below_watermark(r->stats.nr_chunks, r->stats.absent_pages, r->stats.bytes_in_use,
+	return aa_below_watermark(r->stats.nr_chunks, r->stats.absent_pages, r->stats.heap_bytes,
 				  r->tun.low_watermark);
 }
 

@@ -28,17 +28,6 @@ AA_API const char *aa_error_str(enum aa_error err)
 
 /* --- Totals: the calls programs made (equations: struct aa_stats) ------- */
 
-/* Bytes of the smallest class of at least bytes (a limbo node's). */
-static __u64 class_bytes(const struct aa_root *r, __u64 bytes)
-{
-	int c;
-
-	for (c = 0; c < AA_NR_CLASSES; c++)
-		if (r->class_size[c] >= bytes)
-			return r->class_size[c];
-	return 0;
-}
-
 static const struct aa_cpu_cache *cache_at(const struct aa_heap *h, int *i);
 
 /* What the caches served and hold: one copy of each CPU's and user cache
@@ -94,17 +83,13 @@ AA_API int aa_heap__stats(const struct aa_heap *h, struct aa_stats *out)
 {
 	const volatile struct aa_root *r;
 	struct cache_sums cs;
-	__u64 node, nodes;
 
 	AA_CHECK_HEAP(h, -EINVAL);
 	r = h->root;
 	if (!r || !out)
 		return aa_err(-EINVAL);
-	memcpy(out, (const void *)&r->stats, sizeof(*out));
-	out->heap_allocs = out->nr_allocs;
-	out->heap_frees = out->nr_frees;
-	out->heap_live = out->live_allocs;
-	out->heap_bytes = out->bytes_in_use;
+	memset(out, 0, sizeof(*out));
+	memcpy(&out->heap, (const void *)&r->stats, sizeof(out->heap));
 
 	cache_sums(h, &cs);	/* one copy of each CPU's cache */
 	out->cached_objs = cs.objs;
@@ -113,22 +98,20 @@ AA_API int aa_heap__stats(const struct aa_heap *h, struct aa_stats *out)
 		out->quarantined_objs = r->debug.q_objs;
 		out->quarantined_bytes = r->debug.q_bytes;
 	}
-	/* one limbo node per object in limbo, allocated like any object */
-	nodes = r->defer.pending_objs;
-	node = class_bytes((const struct aa_root *)r, sizeof(struct aa_defer_node) +
-			   (r->flags & AA_F_DEBUG ? AA_DEBUG_TAIL : 0));
-	out->limbo_objs = 2 * nodes;
-	out->limbo_bytes = r->defer.pending_bytes + nodes * node;
+	out->limbo_objs = r->defer.pending_objs;
+	out->limbo_bytes = r->defer.pending_bytes;
+	out->limbo_nodes = r->defer.nodes;
+	out->limbo_node_bytes = out->limbo_nodes * AA_MIN_SIZE;
 	out->parked_objs = aa_sub_clamp(out->frees_parked, out->frees_unparked);
 
-	out->nr_allocs = aa_sub_clamp(cs.allocs + out->tc_allocs + out->direct_allocs,
-				      r->defer.deferred);
-	out->nr_frees = aa_sub_clamp(cs.frees + out->tc_frees + out->direct_frees +
-				     out->quarantined_objs + r->defer.deferred, r->defer.reclaimed);
+	out->nr_allocs = cs.allocs + out->tc_allocs + out->direct_allocs;
+	out->nr_frees = cs.frees + out->tc_frees + out->direct_frees + r->defer.deferred +
+			out->quarantined_objs;
 	out->live_allocs = aa_sub_clamp(out->heap_live, out->cached_objs + out->quarantined_objs +
-					out->limbo_objs + out->parked_objs);
+					out->limbo_objs + out->limbo_nodes + out->parked_objs);
 	out->bytes_in_use = aa_sub_clamp(out->heap_bytes, out->cached_bytes +
-					 out->quarantined_bytes + out->limbo_bytes);
+					 out->quarantined_bytes + out->limbo_bytes +
+					 out->limbo_node_bytes);
 	return 0;
 }
 
@@ -143,14 +126,15 @@ AA_API int aa_stats__print(const struct aa_stats *st, FILE *out)
 	fprintf(out, "       allocs %llu  frees %llu\n",
 		(unsigned long long)st->nr_allocs, (unsigned long long)st->nr_frees);
 	fprintf(out, "held:  cached %llu (%llu B), quarantined %llu (%llu B), "
-		"limbo %llu (%llu B), parked %llu\n",
+		"limbo %llu (%llu B) and %llu nodes (%llu B), parked %llu\n",
 		(unsigned long long)st->cached_objs, (unsigned long long)st->cached_bytes,
 		(unsigned long long)st->quarantined_objs, (unsigned long long)st->quarantined_bytes,
 		(unsigned long long)st->limbo_objs, (unsigned long long)st->limbo_bytes,
+		(unsigned long long)st->limbo_nodes, (unsigned long long)st->limbo_node_bytes,
 		(unsigned long long)st->parked_objs);
 	fprintf(out, "heap:  in use %llu B (peak %llu B) in %llu objects, "
 		"allocs %llu  frees %llu (caches' refills and spills included)\n",
-		(unsigned long long)st->heap_bytes, (unsigned long long)st->peak_bytes_in_use,
+		(unsigned long long)st->heap_bytes, (unsigned long long)st->heap_peak_bytes,
 		(unsigned long long)st->heap_live, (unsigned long long)st->heap_allocs,
 		(unsigned long long)st->heap_frees);
 	fprintf(out, "pages: mapped %llu (peak %llu), chunks %llu (%llu whole in large "

@@ -152,7 +152,7 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 	jw_name(w, "heap");
 	jw_start_object(w);
 	jw_kv_uint(w, "bytes_in_use", st->bytes_in_use);
-	jw_kv_uint(w, "peak_bytes_in_use", st->peak_bytes_in_use);
+	jw_kv_uint(w, "peak_bytes_in_use", st->heap_peak_bytes);
 	jw_kv_uint(w, "live_allocs", st->live_allocs);
 	jw_kv_uint(w, "allocs", st->nr_allocs);
 	jw_kv_uint(w, "frees", st->nr_frees);
@@ -162,6 +162,8 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 	jw_kv_uint(w, "quarantined_objects", st->quarantined_objs);
 	jw_kv_uint(w, "limbo_bytes", st->limbo_bytes);
 	jw_kv_uint(w, "limbo_objects", st->limbo_objs);
+	jw_kv_uint(w, "limbo_nodes", st->limbo_nodes);
+	jw_kv_uint(w, "limbo_node_bytes", st->limbo_node_bytes);
 	jw_kv_uint(w, "parked_objects", st->parked_objs);
 	jw_kv_uint(w, "heap_bytes_in_use", st->heap_bytes);
 	jw_kv_uint(w, "heap_live_objects", st->heap_live);
