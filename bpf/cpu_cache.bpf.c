@@ -264,6 +264,23 @@ static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls, __u64 size)
 	return p ? p : aa_cpu_cache_alloc_slow(cls, size);
 }
 
+/* An object of class cls from this CPU's cache for a tier above that
+ * keeps it as its own memory (the limbo's nodes, defer.bpf.c), not as an
+ * allocation: no counter of the cache counts it (cached_objs loses it,
+ * the taker counts it). Its address, or 0 (no cache, claimed, or empty).
+ * Any context: the claim is all it takes, no lock. */
+static __always_inline __u64 aa_cpu_cache_take(__u32 cls)
+{
+	struct aa_cpu_cache __arena *cc = this_cpu_cache();
+	__u64 p = 0;
+
+	if (!cc || !__aa_cache_claim(cc, AA_CC_OWNER))
+		return 0;
+	__aa_class_take(&cc->cls[aa_cls_idx(cls)], &p);
+	__aa_cache_release(cc);
+	return p;
+}
+
 /*
  * Free ptr. A live span object is claimed (__aa_claim) and goes to this
  * CPU's cache; anything else (a page run, a bad pointer) is the heap's to

@@ -11,6 +11,7 @@
 int aa__cpu_cache_drain(__u32 cpu);
 static __always_inline __u64 aa_cpu_cache_alloc(__u32 cls, __u64 size);
 static __always_inline int aa_cpu_cache_free(__u64 ptr);
+static __always_inline __u64 aa_cpu_cache_take(__u32 cls);
 int aa_cpu_cache_free_slow(__u64 ptr, __u32 cls);
 static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, __u32 cls,
 					      __u64 size);

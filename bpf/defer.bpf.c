@@ -9,9 +9,10 @@
  *             RCU grace period. Heaps initialised with AA_F_DEFER only.
  * From below: aa__heap_judge(), aa_heap_return_bulk() and, for the
  *             limbo's own 16-byte nodes, aa__heap_alloc_chain() and
- *             park_chain() (heap.bpf.c); aa__arena_self_grow() where the
- *             heap grows itself. No page kfunc but through that; the heap
- *             lock only when the spare nodes run out.
+ *             park_chain() (heap.bpf.c), else aa_cpu_cache_take()
+ *             (cpu_cache.bpf.c); aa__arena_self_grow() where the heap
+ *             grows itself. No page kfunc but through that; the heap lock
+ *             only when the spare nodes run out.
  * To above:   free_deferred_inline() for api.bpf.c; the epoch and reclaim
  *             steps for entry.bpf.c's aa__reclaim, and the spare nodes'
  *             return for its aa__drain; defer_reset() for lifecycle.bpf.c.
@@ -55,6 +56,7 @@
 #include "buddy.h"
 #include "heap.h"
 #include "debug.h"
+#include "cpu_cache.h"
 #include "self_grow.h"
 
 #define AA_RECLAIM_MAX		(1U << 16)	/* nodes per aa__reclaim run */
@@ -120,7 +122,9 @@ static __always_inline bool limbo_over_bound(__u64 pending)
 /* --- The limbo's nodes ------------------------------------------------------
  * A node is the limbo's own memory, never a caller's allocation: taken
  * from the heap (class 0, AA_MIN_SIZE bytes) a batch at a time by
- * aa__heap_alloc_chain(), which counts it in the heap's view only; kept
+ * aa__heap_alloc_chain(), which counts it in the heap's view only, or,
+ * where the heap lock is out of reach, one from this CPU's cache
+ * (aa_cpu_cache_take(): the heap counted it when the cache got it); kept
  * spare between uses on defer.spare; given back to the heap by a drain
  * (aa__defer_drain_nodes()) or with everything by a teardown. Debug mode
  * does not see them: a debug-mode caller never gets a 16-byte object
@@ -206,22 +210,50 @@ static __always_inline __u32 node_refill(void)
 	return first;
 }
 
-/* A node for a deferral: a spare one, else a refill. Its arena offset, or
- * AA_NIL. A frame of its own (internal.h, call frames): both deferring
- * public functions call it, and it is verified once. */
-__u32 aa__defer_node_get(void)
+/* Fewer than a batch of spare nodes (every node not under an object in
+ * limbo is spare, but for those a deferral or the reclaimer holds for a
+ * moment: an estimate, which is all a watermark needs). */
+static __always_inline bool spare_low(void)
 {
-	__u32 off = spare_pop();
-
-	return off != AA_NIL ? off : node_refill();
+	return READ_ONCE_ARENA(aa__root.defer.nodes) -
+	       READ_ONCE_ARENA(aa__root.defer.pending_objs) < AA_DEFER_NODE_BATCH;
 }
 
-/* aa__defer_node_get(), and where the heap grows itself and had none, a
- * chunk mapped and one more try. In the public function's frame. */
+/* A node for a deferral: a spare one, else a refill. Its arena offset, or
+ * AA_NIL. A deferral on a task's stack also tops the spare nodes up to a
+ * batch: an interrupt's deferral then finds one without the heap lock,
+ * which it may not reach (a holder it interrupted, or one on another CPU
+ * past its short wait). A frame of its own (internal.h, call frames): both
+ * deferring public functions call it, and it is verified once. */
+__u32 aa__defer_node_get(void)
+{
+	__u32 off = spare_pop(), more;
+
+	if (off == AA_NIL)
+		return node_refill();
+	if (aa_on_task_stack() && spare_low()) {
+		more = node_refill();
+		if (more != AA_NIL)
+			spare_push(more, aa_addr(more));
+	}
+	return off;
+}
+
+/* aa__defer_node_get(), else one from this CPU's cache, else, where the
+ * heap grows itself, a chunk mapped and one more try. In the public
+ * function's frame. */
 static __always_inline __u32 node_get(void)
 {
 	__u32 off = aa__defer_node_get();
+	__u64 p;
 
+	/* the heap lock out of reach (an interrupt over its holder, or a
+	 * holder on another CPU past the wait budget): this CPU's cache,
+	 * which takes no lock */
+	if (off == AA_NIL && (p = aa_cpu_cache_take(AA_DEFER_NODE_CLS))) {
+		__sync_fetch_and_add(&aa__root.defer.nodes, 1);
+		off = p - aa__root.arena_base;
+	}
 	if (off == AA_NIL && aa_self_grows() && aa__arena_self_grow(1) >= 0)
 		off = aa__defer_node_get();
 	return off;

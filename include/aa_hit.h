@@ -213,18 +213,28 @@ static __always_inline void __aa_cache_release(struct aa_cpu_cache __arena *cc)
 	__aa_store_release(&cc->busy, AA_CC_FREE);
 }
 
+/* Take the top of class k's LIFO into *p; false when it is empty. No
+ * counter counts it. REQUIRES: its cache claimed. */
+static __always_inline bool __aa_class_take(struct aa_cpu_class __arena *k, __u64 *p)
+{
+	__u32 n = k->count;
+
+	if (n - 1 >= AA_CPU_CACHE_MAX)
+		return false;
+	*p = k->objs[(n - 1) & (AA_CPU_CACHE_MAX - 1)];
+	k->count = n - 1;
+	return true;
+}
+
 /* Pop an object of class c for a request of size bytes, or 0 (empty).
  * REQUIRES: cc claimed; c < AA_NR_CLASSES. */
 static __always_inline __u64 __aa_cache_pop(struct aa_cpu_cache __arena *cc, __u32 c, __u64 size)
 {
 	struct aa_cpu_class __arena *k = &cc->cls[c];
-	__u32 n = k->count;
-	__u64 p;
+	__u64 p = 0;
 
-	if (n - 1 >= AA_CPU_CACHE_MAX)
+	if (!__aa_class_take(k, &p))
 		return 0;
-	p = k->objs[(n - 1) & (AA_CPU_CACHE_MAX - 1)];
-	k->count = n - 1;
 	k->stats.allocs++;
 	k->stats.req_bytes += size;
 	return p;

@@ -149,6 +149,50 @@ Test(stats, deferred_frees_count_when_called)
 	aa_heap__destroy(dh);
 }
 
+/* A deferral that finds no spare node while the heap lock is out of
+ * reach (held, as by another CPU past the wait budget; an interrupt over
+ * the holder is the same) takes its node from this CPU's cache, which
+ * takes no lock: the node is the limbo's, not a call, and the equations
+ * hold. */
+Test(stats, a_deferral_without_the_heap_lock_takes_its_node_from_the_cpu_cache)
+{
+	struct aa_heap *dh = t_open_flags(1 << 12, 4 * MiB, AA_F_DEFER);
+	struct aa_root *r = (struct aa_root *)aa_heap__root(dh);
+	__u64 p, q[4];
+	__u32 cached;
+	struct aa_stats st;
+	int i, err;
+
+	cr_assert_eq(t_pin_cpu(0), 0);
+	for (i = 0; i < 4; i++)
+		cr_assert_neq(q[i] = t_malloc(dh, AA_MIN_SIZE), 0);
+	for (i = 0; i < 4; i++)
+		cr_assert_eq(t_free(dh, q[i]), 0);
+	cached = aa_heap__cpu_cache(dh, 0)->cls[0].count;
+	cr_assert_gt(cached, 0, "no 16-byte object in CPU 0's cache");
+	cr_assert_neq(p = t_malloc(dh, 64), 0);
+	__atomic_store_n(&r->lock, 2, __ATOMIC_SEQ_CST);	/* held, as by CPU 1 */
+	err = aa_heap__free_deferred(dh, p);
+	__atomic_store_n(&r->lock, 0, __ATOMIC_SEQ_CST);
+	cr_assert_eq(err, 0, "a deferral without the heap lock failed: %d", err);
+	cr_assert_eq(aa_heap__cpu_cache(dh, 0)->cls[0].count, cached - 1,
+		     "the node did not come from CPU 0's cache");
+	st = t_assert_stats(dh, "deferred without the lock");
+	cr_expect_eq(st.limbo_objs, 1);
+	cr_expect_eq(st.limbo_nodes, 1);
+	cr_expect_eq(st.nr_allocs, 5, "the node counted as a call: nr_allocs %llu",
+		     (unsigned long long)st.nr_allocs);
+	while (aa_heap__stats(dh, &st) == 0 && st.limbo_objs)
+		cr_assert_geq(aa_heap__reclaim(dh), 0);
+	cr_assert_geq(aa_heap__drain(dh), 0);
+	st = t_assert_stats(dh, "reclaimed and drained");
+	cr_expect_eq(st.limbo_nodes, 0);
+	cr_expect_eq(st.heap_live, 0, "the heap counts %llu blocks out",
+		     (unsigned long long)st.heap_live);
+	t_check(dh);
+	aa_heap__destroy(dh);
+}
+
 /* --- The equations under a mixed workload --------------------------------- */
 
 /* The totals after a step of mixed_workload(): the equations hold
