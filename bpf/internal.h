@@ -138,7 +138,9 @@
  *    deferral finds it) and the plain free's claim reads it after its own
  *    cmpxchg, while the deferral reads word 0 after setting it (both full
  *    barriers): of a plain and a deferred free racing on one object at
- *    least one sees the other and gives up. Pushers cmpxchg the stack's
+ *    least one sees the other and gives up. (An inline free in a
+ *    deferred-free heap takes the global function, whose claim is the one
+ *    that reads the bit.) Pushers cmpxchg the stack's
  *    head; the one reclaimer (it holds defer.reclaiming) takes a whole
  *    stack with an exchange and walks it privately: no ABA. The spare
  *    nodes' stack (defer.spare) has many poppers: its head carries a
