@@ -337,51 +337,81 @@ static __always_inline __u64 __aa_slot_word(const struct aa_fast *f, __u64 rel,
 	return *(volatile __aa_word64 __arena *)*sp;
 }
 
-/* An arena address from its low 32 bits. An arena never crosses a 4-GiB
- * boundary of the address space (the kernel refuses such a map), so
- * its addresses share their high half; a BPF program's access uses the
- * low half only (the JIT adds it to the kernel's mapping of the arena). */
-static __always_inline __u64 __aa_arena_addr(const struct aa_fast *f, __u32 lo)
-{
-#ifdef __BPF__
-	(void)f;
-	return lo;
-#else
-	return (f->arena_base & ~0xffffffffULL) | lo;
-#endif
-}
-
 /* What a lock-free lookup of a span object saw, for its claim to check
  * again: the page-map entry and its address, the slot word (state
- * AA_SLOT_CHUNK, so its meta_off says it all) and its address. Packed in
- * two words, an address by its low 32 bits (__aa_arena_addr()), because
- * they live across the claim's cmpxchg, where an inline free in a BPF
- * loop has two or three scratch registers to spare. */
+ * AA_SLOT_CHUNK, so its meta_off says it all) and its address. In BPF,
+ * packed in two words, an address by its low 32 bits, because they live
+ * across the claim's cmpxchg, where an inline free in a program's loop
+ * has two or three scratch registers to spare: an arena never crosses a
+ * 4-GiB boundary of the address space (the kernel refuses such a map),
+ * and a BPF access uses the low half of an arena address only (the JIT
+ * adds it to the kernel's mapping). Userspace keeps them as they are. */
+#ifdef __BPF__
 struct aa_seen {
 	__u64 pm_e;		/* page-map entry address << 32 | entry */
 	__u64 slot_meta;	/* slot word address << 32 | meta_off */
 };
+#else
+struct aa_seen {
+	__u32 *pm;
+	__aa_word64 *slot;
+	__u32 e;
+	__u32 meta_off;
+};
+#endif
+
+static __always_inline void __aa_seen_set(struct aa_seen *s, __u32 __arena *pm, __u32 e,
+					  __aa_word64 __arena *slot, __u32 meta_off)
+{
+#ifdef __BPF__
+	s->pm_e = (__u64)(__u32)(__u64)pm << 32 | e;
+	s->slot_meta = (__u64)(__u32)(__u64)slot << 32 | meta_off;
+	/* two registers, not their four parts: the compiler must not see
+	 * through the packing */
+	barrier_var(s->pm_e);
+	barrier_var(s->slot_meta);
+#else
+	s->pm = pm;
+	s->e = e;
+	s->slot = slot;
+	s->meta_off = meta_off;
+#endif
+}
 
 static __always_inline __u32 __aa_seen_e(const struct aa_seen *s)
 {
+#ifdef __BPF__
 	return (__u32)s->pm_e;
+#else
+	return s->e;
+#endif
 }
 
-static __always_inline __u32 __arena *__aa_seen_pm(const struct aa_fast *f,
-						    const struct aa_seen *s)
+static __always_inline __u32 __arena *__aa_seen_pm(const struct aa_seen *s)
 {
-	return (__u32 __arena *)__aa_arena_addr(f, s->pm_e >> 32);
+#ifdef __BPF__
+	return (__u32 __arena *)(s->pm_e >> 32);
+#else
+	return s->pm;
+#endif
 }
 
-static __always_inline __aa_word64 __arena *__aa_seen_slot(const struct aa_fast *f,
-							    const struct aa_seen *s)
+static __always_inline __aa_word64 __arena *__aa_seen_slot(const struct aa_seen *s)
 {
-	return (__aa_word64 __arena *)__aa_arena_addr(f, s->slot_meta >> 32);
+#ifdef __BPF__
+	return (__aa_word64 __arena *)(s->slot_meta >> 32);
+#else
+	return s->slot;
+#endif
 }
 
 static __always_inline __u64 __aa_seen_sw(const struct aa_seen *s)
 {
+#ifdef __BPF__
 	return AA_SLOT_WORD(AA_SLOT_CHUNK, (__u32)s->slot_meta);
+#else
+	return AA_SLOT_WORD(AA_SLOT_CHUNK, s->meta_off);
+#endif
 }
 
 /* The span page under ptr, lock-free: its class (>= 0) with *off = ptr's
@@ -408,12 +438,7 @@ static __always_inline int __aa_span_entry(const struct aa_fast *f, __u64 ptr, _
 	*off = rel;
 	pm = &meta->pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
 	e = *pm;
-	s->pm_e = (__u64)(__u32)(__u64)pm << 32 | e;
-	s->slot_meta = (__u64)(__u32)(__u64)sp << 32 | (sw >> 32);
-	/* two registers, not their four parts: the compiler must not see
-	 * through the packing */
-	barrier_var(s->pm_e);
-	barrier_var(s->slot_meta);
+	__aa_seen_set(s, pm, e, sp, sw >> 32);
 	/* kind SPAN and class < AA_NR_CLASSES, in one comparison */
 	cls = (e >> 8) - (AA_PM_SPAN << (AA_PM_KIND_SHIFT - 8));
 	if (cls >= AA_NR_CLASSES)
@@ -501,8 +526,8 @@ static __always_inline int __aa_claim_object(const struct aa_fast *f, __u64 ptr,
 
 	if (!__aa_claim_word(ptr, f->key, &v))
 		return -1;
-	return __aa_claim(f, ptr, f->key, v, __aa_seen_pm(f, s), __aa_seen_e(s),
-			  __aa_seen_slot(f, s), __aa_seen_sw(s), defer);
+	return __aa_claim(f, ptr, f->key, v, __aa_seen_pm(s), __aa_seen_e(s), __aa_seen_slot(s),
+			  __aa_seen_sw(s), defer);
 }
 
 #endif /* __AA_HIT_H */
