@@ -181,10 +181,11 @@ static __always_inline __u32 spare_pop(void)
 	return top;
 }
 
-/* A node from the heap for a deferral that found no spare one: a batch,
- * the first for the caller, the rest spare. Its arena offset, or AA_NIL
- * (the heap had none, or its lock was out of reach). */
-static __always_inline __u32 node_refill(void)
+/* A batch of nodes from the heap, on the spare stack but for the first
+ * where keep (a deferral that found no spare one takes it). The first's
+ * arena offset, or AA_NIL (the heap had none, or its lock was out of
+ * reach). */
+static __always_inline __u32 node_refill(bool keep)
 {
 	__u32 first = aa__heap_alloc_chain(AA_DEFER_NODE_CLS, AA_DEFER_NODE_BATCH);
 	__u32 rest, n = AA_ZERO;
@@ -194,7 +195,7 @@ static __always_inline __u32 node_refill(void)
 	heap_settle();
 	if (first == AA_NIL)
 		return AA_NIL;
-	rest = ((aa_defer_node_t *)aa_addr(first))->next;
+	rest = keep ? ((aa_defer_node_t *)aa_addr(first))->next : first;
 	last = aa_addr(rest);
 	aa_for(i, 0, AA_DEFER_NODE_BATCH) {	/* the chain's last node */
 		if (rest == AA_NIL || last->next == AA_NIL)
@@ -206,7 +207,7 @@ static __always_inline __u32 node_refill(void)
 		spare_push(rest, last);
 		n++;
 	}
-	__sync_fetch_and_add(&aa__root.defer.nodes, n + 1);
+	__sync_fetch_and_add(&aa__root.defer.nodes, n + keep);
 	return first;
 }
 
@@ -227,15 +228,12 @@ static __always_inline bool spare_low(void)
  * deferring public functions call it, and it is verified once. */
 __u32 aa__defer_node_get(void)
 {
-	__u32 off = spare_pop(), more;
+	__u32 off = spare_pop();
 
 	if (off == AA_NIL)
-		return node_refill();
-	if (aa_on_task_stack() && spare_low()) {
-		more = node_refill();
-		if (more != AA_NIL)
-			spare_push(more, aa_addr(more));
-	}
+		return node_refill(true);
+	if (aa_on_task_stack() && spare_low())
+		node_refill(false);
 	return off;
 }
 

@@ -654,37 +654,55 @@ __u64 aa__heap_usable_size(__u64 ptr)
 	return kind_bytes(kind, off, pmw);
 }
 
+/* One lock hold's allocations, the body of both rounds below: objects of
+ * class cls popped from its central list into arr[from .. end) (user
+ * addresses; cached: marked for a CPU cache, else word 0 zeroed) or,
+ * given a chain, linked through their first 32-bit word in front of
+ * *chain (arena offsets). Returns how many, or -AA_ERR_BUSY / -AA_ERR_NESTED (not
+ * counted). */
+static __always_inline int alloc_hold(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cached,
+				      __u32 *chain)
+{
+	__u64 __arena *out = (__u64 __arena *)arr;
+	__u64 mask = cached ? ~0ULL : 0;
+	__u32 off, got = AA_ZERO;
+	bool dry = false, raised;
+	int i, err;
+
+	err = aa_lock();
+	if (err)
+		return err;
+	aa_for(i, from, end) {
+		off = central_pop_locked(cls, mask);
+		dry = off == AA_NIL;
+		if (dry)
+			break;
+		account_alloc(aa_class(cls)->size);
+		if (chain) {
+			*(__u32 __arena *)aa_addr(off) = *chain;
+			*chain = off;
+		} else {
+			out[i] = aa__root.arena_base + off;
+		}
+		got++;
+	}
+	raised = check_watermark(dry);
+	aa_unlock();
+	if (raised)
+		refill_notify(dry ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
+	return got;
+}
+
 /* One lock hold of aa_heap_alloc_bulk(): objects into arr[from .. end),
  * at most AA_HOLD_OBJS. Global: verified once, its loop apart from the
  * caller's. Returns how many it got, or -AA_ERR_BUSY / -AA_ERR_NESTED
  * (not counted). */
 int aa__heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cached)
 {
-	__u64 __arena *out = (__u64 __arena *)arr;
-	__u64 mask = cached ? ~0ULL : 0;
-	__u32 off, got = AA_ZERO;
-	bool raised;
-	int i, err;
-
 	if (end > from + AA_HOLD_OBJS)
 		end = from + AA_HOLD_OBJS;
 	aa_lock_yield();
-	err = aa_lock();
-	if (err)
-		return err;
-	aa_for(i, from, end) {
-		off = central_pop_locked(cls, mask);
-		if (off == AA_NIL)
-			break;
-		account_alloc(aa_class(cls)->size);
-		out[i] = aa__root.arena_base + off;
-		got++;
-	}
-	raised = check_watermark(from + got < end);
-	aa_unlock();
-	if (raised)
-		refill_notify(from + got < end ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
-	return got;
+	return alloc_hold(arr, from, end, cls, cached, NULL);
 }
 
 /* Up to n (<= AA_HOLD_OBJS) objects of class cls in one lock hold, for a
@@ -696,26 +714,11 @@ int aa__heap_alloc_round(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cach
  * operation, the caller completes parked frees (heap_settle()). */
 __u32 aa__heap_alloc_chain(__u32 cls, __u32 n)
 {
-	__u32 first = AA_NIL, off;
-	bool raised;
-	int i;
+	__u32 first = AA_NIL;
 
 	if (!aa_heap_ready() || cls >= AA_NR_CLASSES)
 		return AA_NIL;
-	if (aa_lock())
-		return AA_NIL;
-	aa_for(i, 0, n < AA_HOLD_OBJS ? n : AA_HOLD_OBJS) {
-		off = central_pop_locked(cls, 0);
-		if (off == AA_NIL)
-			break;
-		account_alloc(aa_class(cls)->size);
-		*(__u32 __arena *)aa_addr(off) = first;
-		first = off;
-	}
-	raised = check_watermark(first == AA_NIL);
-	aa_unlock();
-	if (raised)
-		refill_notify(first == AA_NIL ? AA_EV_NOMEM : AA_EV_LOW_WATERMARK);
+	alloc_hold(0, 0, n < AA_HOLD_OBJS ? n : AA_HOLD_OBJS, cls, 0, &first);
 	return first;
 }
 
