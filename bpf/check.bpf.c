@@ -43,14 +43,17 @@
  */
 
 /* The modes of the root's flags, as the fast paths and the tiers follow
- * them: aa_fast's mode and defer word (published with the heap), and the
+ * them: aa_fast's mode and defer word (published with the heap), the
+ * inline free's bound (the arena size, 0 where the heap defers frees or
+ * no fast path runs), and the
  * carve tail (debug mode's poison, else none), which lifecycle.bpf.c's
  * init sets through the tiers' resets after the flags. Returns 0 or 27. */
 static __always_inline int check_modes(void)
 {
 	__u32 f = aa__root.flags;
 
-	if (aa_fast.mode != (f & AA_FAST_MODES) || aa_fast.defer != (f & AA_F_DEFER))
+	if (aa_fast.mode != (f & AA_FAST_MODES) || aa_fast.defer != (f & AA_F_DEFER) ||
+	    aa_fast.free_size != (f & (AA_F_DEFER | AA_FAST_OFF) ? 0 : aa_fast.arena_size))
 		return 27;
 	return aa__root.carve_tail == (f & AA_F_DEBUG ? AA_DEBUG_POISON : 0) ? 0 : 27;
 }

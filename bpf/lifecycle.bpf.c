@@ -54,9 +54,9 @@ struct aa_fast aa_fast SEC(".data.aa_fast");
 
 /* --- Publication ------------------------------------------------------------ */
 
-/* Copy the hot fields, then the CPU caches' addresses, then the arena
- * size (the inline free's gate), each step visible before the next
- * (exchange: full barrier).
+/* Copy the hot fields, then the CPU caches' addresses, then the inline
+ * free's bound and the arena size (the lock-free lookups' gate), each step
+ * visible before the next (exchange: full barrier).
  * Without caches, and in debug mode, cc[] and arena_size stay 0 (the
  * inline API's gate: struct aa_fast), and the inline API always calls the
  * global functions.
@@ -76,17 +76,19 @@ static void publish_fast(void)
 		off = aa__root.cpu_cache_off[cpu];
 		aa_fast.cc[cpu] = off ? aa__root.arena_base + off : 0;
 	}
+	__sync_lock_test_and_set(&aa_fast.free_size, aa_fast.defer ? 0 : aa__root.arena_size);
 	__sync_lock_test_and_set(&aa_fast.arena_size, aa__root.arena_size);
 }
 
-/* Stop new inline calls from finding the heap: arena size and every cache
- * address to 0 (a call that read them already fails its claim on a cache
+/* Stop new inline calls from finding the heap: arena size, the inline
+ * free's bound and every cache address to 0 (a call that read them already fails its claim on a cache
  * that teardown holds, or is refused by the global function it falls to). */
 static void unpublish_fast(void)
 {
 	int cpu;
 
 	__sync_lock_test_and_set(&aa_fast.arena_size, 0);
+	__sync_lock_test_and_set(&aa_fast.free_size, 0);
 	aa_for(cpu, 0, AA_MAX_CPUS)
 		aa_fast.cc[cpu] = 0;
 }

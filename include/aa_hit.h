@@ -124,7 +124,8 @@ _Static_assert(sizeof(((struct aa_chunk_meta *)0)->pm) <= AA_PAGE_SIZE, "pm[] in
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "AA_SLOT_WORD: state is the low half");
 
 /* struct aa_fast from the root r, whose user address is root_addr: every
- * field but arena_size and cc[], which each side publishes after these
+ * field but arena_size, free_size and cc[], which each side publishes
+ * after these
  * (BPF: bpf/lifecycle.bpf.c's publish_fast(); userspace:
  * user/user_cache.c). The one fill of struct aa_fast. */
 static __always_inline void __aa_fast_fill(struct aa_fast *f, const struct aa_root __arena *r,
@@ -415,13 +416,13 @@ static __always_inline __u64 __aa_seen_sw(const struct aa_seen *s)
 }
 
 /* The span page under ptr, lock-free: its class (>= 0) with *off = ptr's
- * arena offset and *s what the lookup saw, or -1 for anything else (not
- * published, outside the arena, not in a span: the global aa_free_u64()
- * judges it). Whether ptr starts an object (or is even aligned) is the
+ * arena offset and *s what the lookup saw, or -1 for anything else (at or
+ * above bound: outside the arena, or 0, not published; not in a span: the
+ * global aa_free_u64() judges it). Whether ptr starts an object (or is even aligned) is the
  * caller's to check: __aa_object_start(). One slot load, one page-map
  * load. */
-static __always_inline int __aa_span_entry(const struct aa_fast *f, __u64 ptr, __u32 *off,
-					   struct aa_seen *s)
+static __always_inline int __aa_span_entry(const struct aa_fast *f, __u64 bound, __u64 ptr,
+					   __u32 *off, struct aa_seen *s)
 {
 	__u64 base = f->arena_base, rel = ptr - base, sw;
 	struct aa_chunk_meta __arena *meta;
@@ -429,7 +430,7 @@ static __always_inline int __aa_span_entry(const struct aa_fast *f, __u64 ptr, _
 	__u32 __arena *pm;
 	__u32 cls, e;
 
-	if (rel >= f->arena_size)	/* 0 until published */
+	if (rel >= bound)
 		return -1;
 	sw = __aa_slot_word(f, rel, &sp);
 	if ((__u32)sw != AA_SLOT_CHUNK)
@@ -447,14 +448,22 @@ static __always_inline int __aa_span_entry(const struct aa_fast *f, __u64 ptr, _
 }
 
 /* __aa_span_entry() for a span object: its class, or < 0. */
-static __always_inline int __aa_class_of(const struct aa_fast *f, __u64 ptr, struct aa_seen *s)
+static __always_inline int __aa_class_in(const struct aa_fast *f, __u64 bound, __u64 ptr,
+					 struct aa_seen *s)
 {
 	__u32 off = 0;
-	int cls = __aa_span_entry(f, ptr, &off, s);
+	int cls = __aa_span_entry(f, bound, ptr, &off, s);
 
 	if (cls < 0 || !__aa_object_start(off, __aa_seen_e(s), aa_class_hot[cls]))
 		return -1;
 	return cls;
+}
+
+/* __aa_class_in() for any pointer of the published arena (arena_size: 0
+ * until published). */
+static __always_inline int __aa_class_of(const struct aa_fast *f, __u64 ptr, struct aa_seen *s)
+{
+	return __aa_class_in(f, f->arena_size, ptr, s);
 }
 
 /* --- The claim ------------------------------------------------------------ */
@@ -498,22 +507,32 @@ static __always_inline bool __aa_claim_word(__u64 ptr, __u64 key, __u64 *v)
 	return ((*v ^ key ^ ptr) >> AA_TAG_BITS) != 0;	/* not a custody mark */
 }
 
+/* ptr as a pointer to its word 0, made afresh: in BPF a cast is one
+ * instruction, where keeping an earlier one live across the claim costs a
+ * spill and a reload (the scratch registers are few). */
+static __always_inline __aa_word64 __arena *__aa_word_at(__u64 ptr)
+{
+#ifdef __BPF__
+	barrier_var(ptr);
+#endif
+	return (__aa_word64 __arena *)ptr;
+}
+
 static __always_inline int __aa_claim(const struct aa_fast *f, __u64 ptr, __u64 key, __u64 v,
 				      __u32 __arena *check, __u32 expect,
 				      __aa_word64 __arena *slot, __u64 sw, __u64 defer)
 {
-	__aa_word64 __arena *w = (__aa_word64 __arena *)ptr;
 	__u64 mine = key ^ ptr ^ AA_TAG_FREED;
 	__u32 now;
 
-	if (__aa_cmpxchg64(w, v, mine) != v)
+	if (__aa_cmpxchg64(__aa_word_at(ptr), v, mine) != v)
 		return -1;
 	now = *(volatile __u32 __arena *)check;
 	if (now == expect && *(volatile __aa_word64 __arena *)slot == sw &&
-	    __aa_load_after(f, w, now) == mine &&
+	    __aa_load_after(f, __aa_word_at(ptr), now) == mine &&
 	    !(defer && __aa_defer_pending(f, ptr, f->arena_base + (sw >> 32))))
 		return 0;
-	__sync_val_compare_and_swap(w, mine, v);	/* undo the stray write */
+	__sync_val_compare_and_swap(__aa_word_at(ptr), mine, v);	/* undo the stray write */
 	return -1;
 }
 

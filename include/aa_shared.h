@@ -21,7 +21,7 @@
 #include "aa_size_classes.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	19
+#define AA_LAYOUT_VERSION	20
 
 #define AA_PAGE_SHIFT		12
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
@@ -259,10 +259,12 @@ struct aa_cpu_cache {
  * from a map value whose address the verifier knows (an extern arena
  * global does not link with libbpf 1.4; see the header).
  * Written only by the library's init and teardown (syscall programs):
- * init fills everything once the heap is published, cc[] after the rest
- * and `arena_size` last; teardown clears `arena_size` and cc[] before it
- * unpublishes (the inline free takes the slow path for any pointer at or
- * above arena_base + arena_size: with 0, for every pointer).
+ * init fills everything once the heap is published, cc[] after the rest,
+ * then `free_size` and `arena_size` last; teardown clears them and cc[]
+ * before it unpublishes (the lock-free lookups take the slow path for any
+ * pointer at or above arena_base + arena_size: with 0, for every
+ * pointer; the inline free's bound is free_size, 0 also where the heap
+ * defers frees, so that its claim has no pending-bit check).
  * mode says which of the heap's modes (AA_FAST_MODES) the fast paths obey:
  * arena_size and cc[] stay 0 where it holds AA_F_NO_CACHES or AA_F_DEBUG
  * (the inline API's gate, with no load of its own: every inline call then
@@ -284,11 +286,16 @@ struct aa_fast {
 	__u64 arena_size;	/* aa_root.arena_size; 0: not published */
 	__u64 key;		/* aa_root.cache_key: custody marks */
 	__u64 zero;		/* always 0 (address dependencies) */
-	__u64 defer;		/* mode & AA_F_DEFER, a word of its own: the
-				 * free path tests it with no mask */
+	__u64 free_size;	/* the inline free's bound: arena_size, or 0
+				 * where the heap defers frees too (the
+				 * global function's claim checks the
+				 * pending bits); in the line of the other
+				 * words the inline free reads */
 	__u64 slots;		/* user address of aa_root's slot table (with root) */
 	__u64 cc[AA_MAX_CPUS];	/* user address of CPU i's cache, 0: none */
 	__u64 mode;		/* the heap's flags & AA_FAST_MODES */
+	__u64 defer;		/* mode & AA_F_DEFER, a word of its own: the
+				 * claims test it with no mask */
 };
 
 /*
@@ -913,7 +920,7 @@ struct aa_root {
 #define AA_PIN_FIELD(s, f, off, n)	\
 	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 19,
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 20,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
@@ -923,7 +930,7 @@ AA_PIN_FIELD(aa_root, root_size, 12, 4);	AA_PIN_FIELD(aa_fast, root, 0, 8);
 AA_PIN_SIZE(aa_span, 16);		AA_PIN_SIZE(aa_chunk_meta, 5160);
 AA_PIN_SIZE(aa_slot, 16);		AA_PIN_SIZE(aa_cpu_class_stats, 64);
 AA_PIN_SIZE(aa_cpu_class, 1152);	AA_PIN_SIZE(aa_cpu_cache, 59968);
-AA_PIN_SIZE(aa_fast, 2112);		AA_PIN_SIZE(aa_transfer_cache, 2096);
+AA_PIN_SIZE(aa_fast, 2120);		AA_PIN_SIZE(aa_transfer_cache, 2096);
 AA_PIN_SIZE(aa_central, 40);		AA_PIN_SIZE(aa_tunables, 656);
 AA_PIN_SIZE(aa_stats, 496);		AA_PIN_SIZE(aa_debug_error, 56);
 AA_PIN_SIZE(aa_debug, 10064);		AA_PIN_SIZE(aa_refill_event, 32);
@@ -953,8 +960,9 @@ AA_PIN_FIELD(aa_root, init_state, 20768, 4);	AA_PIN_FIELD(aa_root, self_inits, 2
 AA_PIN_FIELD(aa_root, carve_tail, 20784, 8);
 AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);
 AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);
-AA_PIN_FIELD(aa_fast, defer, 40, 8);		AA_PIN_FIELD(aa_fast, slots, 48, 8);
+AA_PIN_FIELD(aa_fast, free_size, 40, 8);	AA_PIN_FIELD(aa_fast, slots, 48, 8);
 AA_PIN_FIELD(aa_fast, cc, 56, 2048);	AA_PIN_FIELD(aa_fast, mode, 2104, 8);
+AA_PIN_FIELD(aa_fast, defer, 2112, 8);
 AA_PIN_FIELD(aa_cpu_cache, busy, 0, 4);		AA_PIN_FIELD(aa_cpu_cache, cpu, 4, 4);
 AA_PIN_FIELD(aa_cpu_cache, owner_pid, 8, 4);	AA_PIN_FIELD(aa_cpu_cache, owner_tid, 12, 4);
 AA_PIN_FIELD(aa_cpu_cache, owner_start, 16, 8);	AA_PIN_FIELD(aa_cpu_cache, owner_exec, 24, 8);

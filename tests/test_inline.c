@@ -131,6 +131,7 @@ Test(inline, refused_before_init_and_after_teardown)
 
 	cr_assert_geq(aa_heap__teardown(heap), 1);
 	cr_assert_eq(skel->data_aa_fast->aa_fast.arena_size, 0, "teardown left aa_fast published");
+	cr_assert_eq(skel->data_aa_fast->aa_fast.free_size, 0, "teardown left the inline free on");
 	cr_assert_eq(run(skel->progs.inline_one, &a), 0, "memory from a torn-down heap");
 	cr_assert_eq(t_stats(heap).err[AA_ERR_UNINIT], 1);
 	cr_assert_eq(aa_heap__init(heap, 2 << 20), 0);
@@ -230,6 +231,29 @@ Test(self_init, every_cpu_at_once_initialises_once)
 	t_check(heap);
 }
 
+/* A heap that defers frees publishes no bound for the inline free: every
+ * inline free takes the global function, whose claim sees the pending
+ * bit of an object in limbo. */
+Test(inline, a_deferred_free_heap_frees_through_the_global_function)
+{
+	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20, .flags = AA_F_DEFER);
+	struct inline_args a = { .size = 64 };
+	__u64 dbl;
+	int ret;
+
+	cr_assert_neq(skel->data_aa_fast->aa_fast.free_size, 0, "the inline free is off");
+	cr_assert_eq(skel->data_aa_fast->aa_fast.free_size, skel->data_aa_fast->aa_fast.arena_size);
+	cr_assert_eq(aa_heap__reinit(heap, &o), 0);
+	cr_assert_neq(skel->data_aa_fast->aa_fast.arena_size, 0, "caches stay on");
+	cr_assert_eq(skel->data_aa_fast->aa_fast.free_size, 0, "the inline free is on");
+	dbl = t_stats(heap).err[AA_ERR_DOUBLE_FREE];
+	ret = run(skel->progs.inline_after_deferred, &a);
+	cr_assert_eq(ret, 0, "step %d failed", ret);
+	cr_assert_eq(t_stats(heap).err[AA_ERR_DOUBLE_FREE] - dbl, 1);
+	cr_assert_geq(aa_heap__reclaim(heap), 0);
+	t_check(heap);
+}
+
 Test(inline, caches_off_serves_from_the_heap)
 {
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20, .flags = AA_F_NO_CACHES);
@@ -237,6 +261,7 @@ Test(inline, caches_off_serves_from_the_heap)
 
 	cr_assert_eq(aa_heap__reinit(heap, &o), 0);
 	cr_assert_eq(skel->data_aa_fast->aa_fast.arena_size, 0, "aa_fast published without caches");
+	cr_assert_eq(skel->data_aa_fast->aa_fast.free_size, 0);
 	cr_assert_eq(run(skel->progs.inline_one, &a), 1);
 	cr_assert_eq(t_stats(heap).nr_allocs, 1, "not served by the heap");
 	cr_assert_eq(t_stats(heap).nr_frees, 1);

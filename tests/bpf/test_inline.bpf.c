@@ -137,6 +137,27 @@ int inline_one(struct inline_args *a)
 	return aa_free(p) ? 2 : 1;
 }
 
+/* In a heap that defers frees: an object deferred, then freed inline
+ * (a double free the pending bit shows, which only the global function's
+ * claim checks: the inline free must hand it over), then a plain inline
+ * free of a live one. 0, or the step that failed. */
+SEC("syscall")
+int inline_after_deferred(struct inline_args *a)
+{
+	__u64 __arena *p = aa_malloc(a->size), *q;
+
+	if (!p)
+		return 1;
+	if (aa_free_deferred(p))
+		return 2;
+	if (aa_free(p) != -EALREADY)
+		return 3;
+	q = aa_malloc(a->size);
+	if (!q || q == p)
+		return 4;
+	return aa_free(q) ? 5 : 0;
+}
+
 /* --- Verifier cost --------------------------------------------------------- */
 
 SEC("tc")
