@@ -246,7 +246,7 @@ AA_API int aa_heap__teardown(struct aa_heap *heap);
  * whose caches could not be drained; negative error, otherwise */
 AA_API long aa_heap__drain(struct aa_heap *heap);
 
-/** @brief **aa_heap__reap()** closes the user caches (aa_heap__malloc()) of
+/** @brief **aa_heap__reap()** closes the user caches (aa_heap__malloc()'s) of
  * processes that died with them, or exec()ed since: their objects go back
  * to the heap, the caches to threads that open one later. The kernel
  * tells (the aa__user program looks the owner up by its pid in the initial
@@ -362,8 +362,8 @@ AA_API int aa_heap__reinit(struct aa_heap *heap, const struct aa_heap_opts *opts
  * page allocation and every spans_every-th span or page-run request
  * fails from now on; 0 turns a kind off. Written straight into the root
  * through the mmap (no program runs); allocator calls already running may
- * still see the old values. The counters: the root's fault
- * (arena_alloc_internal.h).
+ * still see the old values. Its counters are the root's
+ * (aa_heap__root()->fault, arena_alloc_internal.h).
  * A later aa_heap__init() starts with these values (aa_heap__reinit()
  * with its opts').
  * @return 0, on success; -EINVAL for a heap that was never initialised */
