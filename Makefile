@@ -62,7 +62,7 @@ LIB_A := $(OUTPUT)/libarena_alloc.a
 # Before 1.0 a minor release may change the ABI (the public structs, the
 # shared layout: AA_LAYOUT_VERSION), so the soname names major.minor;
 # user/libarena_alloc.map has a node per release.
-VERSION := 0.2.0
+VERSION := 0.3.0
 SONAME := libarena_alloc.so.$(basename $(VERSION))
 LIB_SO_REAL := $(OUTPUT)/libarena_alloc.so.$(VERSION)
 LIB_SO := $(OUTPUT)/libarena_alloc.so

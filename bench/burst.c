@@ -35,7 +35,7 @@
 #include <time.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
-#include "arena_alloc.h"
+#include "arena_alloc_internal.h"
 #include "where.h"
 #include "test_self_grow.h"
 #include "test_self_grow.skel.h"

@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "arena_alloc.h"
+#include "arena_alloc_internal.h"
 #include "bench.h"
 #include "bench.skel.h"
 #include "where.h"

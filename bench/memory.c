@@ -28,7 +28,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+/* aa_heap__batch() and aa_heap__call(): arena_alloc_internal.h here, the
+ * public header in releases before 0.3.0 (the baseline's). */
+#if __has_include("arena_alloc_internal.h")
+#include "arena_alloc_internal.h"
+#else
 #include "arena_alloc.h"
+#endif
 #include "where.h"
 
 #define MIB		(1024.0 * 1024.0)

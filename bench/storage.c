@@ -59,6 +59,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "arena_alloc.h"
+#include "aa_shared.h"	/* before the skeleton: the library's globals */
 #include "where.h"
 #include "storage.h"
 #include "storage.skel.h"

@@ -82,7 +82,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
-#include "arena_alloc.h"
+#include "arena_alloc_internal.h"
 #include "where.h"
 
 #include "user.h"

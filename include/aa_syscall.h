@@ -34,10 +34,9 @@ struct aa_grow_args {
 	__u32 pad;
 };
 
-#define AA_KEEP_DEFAULT		(~0ULL)	/* trim: keep tun.keep_bytes */
-
 struct aa_trim_args {
-	__u64 keep_bytes;	/* in: keep this many bytes of free chunks */
+	__u64 keep_bytes;	/* in: keep this many bytes of free chunks
+				 * (AA_KEEP_DEFAULT: tun.keep_bytes) */
 	__u64 chunks;		/* out: chunks returned to the kernel */
 	__s32 err;		/* out */
 	__u32 pad;

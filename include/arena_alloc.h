@@ -10,6 +10,13 @@
  * print a message through the aa_set_print() callback. Nothing aborts: a
  * NULL heap is -EINVAL (NULL, or 0 for the __u64 functions) with errno
  * EINVAL from every aa_heap__* function; aa_heap__destroy(NULL) is a no-op.
+ *
+ * This header is the API and nothing of the heap's layout: its types and
+ * limits are aa_types.h's. The structs inside the mmap and the functions
+ * that hand them out (aa_heap__root(), the caches, the raw calls) are
+ * arena_alloc_internal.h's, for tools that read the layout. A skeleton of
+ * an object linking libarena_alloc.bpf.o shows the library's globals by
+ * their layout types: include aa_shared.h before it.
  */
 #ifndef __ARENA_ALLOC_H
 #define __ARENA_ALLOC_H
@@ -20,8 +27,7 @@
 #include <stdio.h>
 #include <string.h>		/* memset(), for AA_OPTS() */
 #include <linux/types.h>
-#include "aa_shared.h"
-#include "aa_syscall.h"
+#include "aa_types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,14 +70,14 @@ struct aa_heap_opts {
 	 * set by ARENA_ALLOC_NO_CACHES=1.
 	 * AA_F_NO_SELF_GROW: on Linux >= 7.0, allocations that find the
 	 * heap empty do not map chunks themselves (they do by default, and
-	 * init then sets AA_F_SELF_GROW in aa_heap__root()->flags); only grow
+	 * init then sets AA_F_SELF_GROW in aa_heap__flags()); only grow
 	 * and the refill agent add memory.
 	 * Also set by ARENA_ALLOC_NO_SELF_GROW=1. */
 	__u32 flags;
 	/* Cache tunables; NULL: aa_tunables__default() (with environment
 	 * overrides). Checked by aa_tunables__validate(). */
 	const struct aa_tunables *tunables;
-	/* Fault injection, for tests (struct aa_fault in aa_shared.h): every
+	/* Fault injection, for tests (docs/DESIGN.md, "Fault injection"): every
 	 * Nth page allocation of the sleepable paths (CPU cache pages at
 	 * init, chunk metadata, chunks) fails as if the kernel had no page;
 	 * every Nth page-heap request for a new span or page run fails as if
@@ -207,40 +213,6 @@ AA_API struct aa_heap *aa_heap__open_pid(int pid);
  * @return 0; -ENOENT if no heap is pinned there */
 AA_API int aa_heap__unpin(const char *dir);
 
-/* One chunk as aa_heap__chunk() reads it from the mmap (a snapshot: the
- * heap keeps running). */
-struct aa_chunk_info {
-	__u32 slot;			/* 1-MiB slot of the arena */
-	__u32 state;			/* enum aa_slot_state */
-	__u32 free_pages, span_pages, run_pages;
-	__u32 free_blocks[AA_NR_ORDERS];	/* free blocks per order (2^k pages) */
-	__u32 largest_free;		/* pages of the largest free block */
-	char map[AA_CHUNK_PAGES];	/* per page: '.' free, 's' span, 'r' run,
-					 * 'x' absent (a partial chunk: a page
-					 * the heap does not have) */
-};
-
-/** @brief **aa_heap__slot()** is slot's entry in the heap's slot table
- * (struct aa_slot, inside the mmap: read it with atomic loads; the table
- * lives as long as the arena).
- * @return the entry, or NULL: errno ENOENT for a slot past the heap's (or
- * no heap yet), EFAULT for a table the root places outside the arena */
-AA_API const struct aa_slot *aa_heap__slot(const struct aa_heap *heap, __u32 slot);
-
-/** @brief **aa_heap__transfer_cache()** is size class cls's transfer
- * cache (struct aa_transfer_cache, inside the mmap; the table lives as
- * long as the arena).
- * @return the cache, or NULL: errno ENOENT for a heap without CPU caches
- * (none has a transfer cache) or a class that is not one, EFAULT as
- * aa_heap__slot() */
-AA_API const struct aa_transfer_cache *aa_heap__transfer_cache(const struct aa_heap *heap, int cls);
-
-/** @brief **aa_heap__chunk()** describes slot's chunk.
- * @return 0; -ENOENT for a slot past the heap's; -EINVAL for bad args. A
- * slot that holds no page-heap chunk comes back with its state and no
- * pages (a chunk of a multi-chunk allocation: state AA_SLOT_LARGE_*). */
-AA_API int aa_heap__chunk(const struct aa_heap *heap, __u32 slot, struct aa_chunk_info *out);
-
 /** @brief **aa_heap__destroy()** frees the handle (and, for
  * aa_heap__open(), the BPF object). Does not tear the heap down. */
 AA_API void aa_heap__destroy(struct aa_heap *heap);
@@ -274,7 +246,7 @@ AA_API int aa_heap__teardown(struct aa_heap *heap);
  * whose caches could not be drained; negative error, otherwise */
 AA_API long aa_heap__drain(struct aa_heap *heap);
 
-/** @brief **aa_heap__reap()** closes the user caches (aa_shared.h) of
+/** @brief **aa_heap__reap()** closes the user caches (aa_heap__malloc()'s) of
  * processes that died with them, or exec()ed since: their objects go back
  * to the heap, the caches to threads that open one later. The kernel
  * tells (the aa__user program looks the owner up by its pid in the initial
@@ -344,7 +316,7 @@ AA_API int aa_heap__refill_fd(struct aa_heap *heap);
  * (AA_F_DEBUG) from the mmap: copies up to max of the first
  * AA_DEBUG_RECORDS errors found into recs, in the order they were found.
  * @param total if not NULL, gets the number of errors found in all
- * (counted per kind in aa_root.debug.errors[])
+ * (each error once, whether or not a record kept it)
  * @return records copied (>= 0); negative error */
 AA_API int aa_heap__errors(const struct aa_heap *heap, struct aa_debug_error *recs, __u32 max,
 			   __u64 *total);
@@ -352,7 +324,7 @@ AA_API int aa_heap__errors(const struct aa_heap *heap, struct aa_debug_error *re
 /** @brief **aa_heap__wait_error()** reads the next error from debug
  * mode's ring buffer (the map aa_debug_rb), waiting at most timeout_ms (0:
  * no wait, -1: no limit). Every error goes there while the ring has room
- * (aa_root.debug.events_lost counts the others). One reader per handle.
+ * (the root counts the others: debug.events_lost). One reader per handle.
  * @return 1 with *out filled; 0: none within the timeout; -ENOENT: the
  * heap's object has no such ring; negative error, otherwise */
 AA_API int aa_heap__wait_error(struct aa_heap *heap, int timeout_ms, struct aa_debug_error *out);
@@ -360,21 +332,6 @@ AA_API int aa_heap__wait_error(struct aa_heap *heap, int timeout_ms, struct aa_d
 /** @brief **aa_debug_kind_str()** names an enum aa_debug_kind
  * ("use-after-free", "overflow", ...). */
 AA_API const char *aa_debug_kind_str(__u32 kind);
-
-/** @brief **aa_heap__cpu_cache()** copies CPU cpu's cache out of the
- * mmap (a snapshot while programs run) into a buffer of the handle's:
- * the copy stays valid until the next call on the handle, and one thread
- * at a time may call it. The copy is taken under the reader pin
- * (aa_shared.h, AA_READERS_*) so that no page the heap returns is read.
- * @return the copy, or NULL (no caches, cpu out of range, no memory, or
- * -EBUSY: the caches were being returned for 100 ms) */
-AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *heap, int cpu);
-
-/** @brief **aa_heap__user_cache()** copies user cache idx (0 ..
- * AA_MAX_USER_CACHES - 1: a userspace thread's, aa_shared.h) as
- * aa_heap__cpu_cache() copies a CPU's, into the same buffer.
- * @return the copy, or NULL (no such cache, or as aa_heap__cpu_cache()) */
-AA_API const struct aa_cpu_cache *aa_heap__user_cache(const struct aa_heap *heap, int idx);
 
 /** @brief **aa_heap__cached_bytes()** sums the bytes held in CPU and
  * transfer caches (a racy snapshot while programs run); the heap counts
@@ -405,7 +362,8 @@ AA_API int aa_heap__reinit(struct aa_heap *heap, const struct aa_heap_opts *opts
  * page allocation and every spans_every-th span or page-run request
  * fails from now on; 0 turns a kind off. Written straight into the root
  * through the mmap (no program runs); allocator calls already running may
- * still see the old values. The counters are in aa_heap__root()->fault.
+ * still see the old values. Its counters are the root's
+ * (aa_heap__root()->fault, arena_alloc_internal.h).
  * A later aa_heap__init() starts with these values (aa_heap__reinit()
  * with its opts').
  * @return 0, on success; -EINVAL for a heap that was never initialised */
@@ -415,12 +373,6 @@ AA_API int aa_heap__set_fault(struct aa_heap *heap, __u32 pages_every, __u32 spa
  * @return 0 when every invariant holds; a positive check code when one
  * fails; negative error if it could not run */
 AA_API int aa_heap__check(struct aa_heap *heap);
-
-/** @brief **aa_heap__call()** runs one allocator call (struct aa_op_args,
- * enum aa_op_kind in aa_syscall.h) through the aa__call syscall program.
- * @return 0 when the program ran (the call's own result is in args->ret);
- * negative error, otherwise */
-AA_API int aa_heap__call(struct aa_heap *heap, struct aa_op_args *args);
 
 /** @brief **aa_heap__malloc()** allocates size bytes from userspace, in
  * the heap BPF programs use: an object they may free, and the same
@@ -448,11 +400,6 @@ AA_API __u64 aa_heap__calloc(struct aa_heap *heap, __u64 n, __u64 size);
  * @return 0, on success; negative error (see arena_alloc.bpf.h) */
 AA_API int aa_heap__free(struct aa_heap *heap, __u64 addr);
 
-/** @brief **aa_heap__batch()** runs n struct aa_batch_op at arena address
- * ops in one program run.
- * @return ops executed (>= 0); negative error, otherwise */
-AA_API int aa_heap__batch(struct aa_heap *heap, __u64 ops, __u32 n);
-
 /** @brief **aa_heap__ptr()** translates an arena address to a pointer into
  * this process's arena mapping.
  * @return the pointer, or NULL (errno EFAULT) outside the arena */
@@ -461,11 +408,6 @@ AA_API void *aa_heap__ptr(const struct aa_heap *heap, __u64 addr);
 /** @brief **aa_heap__addr()** is the inverse of aa_heap__ptr().
  * @return the arena address, or 0 (errno EFAULT) */
 AA_API __u64 aa_heap__addr(const struct aa_heap *heap, const void *ptr);
-
-/** @brief **aa_heap__root()** is the allocator's root inside the mmap:
- * the heap's own counters (root->stats, struct aa_heap_stats) can be read
- * from it at any time without a syscall; the calls: aa_heap__stats(). */
-AA_API const struct aa_root *aa_heap__root(const struct aa_heap *heap);
 
 /** @brief **aa_heap__stats()** reads the counters from the mmap. Its
  * totals (nr_allocs, nr_frees, live_allocs, bytes_in_use) count the calls
@@ -480,6 +422,17 @@ AA_API struct bpf_object *aa_heap__object(const struct aa_heap *heap);
 
 /** @brief **aa_heap__arena_size()** is the arena's size in bytes. */
 AA_API __u64 aa_heap__arena_size(const struct aa_heap *heap);
+
+/** @brief **aa_heap__flags()** is the flags (AA_F_*) the heap runs with,
+ * as its last init set them: those given (aa_heap_opts.flags and the
+ * environment), AA_F_NO_CACHES too where init left the CPU caches off (an
+ * arena they would take half of), AA_F_SELF_GROW where allocations that
+ * find the heap empty map chunks themselves (Linux >= 7.0). A heap that
+ * initialised itself on its first allocation, before the loader's
+ * open or attach, keeps the flags of that init: AA_F_NO_CACHES, and
+ * neither AA_F_DEFER nor AA_F_DEBUG, whatever the loader asked for.
+ * @return the flags; 0 with errno EINVAL for a NULL heap */
+AA_API __u32 aa_heap__flags(const struct aa_heap *heap);
 
 /** @brief **aa_stats__print()** prints the counters in a readable table.
  * @return 0, on success; negative error, otherwise */

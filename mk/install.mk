@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # --- install / uninstall -----------------------------------------------------
 # Debian's multiarch libdir (DESTDIR for staging). Headers in
-# $(INCLUDEDIR)/arena-alloc (C and BPF alike: every header of include/, as
-# the public ones include the rest), the compat front ends in its compat/
+# $(INCLUDEDIR)/arena-alloc (C and BPF alike: every header of include/:
+# arena_alloc.h and arena_alloc.bpf.h, what they include, the layout for
+# skeletons, arena_alloc_internal.h for tools), the compat front ends in its compat/
 # (include/compat's header, and bpf/compat/libarena_aa.bpf.c as source: it
 # is compiled against the user's libarena headers), the embeddable BPF object in
 # $(LIBDIR)/bpf, the .a and the versioned .so with its soname and

@@ -1,22 +1,24 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # --- header-check: the public headers compile on their own -------------------
-# arena_alloc.h in C and C++ and in any order with libbpf's,
-# arena_alloc.bpf.h after just vmlinux.h and <bpf/bpf_helpers.h>; all with
-# -Wall -Wextra -Werror (tests/headers/).
+# In C and C++: arena_alloc.h alone and after libbpf's, without the layout
+# (tests/headers/api_only.h: neither aa_shared.h nor aa_syscall.h came
+# in); arena_alloc_internal.h alone; aa_shared.h with arena_alloc.h (an
+# embedder's skeleton). arena_alloc.bpf.h after just vmlinux.h and
+# <bpf/bpf_helpers.h>. All with -Wall -Wextra -Werror (tests/headers/).
 .PHONY: header-check test
 HDR_CHECK_FLAGS := -Wall -Wextra -Werror -Iinclude $(LIBBPF_CFLAGS)
-HDR_CHECKS := $(OUTPUT)/headers/user_alone.c.o $(OUTPUT)/headers/user_alone.cpp.o \
-	$(OUTPUT)/headers/user_after_libbpf.c.o $(OUTPUT)/headers/bpf_alone.bpf.o \
-	$(OUTPUT)/headers/so_check
+HDR_CHECK_USER := user_alone user_after_libbpf internal_alone user_with_layout
+HDR_CHECKS := $(foreach c,$(HDR_CHECK_USER),$(OUTPUT)/headers/$(c).c.o $(OUTPUT)/headers/$(c).cpp.o) \
+	$(OUTPUT)/headers/bpf_alone.bpf.o $(OUTPUT)/headers/so_check
 header-check: $(HDR_CHECKS)
 
 $(OUTPUT)/headers:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/headers/%.c.o: tests/headers/%.c $(wildcard include/*.h) | $(OUTPUT)/headers $(DEPS_STAMP)
+$(OUTPUT)/headers/%.c.o: tests/headers/%.c tests/headers/api_only.h $(wildcard include/*.h) | $(OUTPUT)/headers $(DEPS_STAMP)
 	$(call msg,HDR-C,$<)
 	$(Q)$(CC) -std=c11 $(HDR_CHECK_FLAGS) -c $< -o $@
-$(OUTPUT)/headers/%.cpp.o: tests/headers/%.c $(wildcard include/*.h) | $(OUTPUT)/headers $(DEPS_STAMP)
+$(OUTPUT)/headers/%.cpp.o: tests/headers/%.c tests/headers/api_only.h $(wildcard include/*.h) | $(OUTPUT)/headers $(DEPS_STAMP)
 	$(call msg,HDR-C++,$<)
 	$(Q)$(CXX) -std=c++17 -x c++ $(HDR_CHECK_FLAGS) -c $< -o $@
 $(OUTPUT)/headers/%.bpf.o: tests/headers/%.bpf.c $(BPF_API_HDRS) | $(OUTPUT)/headers
@@ -58,7 +60,8 @@ ORDER_FLAGS_outline :=
 ORDER_FLAGS_llsc := -mno-outline-atomics
 ORDER_FLAGS_lse := -mno-outline-atomics -march=armv8.1-a
 ORDER_CFLAGS := -O2 -S -DAA_ORDERING_CHECK -Wall -Werror -Wno-unused-function -Iinclude -Iuser
-ORDER_HDRS := include/aa_hit.h include/aa_shared.h include/aa_size_classes.h user/internal.h
+ORDER_HDRS := include/aa_hit.h include/aa_shared.h include/aa_types.h include/aa_size_classes.h \
+	include/arena_alloc.h include/arena_alloc_internal.h include/aa_syscall.h user/internal.h
 ORDER_CALLS_hit_path := --calls aa_oc_hit_alloc:__aa_cache_claim \
 	--calls aa_oc_hit_alloc:__aa_store_release --calls aa_oc_hit_free:__aa_cache_claim \
 	--calls aa_oc_hit_free:__aa_store_release --calls aa_oc_cache_release:__aa_store_release \

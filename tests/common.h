@@ -22,7 +22,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "arena_alloc.h"
+#include "arena_alloc_internal.h"
 
 /* libbpf prints the whole verifier log when a load fails (megabytes on
  * 6.12, in one message): keep its head and its tail ("processed N insns"). */

@@ -471,7 +471,7 @@ Test(cpu_cache, reinit_changes_flags_and_tunables)
 	cr_assert_eq(aa_tunables__default(&t), 0);
 	AA_OPTS(aa_heap_opts, off, .init_bytes = 2 * MiB, .flags = AA_F_NO_CACHES);
 	cr_assert_eq(aa_heap__reinit(h, &off), 0, "reinit: %s", strerror(errno));
-	cr_assert_eq(aa_heap__root(h)->flags & ~AA_F_SELF_GROW, AA_F_NO_CACHES);
+	cr_assert_eq(aa_heap__flags(h) & ~AA_F_SELF_GROW, AA_F_NO_CACHES);
 	cr_assert_null(aa_heap__cpu_cache(h, 0), "caches left after a re-init without them");
 	cr_assert_eq(t_stats(h).nr_chunks, 2);
 	cr_assert_neq(t_malloc(h, 64), 0);
@@ -483,7 +483,7 @@ Test(cpu_cache, reinit_changes_flags_and_tunables)
 	}
 	AA_OPTS(aa_heap_opts, on, .init_bytes = 2 * MiB, .tunables = &t);
 	cr_assert_eq(aa_heap__reinit(h, &on), 0, "reinit: %s", strerror(errno));
-	cr_assert_eq(aa_heap__root(h)->flags & ~AA_F_SELF_GROW, 0);
+	cr_assert_eq(aa_heap__flags(h) & ~AA_F_SELF_GROW, 0);
 	cr_assert_eq(aa_heap__root(h)->tun.cpu_cache_cap[1], 4);
 	cr_assert_eq(t_stats(h).live_allocs, 0, "the old heap's allocation survived");
 	pin(0);
@@ -616,7 +616,7 @@ Test(cpu_cache, caches_off_switch_goes_straight_to_the_buddy, .init = setup_off)
 	cr_assert_eq(t_stats(h).live_allocs, 0);
 	cr_assert_null(aa_heap__cpu_cache(h, 0));
 	cr_assert_eq(aa_heap__cached_bytes(h, NULL), 0);
-	cr_assert_eq(aa_heap__root(h)->flags & ~AA_F_SELF_GROW, AA_F_NO_CACHES);
+	cr_assert_eq(aa_heap__flags(h) & ~AA_F_SELF_GROW, AA_F_NO_CACHES);
 }
 
 Test(cpu_cache, tunables_are_validated_and_used, .init = NULL, .fini = NULL)

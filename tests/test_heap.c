@@ -112,6 +112,7 @@ Test(heap, null_heap_is_einval_everywhere, .init = NULL, .fini = NULL)
 	T_NULL(aa_heap__stats(NULL, &st), -EINVAL);
 	T_NULL(aa_heap__object(NULL), NULL);
 	T_NULL(aa_heap__arena_size(NULL), 0);
+	T_NULL(aa_heap__flags(NULL), 0);
 	T_NULL(aa_heap__cpu_cache(NULL, 0), NULL);
 	T_NULL(aa_heap__cached_bytes(NULL, &n), 0);
 	T_NULL(aa_heap__print_caches(NULL, stderr), -EINVAL);

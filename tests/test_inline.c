@@ -177,6 +177,8 @@ Test(self_init, never_initialised_object_gets_null_or_initialises_itself)
 	cr_assert_eq(r->self_inits, 1, "initialised twice");
 	heap = aa_heap__attach(skel->obj, NULL);
 	cr_assert_not_null(heap, "attach to a self-initialised heap: %s", strerror(errno));
+	cr_assert_eq(aa_heap__flags(heap) & ~AA_F_SELF_GROW, AA_F_NO_CACHES,
+		     "attach did not keep the self-init's flags: 0x%x", aa_heap__flags(heap));
 	cr_assert_eq(t_stats(heap).live_allocs, 0);
 	t_check(heap);
 }

@@ -100,7 +100,7 @@ Test(self_grow, a_tc_burst_64_mib_past_the_heap)
 	t_check(h);
 	assert_ledger();
 	if (kernel_grows()) {
-		cr_assert(r->flags & AA_F_SELF_GROW, "init did not turn self-growth on");
+		cr_assert(aa_heap__flags(h) & AA_F_SELF_GROW, "init did not turn self-growth on");
 		cr_assert_eq(nulls, 0, "%llu NULLs with room in the arena (first after %llu)",
 			     (unsigned long long)nulls,
 			     (unsigned long long)skel->bss->out.ok_at_first_null);
@@ -110,7 +110,7 @@ Test(self_grow, a_tc_burst_64_mib_past_the_heap)
 		cr_assert_eq(r->stats.nr_chunks, chunks + r->stats.self_grows);
 		return;
 	}
-	cr_assert_eq(r->flags & AA_F_SELF_GROW, 0, "self-growth on a kernel without it");
+	cr_assert_eq(aa_heap__flags(h) & AA_F_SELF_GROW, 0, "self-growth on a kernel without it");
 	cr_assert_gt(nulls, 0, "a 1-MiB heap served 79 MiB");
 	cr_assert_leq(skel->bss->out.ok_at_first_null * 64, MiB, "more than the heap held");
 	cr_assert_eq(r->need_refill, 1, "no low-watermark signal for the loader");
@@ -129,7 +129,7 @@ Test(self_grow, no_self_grow_keeps_the_heap_at_its_size)
 
 	open_heap(64, 1, AA_F_NO_SELF_GROW);
 	chunks = r->stats.nr_chunks;
-	cr_assert_eq(r->flags & AA_F_SELF_GROW, 0);
+	cr_assert_eq(aa_heap__flags(h) & AA_F_SELF_GROW, 0);
 	cr_assert_gt(burst(64, 4 * MiB), 0, "a 1-MiB heap served 4 MiB");
 	cr_assert_leq(skel->bss->out.ok_at_first_null * 64, MiB);
 	cr_assert_eq(r->need_refill, 1);

@@ -141,7 +141,7 @@ Test(small_arena, below_the_minimum_is_refused)
 	cr_assert_null(aa_heap__open(&o));
 	cr_assert_eq(errno, EINVAL);
 	h = t_open_flags(AA_MIN_ARENA_PAGES, 4096, 0);
-	cr_assert(aa_heap__root(h)->flags & AA_F_NO_CACHES, "CPU caches in %u pages",
+	cr_assert(aa_heap__flags(h) & AA_F_NO_CACHES, "CPU caches in %u pages",
 		  AA_MIN_ARENA_PAGES);
 	cr_assert_neq(t_malloc(h, 16), 0, "no 16 bytes in the smallest arena");
 	t_check(h);

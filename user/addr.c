@@ -3,7 +3,8 @@
  * addr.c - a handle's view of its arena: arena addresses to pointers of
  * this process and back (an arena maps at the same address in every
  * process, so the two differ only in type), the root, found and checked
- * once (aa__heap_set_root()), and the handle's object and arena size.
+ * once (aa__heap_set_root()), and the handle's object, arena size and the
+ * heap's flags.
  * Reads the handle only; calls nothing of the library but messages.
  */
 #include "internal.h"
@@ -66,4 +67,12 @@ AA_API __u64 aa_heap__arena_size(const struct aa_heap *h)
 {
 	AA_CHECK_HEAP(h, 0);
 	return h->arena_size;
+}
+
+/* The root's flags change only at an init (a reinit may run meanwhile in
+ * another thread or process): one relaxed load. */
+AA_API __u32 aa_heap__flags(const struct aa_heap *h)
+{
+	AA_CHECK_HEAP(h, 0);
+	return h->root ? __atomic_load_n(&h->root->flags, __ATOMIC_RELAXED) : 0;
 }

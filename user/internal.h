@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
-#include "arena_alloc.h"
+#include "arena_alloc_internal.h"
 #include "aa_size_classes.h"
 
 struct bpf_object;

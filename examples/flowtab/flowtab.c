@@ -20,7 +20,8 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "arena_alloc.h"	/* before the skeleton: its arena types */
+#include "arena_alloc.h"
+#include "aa_shared.h"	/* before the skeleton: the library's globals it shows */
 #include "flowtab.h"
 #include "flowtab.skel.h"
 

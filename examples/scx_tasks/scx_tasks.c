@@ -26,7 +26,8 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "arena_alloc.h"	/* before the skeleton: its arena types */
+#include "arena_alloc.h"
+#include "aa_shared.h"	/* before the skeleton: the library's globals it shows */
 #include "scx_tasks.h"
 #include "scx_tasks.skel.h"
 

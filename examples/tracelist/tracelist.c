@@ -11,7 +11,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "arena_alloc.h"	/* before the skeleton: its arena types */
+#include "arena_alloc.h"
+#include "aa_shared.h"	/* before the skeleton: the library's globals it shows */
 #include "tracelist.h"
 #include "tracelist.skel.h"
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "arena_alloc.h"
+#include "aa_shared.h"	/* before the skeleton: the library's globals */
 #include "arena_alloc.skel.h"
 
 static struct aa_heap *h;

@@ -13,6 +13,7 @@
  */
 #include <limits.h>
 #include "fuzz.h"
+#include "arena_alloc_internal.h"	/* the layout's calls, NULL heap too */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -83,6 +84,7 @@ static void null_heap(const struct args *x)
 	REFUSED(aa_heap__errors(NULL, &de, x->c, &objs) != -EINVAL);
 	REFUSED(aa_heap__wait_error(NULL, x->d, &de) != -EINVAL);
 	REFUSED(aa_heap__cached_bytes(NULL, &objs));
+	REFUSED(aa_heap__flags(NULL));
 	REFUSED(aa_heap__pin(NULL, "/nonexistent") != -EINVAL);
 }
 

@@ -10,7 +10,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include "arena_alloc.h"
+#include "arena_alloc_internal.h"
 
 #define AA_DEFAULT_PIN	"/sys/fs/bpf/arena-alloc"
 
