@@ -45,9 +45,9 @@
 /* The modes of the root's flags, as the fast paths and the tiers follow
  * them: aa_fast's mode and defer word (published with the heap), the
  * inline free's bound (the arena size, 0 where the heap defers frees or
- * no fast path runs), and the
- * carve tail (debug mode's poison, else none), which lifecycle.bpf.c's
- * init sets through the tiers' resets after the flags. Returns 0 or 27. */
+ * no fast path runs), and the carve tail (debug mode's poison, else
+ * none), which lifecycle.bpf.c's init sets through the tiers' resets
+ * after the flags. Returns 0 or 27. */
 static __always_inline int check_modes(void)
 {
 	__u32 f = aa__root.flags;

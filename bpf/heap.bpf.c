@@ -658,8 +658,8 @@ __u64 aa__heap_usable_size(__u64 ptr)
  * class cls popped from its central list into arr[from .. end) (user
  * addresses; cached: marked for a CPU cache, else word 0 zeroed) or,
  * given a chain, linked through their first 32-bit word in front of
- * *chain (arena offsets). Returns how many, or -AA_ERR_BUSY / -AA_ERR_NESTED (not
- * counted). */
+ * *chain (arena offsets). Returns how many, or -AA_ERR_BUSY /
+ * -AA_ERR_NESTED (not counted). */
 static __always_inline int alloc_hold(__u64 arr, __u32 from, __u32 end, __u32 cls, __u32 cached,
 				      __u32 *chain)
 {

@@ -81,8 +81,9 @@ static void publish_fast(void)
 }
 
 /* Stop new inline calls from finding the heap: arena size, the inline
- * free's bound and every cache address to 0 (a call that read them already fails its claim on a cache
- * that teardown holds, or is refused by the global function it falls to). */
+ * free's bound and every cache address to 0 (a call that read them
+ * already fails its claim on a cache that teardown holds, or is refused
+ * by the global function it falls to). */
 static void unpublish_fast(void)
 {
 	int cpu;

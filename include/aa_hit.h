@@ -125,8 +125,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "AA_SLOT_WORD: state i
 
 /* struct aa_fast from the root r, whose user address is root_addr: every
  * field but arena_size, free_size and cc[], which each side publishes
- * after these
- * (BPF: bpf/lifecycle.bpf.c's publish_fast(); userspace:
+ * after these (BPF: bpf/lifecycle.bpf.c's publish_fast(); userspace:
  * user/user_cache.c). The one fill of struct aa_fast. */
 static __always_inline void __aa_fast_fill(struct aa_fast *f, const struct aa_root __arena *r,
 					   __u64 root_addr)
@@ -418,9 +417,9 @@ static __always_inline __u64 __aa_seen_sw(const struct aa_seen *s)
 /* The span page under ptr, lock-free: its class (>= 0) with *off = ptr's
  * arena offset and *s what the lookup saw, or -1 for anything else (at or
  * above bound: outside the arena, or 0, not published; not in a span: the
- * global aa_free_u64() judges it). Whether ptr starts an object (or is even aligned) is the
- * caller's to check: __aa_object_start(). One slot load, one page-map
- * load. */
+ * global aa_free_u64() judges it). Whether ptr starts an object (or is
+ * even aligned) is the caller's to check: __aa_object_start(). One slot
+ * load, one page-map load. */
 static __always_inline int __aa_span_entry(const struct aa_fast *f, __u64 bound, __u64 ptr,
 					   __u32 *off, struct aa_seen *s)
 {
