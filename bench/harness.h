@@ -47,6 +47,7 @@ struct bench_opts {
 	bool raw;		/* do not subtract the timer's cost */
 	bool no_latency, no_htab;	/* --only */
 	bool no_debug;		/* --no-debug: no debug-mode columns */
+	bool one_layout;	/* --one-layout: one code layout for all passes */
 	double min_share;	/* P > 1: redo a slice where a producer had its
 				 * CPU less than this share of the time ... */
 	int attempts;		/* ... up to this many times in all */
@@ -103,7 +104,8 @@ enum lat_col {
 };
 struct cell {
 	bool valid;
-	double alloc, free;		/* medians over runs, ns per op */
+	double alloc, free;		/* ns per op: the lowest pass median */
+	double pass_alloc, pass_free;	/* the lowest so far (NaN: none) */
 	double alloc_mean, free_mean;	/* sum / sum */
 	double timer;			/* median timer cost per phase */
 	__u64 runs, alloc_ops, free_ops, errors, cross, own;
@@ -202,6 +204,9 @@ void cell_finish(struct cell *c);
 bool col_on(int c);
 __u64 debug_errors(const struct inst *in);
 void run_latency(void);
+void insts_open(unsigned int pad);
+void insts_close(void);
+void code_layout(int pass);
 __u64 map_memlock(int fd);
 __u64 htab_mem_now(struct mem_poll *m);
 void htab_poll(void *data, bool measuring);

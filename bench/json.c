@@ -101,8 +101,9 @@ void write_json(FILE *f, double runtime)
 		u.machine, nproc);
 	write_json_where(f);
 	fprintf(f, "\"options\":{\"size\":%llu,\"kobj_bytes\":%llu,\"cell_ms\":%d,\"ref_allocs\":%u,"
-		"\"raw\":%s},\n", (unsigned long long)opt.size, (unsigned long long)kobj_bytes,
-		opt.cell_ms, opt.ref_allocs, opt.raw ? "true" : "false");
+		"\"raw\":%s,\"passes\":%d,\"code_layouts\":%d},\n", (unsigned long long)opt.size,
+		(unsigned long long)kobj_bytes, opt.cell_ms, opt.ref_allocs, opt.raw ? "true" : "false",
+		opt.passes, opt.one_layout ? 1 : opt.passes);
 	fprintf(f, "\"timer_ns\":[");
 	for (P = 1; P <= nproc; P++)
 		fprintf(f, "%.3f%s", timer_ovh[P], P < nproc ? "," : "");

@@ -13,7 +13,8 @@ const char *const impl_name[] = {
 };
 const char *const var_name[2] = { "malloc-free", "malloc-xfree" };
 
-/* A latency cell: samples pooled over the passes, medians at the end. */
+/* A latency cell: samples pooled over the passes; its latency is the
+ * lowest of the passes' medians (each pass a code layout: main.c). */
 
 struct cell lat[2][NR_COLS][NR_ROWS][BENCH_MAX_WORKERS + 1];
 double timer_ovh[BENCH_MAX_WORKERS + 1];
@@ -152,10 +153,31 @@ void cell_merge(struct cell *dst, struct cell *src)
 	memset(src, 0, sizeof(*src));
 }
 
+/* The median of n samples v, in a copy (v keeps its order). */
+static double median_of(const double *v, size_t n)
+{
+	double *t = n ? malloc(n * sizeof(*t)) : NULL, m;
+
+	if (n && !t)
+		die("out of memory");
+	if (n)
+		memcpy(t, v, n * sizeof(*t));
+	m = median(t, n);
+	free(t);
+	return m;
+}
+
+/* Keep the lower of x and a pass's median m in *x (NaN: none yet). */
+static void keep_lower(double *x, double m)
+{
+	if (!isnan(m) && (isnan(*x) || m < *x))
+		*x = m;
+}
+
 void cell_finish(struct cell *c)
 {
-	c->alloc = median(c->va, c->na);
-	c->free = median(c->vf, c->nf);
+	c->alloc = c->pass_alloc;
+	c->free = c->pass_free;
 	c->timer = median(c->vt, c->nt);
 	c->alloc_mean = c->alloc_ops ? c->alloc_sum / c->alloc_ops : NAN;
 	c->free_mean = c->free_ops ? c->free_sum / c->free_ops : NAN;
@@ -219,8 +241,15 @@ static void lat_slice(const struct lat_col_def *cols, int v, int r, int P, int m
 		sleep_ms(50);
 	}
 	slices += P > 1;
-	for (c = 0; c < NR_COLS; c++)
-		cell_merge(&lat[v][c][r][P], &tmp[c]);
+	for (c = 0; c < NR_COLS; c++) {
+		struct cell *x = &lat[v][c][r][P];
+
+		if (!x->runs && !x->nt)
+			x->pass_alloc = x->pass_free = NAN;
+		keep_lower(&x->pass_alloc, median_of(tmp[c].va, tmp[c].na));
+		keep_lower(&x->pass_free, median_of(tmp[c].vf, tmp[c].nf));
+		cell_merge(x, &tmp[c]);
+	}
 }
 
 /*
@@ -245,7 +274,8 @@ void run_latency(void)
 	double *vt;
 	size_t nt;
 
-	for (pass = 0; pass < opt.passes; pass++)
+	for (pass = 0; pass < opt.passes; pass++) {
+		code_layout(pass);
 		for (v = 0; v < 2; v++)
 			for (r = 0; r < (int)NR_ROWS; r++)
 				for (P = 1; P <= nproc; P++) {
@@ -254,6 +284,7 @@ void run_latency(void)
 						 P > 1 ? "s" : "");
 					lat_slice(cols, v, r, P, ms);
 				}
+	}
 	for (v = 0; v < 2; v++)
 		for (c = 0; c < NR_COLS; c++)
 			for (r = 0; r < (int)NR_ROWS; r++)

@@ -25,14 +25,17 @@
  * slices of a warm-up and cell_ms / passes of runs; within a pass the
  * implementations of one (variant, allocs, producers) run back to back, so
  * a shared machine's slow drifts hit every column alike. A cell's latency
- * is the median over its runs of the run's mean ns per operation (the
- * JSON also has the mean). A copy of the object is loaded per heap: one
+ * is the lowest over its passes of the median over the pass's runs of the
+ * run's mean ns per operation (the JSON also has the pooled mean). Each
+ * pass loads the programs at another code offset (code_layout() below;
+ * --one-layout keeps one). A copy of the object is loaded per heap: one
  * with per-CPU caches ("after"), one with AA_F_NO_CACHES ("before"), one
  * with AA_F_DEFER (htab), and two with AA_F_DEBUG (table 1.3).
  *
  * Usage: aa_bench [--size N] [--json] [--json-out FILE] [--cell-ms N]
  *                 [--passes N] [--htab-ms N] [--ref-allocs N] [--htab-before F]
  *                 [--producers N] [--only latency|htab] [--no-debug] [--quick] [--raw]
+ *                 [--one-layout]
  *
  * Every table says where it ran (where.h: kernel, host or QEMU guest,
  * TCG or KVM, vCPUs), and under TCG which of its ratios carry over. A run
@@ -62,7 +65,8 @@ void usage(FILE *f)
 		"  --quick          short cells (a smoke run, noisy)\n"
 		"  --raw            do not subtract the timer's cost per phase\n"
 		"  --only WHAT      latency (tables 1-3) or htab (table 4) alone\n"
-		"  --no-debug       leave out the debug-mode columns (table 1.3)\n",
+		"  --no-debug       leave out the debug-mode columns (table 1.3)\n"
+		"  --one-layout     load the programs once, not at another code offset per pass\n",
 		opt.cell_ms, opt.passes, opt.htab_ms, opt.ref_allocs, BENCH_MAX_WORKERS);
 }
 
@@ -82,6 +86,7 @@ void parse_args(int argc, char **argv)
 		{ "raw", no_argument, NULL, 'R' },
 		{ "only", required_argument, NULL, 'O' },
 		{ "no-debug", no_argument, NULL, 'D' },
+		{ "one-layout", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -113,6 +118,7 @@ void parse_args(int argc, char **argv)
 				die("--only takes latency or htab");
 			break;
 		case 'D': opt.no_debug = true; break;
+		case 'L': opt.one_layout = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -155,6 +161,86 @@ static void check_measured(void)
 		    "(--htab-ms)", opt.htab_ms);
 }
 
+/*
+ * Code layouts. Under TCG a jump from one guest code page to another is
+ * not chained: it looks its target up each time it runs. A timed loop
+ * whose code straddles a page boundary then runs slower than the same
+ * loop elsewhere (seen: the inline floor's free, 14 ns or 22 to 33 ns per
+ * op from one load to the next), and where it lands is up to the kernel's
+ * JIT allocator. Hardware has no such cost. So each pass of the latency
+ * cells loads every program at another offset: pass k of n first loads a
+ * padding program of about k * 4096 / n bytes of JIT code, which the
+ * kernel packs before them (first fit), and a cell keeps its lowest pass median. A
+ * loop shorter than 4096 / n bytes straddles in at most one of n layouts.
+ */
+static int code_pad(unsigned int bytes)
+{
+	static struct bpf_insn insns[1024 + 2];
+	unsigned int i, n = bytes / 4;	/* r0 += 1: 4 bytes of x86 or arm64 code */
+	int fd;
+
+	if (!n)
+		return -1;
+	if (n > 1024)
+		n = 1024;
+	insns[0] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 };
+	for (i = 1; i <= n; i++)
+		insns[i] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_K,
+					      .dst_reg = BPF_REG_0, .imm = 1 };
+	insns[n + 1] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "aa_bench_pad", "GPL", insns, n + 2,
+			   NULL);
+	if (fd < 0)
+		die("load the code padding (%u bytes): %s", bytes, strerror(-fd));
+	return fd;
+}
+
+/* Open every heap the run needs, after pad bytes of code, and set the
+ * floor up. */
+void insts_open(unsigned int pad)
+{
+	int fd = code_pad(pad);
+
+	inst_open(&inst_on, 0);
+	inst_open(&inst_off, AA_F_NO_CACHES);
+	inst_open(&inst_defer, AA_F_DEFER);
+	if (!opt.no_debug) {
+		inst_open(&inst_dbg, AA_F_DEBUG);
+		inst_open(&inst_dbgq, AA_F_DEBUG);
+	}
+	if (fd >= 0)
+		close(fd);	/* the programs stay where they were put */
+	if (floor_ok) {
+		struct bench_floor_args f = { .size = opt.size, .nworkers = nproc };
+
+		if (run_prog(inst_off.skel->progs.bench_floor_setup, &f, sizeof(f)) || f.errors)
+			die("bench_floor_setup: %llu objects missing", (unsigned long long)f.errors);
+	}
+}
+
+void insts_close(void)
+{
+	if (!opt.no_debug) {
+		inst_close(&inst_dbgq);
+		inst_close(&inst_dbg);
+	}
+	inst_close(&inst_defer);
+	inst_close(&inst_on);
+	inst_close(&inst_off);
+}
+
+/* Pass `pass` of the latency cells: its code layout. */
+void code_layout(int pass)
+{
+	if (opt.one_layout || pass == 0)
+		return;
+	insts_close();
+	/* the kernel frees JIT images after an RCU grace period, from a
+	 * workqueue: the pad must not go where they still are */
+	sleep_ms(1000);
+	insts_open(pass * (4096 / opt.passes) & ~63u);
+}
+
 int main(int argc, char **argv)
 {
 	static const __u64 ksizes[BENCH_NR_KOBJ] = BENCH_KOBJ_SIZES;
@@ -176,27 +262,14 @@ int main(int argc, char **argv)
 			break;
 		}
 
-	inst_open(&inst_on, 0);
-	inst_open(&inst_off, AA_F_NO_CACHES);
-	inst_open(&inst_defer, AA_F_DEFER);
 	if (opt.no_latency)
 		opt.no_debug = true;	/* its columns are latency cells */
-	if (!opt.no_debug) {
-		inst_open(&inst_dbg, AA_F_DEBUG);
-		inst_open(&inst_dbgq, AA_F_DEBUG);
-	}
-
 	/* the floor's LIFOs are indexed by CPU id modulo BENCH_MAX_WORKERS */
 	floor_ok = true;
 	for (i = 0; i < nproc; i++)
 		if (cpus[i] != i)
 			floor_ok = false;
-	if (floor_ok) {
-		struct bench_floor_args f = { .size = opt.size, .nworkers = nproc };
-
-		if (run_prog(inst_off.skel->progs.bench_floor_setup, &f, sizeof(f)) || f.errors)
-			die("bench_floor_setup: %llu objects missing", (unsigned long long)f.errors);
-	}
+	insts_open(0);
 
 	uname(&u);
 	fprintf(out, "where: %s\n", where_str());
@@ -207,6 +280,9 @@ int main(int argc, char **argv)
 		nproc > 1 ? "s" : "", (unsigned long long)opt.size, opt.cell_ms, opt.htab_ms);
 	fprintf(out, "Each op is timed in batches: one bpf_ktime_get_ns() pair per phase of "
 		"`allocs` operations.\n");
+	fprintf(out, "A latency cell is the lowest of %d pass medians, %s.\n", opt.passes,
+		opt.one_layout || opt.passes == 1 ? "one code layout" :
+		"each pass with the programs at another code offset");
 
 	if (!opt.no_latency)
 		run_latency();
@@ -241,12 +317,6 @@ int main(int argc, char **argv)
 		write_json(f, runtime);
 		fclose(f);
 	}
-	if (!opt.no_debug) {
-		inst_close(&inst_dbgq);
-		inst_close(&inst_dbg);
-	}
-	inst_close(&inst_defer);
-	inst_close(&inst_on);
-	inst_close(&inst_off);
+	insts_close();
 	return 0;
 }
