@@ -170,8 +170,9 @@ static void check_measured(void)
  * JIT allocator. Hardware has no such cost. So each pass of the latency
  * cells loads every program at another offset: pass k of n first loads a
  * padding program of about k * 4096 / n bytes of JIT code, which the
- * kernel packs before them (first fit), and a cell keeps its lowest pass median. A
- * loop shorter than 4096 / n bytes straddles in at most one of n layouts.
+ * kernel packs before them (first fit), and a cell keeps its lowest pass
+ * median. A loop shorter than 4096 / n bytes straddles in at most one of
+ * n layouts.
  */
 static int code_pad(unsigned int bytes)
 {
