@@ -114,7 +114,8 @@ struct cell {
 	double cpu_ns, wall_ns;		/* job_cpu(), summed over passes */
 	double share;			/* cpu_ns / wall_ns */
 	double min_share;		/* job_cpu() of this slice (lat_slice) */
-	double *va, *vf, *vt;		/* per-run samples */
+	double *va, *vf, *vt;		/* per-run samples (a pass's; over
+					 * the passes, the timer's only) */
 	size_t na, nf, nt, cap;
 };
 

@@ -13,8 +13,8 @@ const char *const impl_name[] = {
 };
 const char *const var_name[2] = { "malloc-free", "malloc-xfree" };
 
-/* A latency cell: samples pooled over the passes; its latency is the
- * lowest of the passes' medians (each pass a code layout: main.c). */
+/* A latency cell: its latency is the lowest of its passes' medians (each
+ * pass a code layout: main.c), its timer samples pooled over the passes. */
 
 struct cell lat[2][NR_COLS][NR_ROWS][BENCH_MAX_WORKERS + 1];
 double timer_ovh[BENCH_MAX_WORKERS + 1];
@@ -120,18 +120,26 @@ void lat_cell_run(struct inst *in, int impl, int variant, unsigned int allocs, i
 	}
 }
 
-/* Add pass results src to dst, and free src's samples. */
+/* Keep the lower of x and a pass's median m in *x (NaN: none yet). */
+static void keep_lower(double *x, double m)
+{
+	if (!isnan(m) && (isnan(*x) || m < *x))
+		*x = m;
+}
+
+/* Add pass results src to dst: its alloc and free medians (dst keeps the
+ * lowest), its timer samples (pooled) and its counts; free src's samples. */
 void cell_merge(struct cell *dst, struct cell *src)
 {
 	size_t k;
 	int i;
 
+	if (!dst->nt)	/* its first pass */
+		dst->pass_alloc = dst->pass_free = NAN;
+	keep_lower(&dst->pass_alloc, median(src->va, src->na));
+	keep_lower(&dst->pass_free, median(src->vf, src->nf));
 	for (k = 0; k < src->nt; k++) {
-		struct sample s = {
-			.alloc = k < src->na ? src->va[k] : NAN,
-			.free = k < src->nf ? src->vf[k] : NAN,
-			.timer = src->vt[k],
-		};
+		struct sample s = { .alloc = NAN, .free = NAN, .timer = src->vt[k] };
 
 		cell_push(dst, &s);
 	}
@@ -151,27 +159,6 @@ void cell_merge(struct cell *dst, struct cell *src)
 	free(src->vf);
 	free(src->vt);
 	memset(src, 0, sizeof(*src));
-}
-
-/* The median of n samples v, in a copy (v keeps its order). */
-static double median_of(const double *v, size_t n)
-{
-	double *t = n ? malloc(n * sizeof(*t)) : NULL, m;
-
-	if (n && !t)
-		die("out of memory");
-	if (n)
-		memcpy(t, v, n * sizeof(*t));
-	m = median(t, n);
-	free(t);
-	return m;
-}
-
-/* Keep the lower of x and a pass's median m in *x (NaN: none yet). */
-static void keep_lower(double *x, double m)
-{
-	if (!isnan(m) && (isnan(*x) || m < *x))
-		*x = m;
 }
 
 void cell_finish(struct cell *c)
@@ -241,15 +228,8 @@ static void lat_slice(const struct lat_col_def *cols, int v, int r, int P, int m
 		sleep_ms(50);
 	}
 	slices += P > 1;
-	for (c = 0; c < NR_COLS; c++) {
-		struct cell *x = &lat[v][c][r][P];
-
-		if (!x->runs && !x->nt)
-			x->pass_alloc = x->pass_free = NAN;
-		keep_lower(&x->pass_alloc, median_of(tmp[c].va, tmp[c].na));
-		keep_lower(&x->pass_free, median_of(tmp[c].vf, tmp[c].nf));
-		cell_merge(x, &tmp[c]);
-	}
+	for (c = 0; c < NR_COLS; c++)
+		cell_merge(&lat[v][c][r][P], &tmp[c]);
 }
 
 /*
