@@ -124,9 +124,11 @@ _Static_assert(sizeof(((struct aa_chunk_meta *)0)->pm) <= AA_PAGE_SIZE, "pm[] in
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "AA_SLOT_WORD: state is the low half");
 
 /* struct aa_fast from the root r, whose user address is root_addr: every
- * field but arena_size, free_size and cc[], which each side publishes
- * after these (BPF: bpf/lifecycle.bpf.c's publish_fast(); userspace:
- * user/user_cache.c). The one fill of struct aa_fast. */
+ * field but arena_size and cc[], which each side publishes after these
+ * (BPF: bpf/lifecycle.bpf.c's publish_fast(); userspace:
+ * user/user_cache.c), and free_size, which only publish_fast() sets (the
+ * inline free's bound; userspace's frees are bounded by arena_size). The
+ * one fill of struct aa_fast. */
 static __always_inline void __aa_fast_fill(struct aa_fast *f, const struct aa_root __arena *r,
 					   __u64 root_addr)
 {
