@@ -7,8 +7,9 @@
  *             so for aa_heap__check() and `arena-alloc check`: each tier's
  *             own check in tier order (arena_check_tables(),
  *             buddy_check_chunk_locked(), central_check_spans_locked(),
- *             heap_check_locked()), then the equations between their
- *             counters.
+ *             heap_check_locked(); the caches' reserves, lock-free:
+ *             transfer_cache_check(), cpu_caches_check()), then the
+ *             equations between their counters.
  * From below: reads only, through those checks and the root's stats.
  * To above:   0 or the first failing check's code (the numbers in
  *             the comments below); it changes nothing.
@@ -21,6 +22,8 @@
 #include "buddy.h"
 #include "central.h"
 #include "heap.h"
+#include "transfer_cache.h"
+#include "cpu_cache.h"
 
 /* --- Validity checker ------------------------------------------------------
  * Walks every chunk's free lists: each block must be inside its chunk,
@@ -35,7 +38,8 @@
  * their absent ones (25: arena.bpf.c's ledger), and the parked list its
  * counters' bound (heap_check_locked()), and the modes its flags name
  * must be the ones the fast paths and the tiers follow (27). First of all
- * the root's tables must be whole (26).
+ * the root's tables must be whole (26), and then every reserve of the
+ * transfer and CPU caches must hold free objects of its class only (28).
  * One chunk or one class per hold of the heap lock (a waiter in IRQ
  * context waits for one at most); the totals are compared only if no one
  * else held the lock in between (lock_gen), which is so at rest.
@@ -80,6 +84,10 @@ int aa__heap_check(void)
 	if (!aa_heap_ready())
 		return 1;
 	ret = arena_check_tables();
+	if (!ret)
+		ret = transfer_cache_check();
+	if (!ret)
+		ret = cpu_caches_check();
 	if (ret)
 		return ret;
 	aa_for(s, 0, nr < AA_MAX_SLOTS ? nr : AA_MAX_SLOTS) {

@@ -18,14 +18,24 @@
  *             over a table of caches: the CPUs' or the users'), and the
  *             slow paths on any cache for user_cache.bpf.c.
  * Locking:    no lock: the CPU cache claim (internal.h's model). A caller
- *             that finds the cache claimed uses the transfer cache or the
- *             heap instead. Objects in a cache carry a custody mark in
- *             word 0 (FREED from a free, CACHED from a refill), cleared
- *             when one leaves for a user.
+ *             that finds the cache claimed uses the class's reserve on
+ *             this CPU (no claim: internal.h's model, "Reserves"), the
+ *             transfer cache or the heap instead; so does a claim holder
+ *             that cannot wait (hard IRQ, NMI) and whose refill failed.
+ *             Objects in a cache carry a custody mark in word 0 (FREED
+ *             from a free, CACHED from a refill), cleared when one leaves
+ *             for a user.
  *
  * Accounting:
  *   stats.heap_bytes == user bytes in use + bytes in CPU and transfer
- *   caches + parked bytes (+ page runs)
+ *   caches and their reserves + parked bytes (+ page runs)
+ *
+ * The reserve of a class on a CPU (struct aa_cpu_class: reserve) holds at
+ * most aa_reserve_slots() objects: 4 of up to 256 bytes, at most 1 KiB,
+ * or one larger object. It stays empty until a caller that cannot use the
+ * cache comes to it (reserve_want); from then on the claim holder's slow
+ * paths keep it full from the cache (reserve_fill()), and nested frees put
+ * objects back into it.
  */
 #include "internal.h"
 #include "cpu_cache.h"
@@ -99,11 +109,6 @@ static __always_inline __u32 cache_count(struct aa_cpu_cache __arena *cc, __u32 
  * central free list (marked cached under the heap lock). Returns how many objects
  * arrived (0: heap empty or locked), or -ENOMEM: none, and the heap is
  * empty where aa_self_grows() (the front door grows it: AA_DRY).
- * A caller on a task's stack, which may wait for the heap lock for
- * AA_WAIT_TASK_NS, leaves the transfer cache's last batch to those that
- * may not (hard IRQ, NMI: AA_WAIT_IRQ_NS): a task that empties the
- * transfer cache is often the one holding the heap lock next, and an IRQ
- * on another CPU would find both out of reach.
  * REQUIRES: cc claimed and cc->cls[cls].count == 0. */
 static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 cls)
 {
@@ -112,7 +117,7 @@ static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 c
 	__u64 dst = (__u64)&cc->cls[c].objs[0];
 	int got;
 
-	got = aa__transfer_cache_remove_batch(c, dst, batch, aa_on_task_stack() ? batch : 0);
+	got = aa__transfer_cache_remove_batch(c, dst, batch);
 	if (got <= 0)
 		got = aa_heap_alloc_bulk(dst, batch, c, 1);
 	if (got > 0)
@@ -146,22 +151,91 @@ static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 
 	return n - batch;
 }
 
+/* --- The reserve of a class on this CPU ------------------------------------ */
+
+/* Class c's reserve in cache cc (NULL: none, or a user cache's), for a
+ * caller past the LIFO: an allocation that cannot wait for a lock (want:
+ * it is wanted from now on), or a free (want false: only once wanted). */
+static __always_inline struct aa_cpu_class __arena *reserve_of(struct aa_cpu_cache __arena *cc,
+								__u32 c, bool want)
+{
+	struct aa_cpu_class __arena *k;
+
+	if (!cc || (cc->cpu & AA_USER_CACHE))
+		return NULL;
+	k = &cc->cls[aa_cls_idx(c)];
+	if (READ_ONCE_ARENA(k->reserve_want))
+		return k;
+	if (!want)
+		return NULL;
+	WRITE_ONCE_ARENA(k->reserve_want, 1);
+	return k;
+}
+
+/* Move objects from the top of class c's LIFO into its empty reserve slots,
+ * once the reserve is wanted, leaving the LIFO one object at least (a
+ * refill's caller pops next). Returns the LIFO's count.
+ * REQUIRES: cc claimed. */
+static __always_inline __u32 reserve_fill(struct aa_cpu_cache __arena *cc, __u32 c)
+{
+	struct aa_cpu_class __arena *k = &cc->cls[aa_cls_idx(c)];
+	__u32 n = cache_count(cc, c), slots, left = n;
+	int i;
+
+	if (!READ_ONCE_ARENA(k->reserve_want) || (cc->cpu & AA_USER_CACHE))
+		return n;
+	slots = aa_reserve_n(c);
+	aa_for(i, 0, slots) {
+		if (left <= 1 ||
+		    !aa_reserve_put(&k->reserve, slots, k->objs[(left - 1) & (AA_CPU_CACHE_MAX - 1)]))
+			break;
+		left--;
+	}
+	if (left != n)
+		k->count = left;
+	return left;
+}
+
 /* --- Alloc / free: slow paths (global functions, verified once) ----------
  * Taken when the fast path below could not finish: the cache is empty or
  * full, claimed by someone else, or missing. They redo the operation.
  */
 
-/* One object of class cls past this CPU's cache: the transfer cache's,
- * which has a lock of its own, so that an IRQ over a heap-lock holder
- * still gets memory there while the heap's lock is out of reach; word 0
- * cleared. Returns its address or 0. */
-static __always_inline __u64 transfer_pop_one(__u32 cls)
+/* One object of class cls past cache cc's LIFO (cc: this CPU's, a user
+ * cache, or NULL), with no wait for it: for a caller that cannot wait for
+ * a lock (not on a task's stack: hard IRQ, NMI), the class's reserve on
+ * this CPU first; else the transfer cache's one-object path (for such a
+ * caller its reserve first too, then its own lock, so that an IRQ over a
+ * heap-lock holder still gets memory there). A task leaves the reserves
+ * to those callers: it may wait for the heap. Word 0 cleared. Returns
+ * its address or 0. */
+static __always_inline __u64 spare_alloc(struct aa_cpu_cache __arena *cc, __u32 cls)
 {
-	__u64 p = aa__transfer_cache_pop(cls);
+	bool irq = !aa_on_task_stack();
+	struct aa_cpu_class __arena *k = irq ? reserve_of(cc, cls, true) : NULL;
+	__u64 p = k ? aa_reserve_take(&k->reserve, aa_reserve_n(cls)) : 0;
 
+	if (p)
+		__sync_fetch_and_add(&k->reserve_allocs, 1);
+	else
+		p = aa__transfer_cache_pop(cls, irq);
 	if (p)
 		*(__u64 __arena *)p = 0;	/* no longer carries a mark */
 	return p;
+}
+
+/* Put ptr (claimed, class cls) past cache cc's LIFO, with no wait: into
+ * the class's reserve on this CPU once wanted, else into the transfer
+ * cache. False when neither took it: still the caller's. */
+static __always_inline bool spare_free(struct aa_cpu_cache __arena *cc, __u32 cls, __u64 ptr)
+{
+	struct aa_cpu_class __arena *k = reserve_of(cc, cls, false);
+
+	if (k && aa_reserve_put(&k->reserve, aa_reserve_n(cls), ptr)) {
+		__sync_fetch_and_add(&k->reserve_frees, 1);
+		return true;
+	}
+	return aa__transfer_cache_push(cls, ptr);
 }
 
 /* Allocate one object of class cls for a request of size bytes through
@@ -182,7 +256,7 @@ static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, _
 			aa_count(no_cache);
 		else
 			__sync_fetch_and_add(&cc->cls[c].stats.nested, 1);
-		p = transfer_pop_one(cls);
+		p = spare_alloc(cc, cls);
 		return p ? p : heap_alloc(aa_class(c)->size, c);
 	}
 	if (cc->cls[c].count == 0) {
@@ -191,14 +265,16 @@ static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, _
 		dry = got == -ENOMEM;
 		cc->cls[c].count = got > 0 ? got : 0;
 	}
+	reserve_fill(cc, c);
 	p = __aa_cache_pop(cc, c, size);
 	if (p) {
 		*(__u64 __arena *)p = 0;	/* no longer carries a mark */
 	} else {
 		/* no batch: the transfer cache had less, the heap lock was
 		 * out of reach (nested, or busy past the budget) or the heap
-		 * is empty: what the transfer cache has still serves one */
-		p = transfer_pop_one(cls);
+		 * is empty: the reserves and the transfer cache may still
+		 * serve one */
+		p = spare_alloc(cc, cls);
 		if (!p && dry)
 			p = AA_DRY;
 		else if (!p)
@@ -228,11 +304,11 @@ static __always_inline int cache_free_slow(struct aa_cpu_cache __arena *cc, __u6
 			aa_count(no_cache);
 		else
 			__sync_fetch_and_add(&cc->cls[c].stats.nested, 1);
-		if (aa__transfer_cache_push(c, ptr))
+		if (spare_free(cc, c, ptr))
 			return 0;
 		return heap_return(ptr);
 	}
-	n = cache_count(cc, c);
+	n = reserve_fill(cc, c);
 	if (n >= cache_cap(cc, c)) {
 		left = cache_spill(cc, c, n);
 		if (left != n)
@@ -321,20 +397,14 @@ static __always_inline int aa_cpu_cache_free(__u64 ptr)
 int aa__cpu_cache_vet(__u64 arr, __u32 n, __u32 cls)
 {
 	__u64 __arena *objs = (__u64 __arena *)arr;
-	__u32 off = 0, pmw = 0;
 	int i, kept = AA_ZERO;
-	__u64 p, w;
 
 	if (n > AA_CPU_CACHE_MAX)
 		return 0;
 	aa_for(i, 0, n) {
-		p = objs[i & (AA_CPU_CACHE_MAX - 1)];
-		if (lookup(p, &off, &pmw) == (int)cls) {
-			w = *(volatile __u64 __arena *)p;
-			if (w == aa_custody(p, AA_TAG_FREED) || w == aa_custody(p, AA_TAG_CACHED)) {
-				kept++;
-				continue;
-			}
+		if (heap_transit_obj(objs[i & (AA_CPU_CACHE_MAX - 1)], cls)) {
+			kept++;
+			continue;
 		}
 		objs[i & (AA_CPU_CACHE_MAX - 1)] = 0;
 		aa_fail(AA_ERR_CORRUPT);
@@ -344,27 +414,54 @@ int aa__cpu_cache_vet(__u64 arr, __u32 n, __u32 cls)
 
 /* --- Drain ------------------------------------------------------------------ */
 
-/* Return every object of cc, which the caller claimed, to the heap; a
- * slot that holds no object of the cache's is counted and left out
- * (aa__cpu_cache_vet()). Returns the number of objects returned. */
+/* Return class c's objs[0 .. n) of cc, which the caller claimed, to the
+ * heap, and set its count to 0; a slot that holds no object of the
+ * cache's is counted and left out (aa__cpu_cache_vet()). Returns the
+ * number of objects returned. */
+static __always_inline int class_empty(struct aa_cpu_cache __arena *cc, __u32 c, __u32 n)
+{
+	int moved;
+
+	if (!n || n > AA_CPU_CACHE_MAX)
+		return 0;
+	if (aa__cpu_cache_vet((__u64)&cc->cls[c].objs[0], n, c) <= 0) {
+		cc->cls[c].count = 0;
+		return 0;
+	}
+	moved = aa_heap_return_bulk((__u64)&cc->cls[c].objs[0], n);
+	if (moved <= 0)
+		return 0;
+	cc->cls[c].count = 0;
+	return moved;
+}
+
+/* Move what class c's reserve holds into its empty LIFO (objs[0 ..)).
+ * Returns how many objects. REQUIRES: cc claimed, count 0. */
+static __always_inline __u32 reserve_unload(struct aa_cpu_cache __arena *cc, __u32 c)
+{
+	struct aa_cpu_class __arena *k = &cc->cls[c];
+	__u32 n = AA_ZERO;
+	int i;
+
+	aa_for(i, 0, AA_RESERVE_SLOTS) {
+		k->objs[n & (AA_CPU_CACHE_MAX - 1)] = aa_reserve_take(&k->reserve, AA_RESERVE_SLOTS);
+		if (!k->objs[n & (AA_CPU_CACHE_MAX - 1)])
+			break;
+		n++;
+	}
+	return n;
+}
+
+/* Return every object of cc, which the caller claimed, to the heap, its
+ * reserves' too. Returns the number of objects returned. */
 static __always_inline int cache_empty(struct aa_cpu_cache __arena *cc)
 {
-	__u32 n;
-	int c, total = AA_ZERO, moved;
+	int c, total = AA_ZERO;
 
 	aa_for(c, 0, AA_NR_CLASSES) {
-		n = cc->cls[c].count;
-		if (!n || n > AA_CPU_CACHE_MAX)
-			continue;
-		if (aa__cpu_cache_vet((__u64)&cc->cls[c].objs[0], n, c) <= 0) {
-			cc->cls[c].count = 0;
-			continue;
-		}
-		moved = aa_heap_return_bulk((__u64)&cc->cls[c].objs[0], n);
-		if (moved <= 0)
-			continue;
-		cc->cls[c].count = 0;
-		total += moved;
+		total += class_empty(cc, c, cc->cls[c].count);
+		if (!cc->cls[c].count)
+			total += class_empty(cc, c, reserve_unload(cc, c));
 	}
 	return total;
 }
@@ -392,10 +489,33 @@ int aa__cpu_cache_drain(__u32 cpu)
 	return n;
 }
 
+/* The CPUs' reserves against their invariant (heap_check_reserve()), for
+ * the checker (check.bpf.c). Returns 0, or 28. */
+static __always_inline int cpu_caches_check(void)
+{
+	struct aa_cpu_cache __arena *cc;
+	__u32 n = aa__root.nr_cpus, off;
+	int cpu, c, ret;
+
+	aa_for(cpu, 0, n < AA_MAX_CPUS ? n : AA_MAX_CPUS) {
+		off = aa__root.cpu_cache_off[cpu & (AA_MAX_CPUS - 1)];
+		if (!off)
+			continue;
+		cc = aa_addr(off);
+		aa_for(c, 0, AA_NR_CLASSES) {
+			ret = heap_check_reserve(&cc->cls[c].reserve, c);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 /* --- Caches' pages and resets (lifecycle.bpf.c) ---------------------------- */
 
-/* Empty cc (a cache kept from before a teardown, or fresh) and set its
- * caps from the tunables. REQUIRES: heap not published, or cc claimed. */
+/* Empty cc (a cache kept from before a teardown, or fresh), its reserves
+ * too (unwanted again), and set its caps from the tunables.
+ * REQUIRES: heap not published, or cc claimed. */
 static __always_inline void reset_cache(struct aa_cpu_cache __arena *cc)
 {
 	__u32 cap;
@@ -405,6 +525,8 @@ static __always_inline void reset_cache(struct aa_cpu_cache __arena *cc)
 		cap = aa__root.tun.cpu_cache_cap[c];
 		cc->cls[c].count = 0;
 		cc->cls[c].cap = cap < AA_CPU_CACHE_MAX ? cap : AA_CPU_CACHE_MAX;
+		cc->cls[c].reserve_want = 0;
+		aa_reserve_clear(&cc->cls[c].reserve);
 	}
 }
 
@@ -510,8 +632,8 @@ static __always_inline void caches_put(__u32 __arena *tab)
 	}
 }
 
-/* Every cache of tab empty (a teardown: their objects went with their
- * chunks). REQUIRES: every cache claimed by the teardown. */
+/* Every cache of tab empty, reserves too (a teardown: their objects went
+ * with their chunks). REQUIRES: every cache claimed by the teardown. */
 static __always_inline void caches_empty(__u32 __arena *tab)
 {
 	struct aa_cpu_cache __arena *cc;
@@ -523,8 +645,10 @@ static __always_inline void caches_empty(__u32 __arena *tab)
 		if (!off)
 			continue;
 		cc = aa_addr(off);
-		aa_for(c, 0, AA_NR_CLASSES)
+		aa_for(c, 0, AA_NR_CLASSES) {
 			cc->cls[c].count = 0;
+			aa_reserve_clear(&cc->cls[c].reserve);
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ static __always_inline int cache_empty(struct aa_cpu_cache __arena *cc);
 static __always_inline int cache_free_slow(struct aa_cpu_cache __arena *cc, __u64 ptr,
 					   __u32 cls);
 static __always_inline bool caches_claim_all(__u32 __arena *tab);
+static __always_inline int cpu_caches_check(void);
 static __always_inline void caches_empty(__u32 __arena *tab);
 static __always_inline void caches_put(__u32 __arena *tab);
 static __always_inline void caches_release_all(__u32 __arena *tab);

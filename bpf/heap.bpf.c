@@ -164,6 +164,42 @@ static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
 	return lookup_inline(ptr, off, pmw);
 }
 
+/* Is p a free object of class cls that a cache tier holds: an object of
+ * the class whose word 0 is a transit mark (FREED from a free, CACHED
+ * from a refill)? A snapshot, no lock: exact while no one moves p. */
+static __always_inline bool heap_transit_obj(__u64 p, __u32 cls)
+{
+	__u32 off = 0, pmw = 0;
+	__u64 w;
+
+	if (lookup(p, &off, &pmw) != (int)cls)
+		return false;
+	w = *(volatile __u64 __arena *)p;
+	return w == aa_custody(p, AA_TAG_FREED) || w == aa_custody(p, AA_TAG_CACHED);
+}
+
+/* Reserve r of class cls (internal.h's model, "Reserves") against its
+ * invariant: every slot that holds this heap's word holds a free object of
+ * class cls (heap_transit_obj()). Lock-free, while takers and putters
+ * run: a slot whose word changed between the two reads of it is not
+ * judged. Returns 0, or 28. */
+static __always_inline int heap_check_reserve(struct aa_reserve __arena *r, __u32 cls)
+{
+	__u32 tag = aa__root.cache_key;
+	__u64 w;
+	int i;
+
+	aa_for(i, 0, AA_RESERVE_SLOTS) {
+		w = READ_ONCE_ARENA(r->slot[i & (AA_RESERVE_SLOTS - 1)]);
+		if (!w || (__u32)(w >> 32) != tag ||
+		    heap_transit_obj(aa__root.arena_base + (__u32)w, cls))
+			continue;
+		if (READ_ONCE_ARENA(r->slot[i & (AA_RESERVE_SLOTS - 1)]) == w)
+			return 28;
+	}
+	return 0;
+}
+
 /* --- Claims ----------------------------------------------------------------
  * aa_claim() makes a free the sole owner of a live block, lock-free: the
  * claim in internal.h's model, and __aa_claim() (aa_hit.h). What

@@ -35,6 +35,8 @@ static int heap_check_locked(void);
 static __always_inline __u64 heap_alloc(__u64 size, int cls);
 static __always_inline void heap_reset(void);
 static __always_inline void heap_settle(void);
+static __always_inline int heap_check_reserve(struct aa_reserve __arena *r, __u32 cls);
+static __always_inline bool heap_transit_obj(__u64 p, __u32 cls);
 static __always_inline int heap_return(__u64 ptr);
 static __always_inline __u64 kind_bytes(int kind, __u32 off, __u32 pmw);
 static int lookup(__u64 ptr, __u32 *off, __u32 *pmw);

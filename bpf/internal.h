@@ -29,11 +29,15 @@
  *
  * Who may touch what, and when:
  *   state                          touched by                 guard
- *   CPU cache cls[] (not .nested)  the claim holder           CPU cache claim
+ *   CPU cache cls[] (not .nested   the claim holder           CPU cache claim
+ *     nor the reserve)
  *   user cache (the same struct)   the claim holder: its      CPU cache claim;
  *                                    thread, aa__user, drain,   owner_pid by
  *                                    close, reap, teardown      cmpxchg
  *   transfer cache tc[c]           its lock holder            tc[c].lock
+ *   reserves (a CPU's per class,   any (take, put); the       atomic exchange /
+ *     a transfer cache's)            claim or lock holder       cmpxchg per slot
+ *                                    (fill)
  *   central lists, spans, page     the heap lock holder       aa__root.lock
  *     heap, page map, slots, stats   (lock-free readers: below)
  *   a live block                   its user; then the one     custody claim
@@ -49,12 +53,14 @@
  *  - CPU cache (struct aa_cpu_cache): an atomic claim, cmpxchg of busy from
  *    AA_CC_FREE to AA_CC_OWNER (this CPU's programs) or AA_CC_DRAIN (a
  *    drain or teardown, from any CPU), a full barrier; whoever holds it
- *    alone touches count/objs/stats (but stats.nested, an atomic add), and
+ *    alone touches count/objs/stats (but stats.nested, an atomic add, and
+ *    the class's reserve, any caller's: Reserves, below), and
  *    releases it with a release store (aa_store_release). A caller that
  *    finds it claimed (it preempted or interrupted the holder, or a drain
- *    holds it) touches nothing and never waits: it takes or puts one
- *    object in the transfer cache (its own lock), else goes to the heap;
- *    counted in stats.nested. A user cache's owner thread claims it as
+ *    holds it) touches nothing of it but the class's reserve and never
+ *    waits: it takes or puts one object in that reserve, else in the
+ *    transfer cache (its reserve, then under its lock), else goes to the
+ *    heap; counted in stats.nested. A user cache's owner thread claims it as
  *    AA_CC_OWNER from userspace for each hit (aa_hit.h), and the aa__user
  *    program for its misses; whoever finds it claimed (drain, close: the
  *    thread is inside a call, or stopped there) gives up with -EBUSY, and
@@ -148,6 +154,21 @@
  *    pushed back since fails its cmpxchg (its read of the stale top's
  *    link is only a value: an arena page a drain and trim returned reads
  *    as 0 in a BPF program).
+ *  - Reserves (struct aa_reserve): a few free objects of one class in
+ *    slot words. Take: an atomic exchange of a slot with 0 (whoever gets a
+ *    non-zero word owns its object, however often the slot changed
+ *    before); put: a cmpxchg of an empty slot from 0; no claim, no lock, no
+ *    wait, at any nesting depth, so an interrupt over a claim or lock
+ *    holder of its own CPU (or over a vCPU that the host stopped) gets
+ *    memory while a reserve it reaches has some. A CPU cache's claim
+ *    holder fills its CPU's reserve from the cache once a nested caller
+ *    came to it (cpu_cache.bpf.c), a transfer cache's lock holder fills
+ *    that cache's (transfer_cache.bpf.c). An object keeps its transit
+ *    mark in a slot, and the word carries the heap's tag (the low half of
+ *    the key): a put checks the mark under the key it tags with, a take
+ *    drops a word of another heap's and any word while the heap is not
+ *    published, init and teardown clear the slots; so a put that races a
+ *    teardown leaves nothing a later heap hands out.
  *  - Quarantine (debug mode): a freed, claimed, poisoned class object is
  *    exchanged into a slot of aa__root.debug.quarantine and the object it
  *    displaces is released: each object is in at most one slot, or out of
@@ -169,8 +190,9 @@
  *    anything, and their first claim or lock is a full barrier too. A CPU
  *    cache claim keeps a teardown out (it claims every cache first); a
  *    caller without one checks the magic again under the lock it takes
- *    (the transfer cache's one-object path), so nothing enters or leaves
- *    an unpublished heap, and init empties what a teardown could not.
+ *    (the transfer cache's one-object path) or after its exchange (a
+ *    reserve), so nothing leaves an unpublished heap, and init empties
+ *    what a teardown could not.
  */
 #ifndef __AA_INTERNAL_H
 #define __AA_INTERNAL_H
@@ -634,6 +656,68 @@ static __always_inline void aa_stack_push(__u32 __arena *head, __u32 first,
 static __always_inline bool aa_heap_ready(void)
 {
 	return READ_ONCE_ARENA(aa__root.magic) == AA_ROOT_MAGIC;
+}
+
+/* --- Reserves (struct aa_reserve, aa_shared.h; the model above) -----------
+ * n: the slots a reserve of class c uses, aa_reserve_slots() of its size
+ * (the callers pass it: <= AA_RESERVE_SLOTS).
+ */
+static __always_inline __u32 aa_reserve_n(__u32 c)
+{
+	return aa_reserve_slots(aa_class(c)->size);
+}
+
+/* Take an object out of r: its address (word 0 still its custody mark),
+ * or 0 when the slots held none of this published heap's. A word of
+ * another heap's, or any word while no heap is published, is dropped: its
+ * object belongs to no heap a caller may use. */
+static __always_inline __u64 aa_reserve_take(struct aa_reserve __arena *r, __u32 n)
+{
+	__u64 w;
+	int i;
+
+	aa_for(i, 0, n < AA_RESERVE_SLOTS ? n : AA_RESERVE_SLOTS) {
+		if (!READ_ONCE_ARENA(r->slot[i & (AA_RESERVE_SLOTS - 1)]))
+			continue;
+		w = __sync_lock_test_and_set(&r->slot[i & (AA_RESERVE_SLOTS - 1)], 0);
+		if (w && (__u32)(w >> 32) == (__u32)READ_ONCE_ARENA(aa__root.cache_key) &&
+		    aa_heap_ready())
+			return aa__root.arena_base + (__u32)w;
+	}
+	return 0;
+}
+
+/* Put ptr, a free object of the reserve's class whose word 0 is a transit
+ * mark (FREED or CACHED) of this heap, into an empty slot of r. False when
+ * they are full, or when ptr does not carry such a mark under the key read
+ * now (a free that claimed it in a heap torn down since): ptr is still the
+ * caller's. The word carries that key's tag, so a put that races a
+ * teardown leaves a word the next heap's takers drop. */
+static __always_inline bool aa_reserve_put(struct aa_reserve __arena *r, __u32 n, __u64 ptr)
+{
+	__u64 w = AA_RESERVE_WORD(READ_ONCE_ARENA(aa__root.cache_key), ptr - aa__root.arena_base);
+	__u64 mark = *(volatile __u64 __arena *)ptr;
+	int i;
+
+	if (mark != aa_custody(ptr, AA_TAG_FREED) && mark != aa_custody(ptr, AA_TAG_CACHED))
+		return false;
+	aa_for(i, 0, n < AA_RESERVE_SLOTS ? n : AA_RESERVE_SLOTS) {
+		if (READ_ONCE_ARENA(r->slot[i & (AA_RESERVE_SLOTS - 1)]))
+			continue;
+		if (__sync_val_compare_and_swap(&r->slot[i & (AA_RESERVE_SLOTS - 1)], 0, w) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Empty r: every slot cleared, its objects forgotten (init, teardown: they
+ * went with their chunks). */
+static __always_inline void aa_reserve_clear(struct aa_reserve __arena *r)
+{
+	int i;
+
+	for (i = 0; i < AA_RESERVE_SLOTS; i++)
+		WRITE_ONCE_ARENA(r->slot[i], 0);
 }
 
 /* --- Call frames -------------------------------------------------------------

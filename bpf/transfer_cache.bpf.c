@@ -8,20 +8,23 @@
  * From below: nothing: when empty, the CPU cache refills from the central
  *             free list itself; when full, it spills to the heap.
  * To above:   aa__transfer_cache_remove_batch / _insert_batch: all of a
- *             batch or nothing (try operations: 0 means "go below"); a
- *             remove may leave a reserve behind (cpu_cache.bpf.c's refill
- *             keeps the last batch for callers that cannot wait);
+ *             batch or nothing (try operations: 0 means "go below");
  *             aa__transfer_cache_pop / _push: one object, for callers whose
- *             CPU cache is claimed by someone else; transfer_cache_reset()
- *             and _quiesce_locked() for lifecycle.bpf.c.
+ *             CPU cache is claimed by someone else or whose refill failed,
+ *             the class's reserve first (no lock: internal.h's model,
+ *             "Reserves"; taken only by callers that cannot wait for a
+ *             lock), which every batch moved fills;
+ *             transfer_cache_reset() and _quiesce_locked() for
+ *             lifecycle.bpf.c.
  * Locking:    tc->lock per class (the lock rules: internal.h's model).
  *             Always tried with the short IRQ budget: a miss costs a trip
  *             to the heap, never a wait. Holding it, no other lock is
  *             taken, so the heap-lock-then-transfer-lock order is never
- *             reversed.
+ *             reversed. The reserve takes no lock.
  *
- * Invariant: tc->objs[0 .. count) are free objects of the class, each
- * carrying a custody mark; count <= tun.transfer_cap[cls] <= AA_TRANSFER_MAX.
+ * Invariant: tc->objs[0 .. count) and the objects in tc->reserve are free
+ * objects of the class, each carrying a custody mark; count <=
+ * tun.transfer_cap[cls] <= AA_TRANSFER_MAX.
  */
 #include "internal.h"
 #include "transfer_cache.h"
@@ -77,35 +80,50 @@ static __always_inline void copy_objs(__u64 __arena *dst, __u64 __arena *src, __
 		dst[i] = src[i];
 }
 
-/* Take exactly n objects into dst[0 .. n), leaving at least keep behind
- * (less where the capacity has no room for both: a reserve never stops
- * every batch). Returns n, or 0 when the transfer cache has fewer than
- * n + keep or is locked (counted). */
-int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n, __u32 keep)
+/* Fill the reserve's empty slots from the top of objs[0 .. count).
+ * Returns the count left. REQUIRES: tc->lock held; count <= AA_TRANSFER_MAX. */
+static __always_inline __u32 tc_fill_reserve(struct aa_transfer_cache __arena *tc, __u32 cls,
+					     __u32 count)
+{
+	__u32 n = aa_reserve_n(cls);
+	int i;
+
+	aa_for(i, 0, n) {
+		if (count == 0 ||
+		    !aa_reserve_put(&tc->reserve, n, tc->objs[(count - 1) & (AA_TRANSFER_MAX - 1)]))
+			break;
+		count--;
+	}
+	return count;
+}
+
+/* Take exactly n objects into dst[0 .. n), and fill the reserve from
+ * those left where it has room. Returns n, or 0 when the transfer cache
+ * has fewer than n or is locked (counted). */
+int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
-	__u32 count, cap = tc_cap(cls);
+	__u32 count;
 
 	if (cls >= AA_NR_CLASSES || n == 0 || n > AA_CPU_CACHE_MAX)
 		return 0;
-	if (keep > cap - n || n > cap)
-		keep = n < cap ? cap - n : 0;
 	if (!tc_lock(tc))
 		return 0;
 	count = tc->count;
-	if (count < n + keep || count > AA_TRANSFER_MAX) {
+	if (count < n || count > AA_TRANSFER_MAX) {
 		tc->remove_misses++;
 		aa_lock_release(&tc->lock);
 		return 0;
 	}
 	copy_objs((__u64 __arena *)dst, &tc->objs[(count - n) & (AA_TRANSFER_MAX - 1)], n);
-	tc->count = count - n;
+	tc->count = tc_fill_reserve(tc, cls, count - n);
 	tc->batches_out++;
 	aa_lock_release(&tc->lock);
 	return n;
 }
 
-/* Put src[0 .. n) in. Returns n, or 0 when full or locked. */
+/* Put src[0 .. n) in, and fill the reserve from them where it has room.
+ * Returns n, or 0 when full or locked. */
 int aa__transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
@@ -123,7 +141,7 @@ int aa__transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
 		return 0;
 	}
 	copy_objs(&tc->objs[count & (AA_TRANSFER_MAX - 1)], (__u64 __arena *)src, n);
-	tc->count = count + n;
+	tc->count = tc_fill_reserve(tc, cls, count + n);
 	tc->batches_in++;
 	aa_lock_release(&tc->lock);
 	return n;
@@ -131,20 +149,28 @@ int aa__transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
 
 /*
  * Single objects, for callers that cannot use their CPU cache (claimed by a
- * preempted or interrupted owner on this CPU, or no cache for this CPU): a
- * lock of its own, so an IRQ over a heap-lock holder still gets memory.
+ * preempted or interrupted owner on this CPU, no cache for this CPU, or a
+ * refill that failed): the reserve, which takes no lock, then the stack
+ * under its own lock, so an IRQ over a heap-lock holder still gets memory.
  */
 
-/* Take the newest object. Returns it (custody-marked), or 0 when empty,
- * locked or the heap is not published. */
-__u64 aa__transfer_cache_pop(__u32 cls)
+/* Take an object: with reserve (a caller that cannot wait for a lock),
+ * the reserve's first; else the newest. Returns it (custody-marked), or 0
+ * when none was there, the stack is locked, or the heap is not
+ * published. */
+__u64 aa__transfer_cache_pop(__u32 cls, bool reserve)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
 	__u32 count;
 	__u64 p;
 
-	if (cls >= AA_NR_CLASSES)
+	if (cls >= AA_NR_CLASSES || !aa__root.tc_off)
 		return 0;
+	p = reserve ? aa_reserve_take(&tc->reserve, aa_reserve_n(cls)) : 0;
+	if (p) {
+		aa_count(tc_allocs);
+		return p;
+	}
 	if (!tc_lock_ready(tc))
 		return 0;
 	count = tc->count;
@@ -159,17 +185,21 @@ __u64 aa__transfer_cache_pop(__u32 cls)
 	return p;
 }
 
-/* Put ptr (claimed: custody-marked) in. Returns 1, or 0 when full,
- * locked, the heap is not published, or ptr does not carry this heap's
- * FREED mark (a free that claimed it in a heap torn down since: the key
- * changes on every init). */
+/* Put ptr (claimed: custody-marked) in: into the reserve where it has
+ * room, else on the stack. Returns 1, or 0 when full, locked, the heap is
+ * not published, or ptr does not carry this heap's FREED mark (a free that
+ * claimed it in a heap torn down since: the key changes on every init). */
 int aa__transfer_cache_push(__u32 cls, __u64 ptr)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
 	__u32 count, cap;
 
-	if (cls >= AA_NR_CLASSES)
+	if (cls >= AA_NR_CLASSES || !aa__root.tc_off)
 		return 0;
+	if (aa_heap_ready() && aa_reserve_put(&tc->reserve, aa_reserve_n(cls), ptr)) {
+		aa_count(tc_frees);
+		return 1;
+	}
 	cap = tc_cap(cls);
 	if (!tc_lock_ready(tc))
 		return 0;
@@ -185,15 +215,16 @@ int aa__transfer_cache_push(__u32 cls, __u64 ptr)
 	return 1;
 }
 
-/* Empty every class onto the parked list (lock-free, no call under the
- * lock); the caller completes them under the heap lock (aa__drain in
- * entry.bpf.c). Returns the number of objects, or -EBUSY if a lock could
- * not be taken (those objects stay). */
+/* Empty every class, its reserve too, onto the parked list (lock-free,
+ * no call under the lock); the caller completes them under the heap lock
+ * (aa__drain in entry.bpf.c). Returns the number of objects, or -EBUSY if
+ * a lock could not be taken (those objects stay). */
 int aa__transfer_cache_drain(void)
 {
 	struct aa_transfer_cache __arena *tc;
 	int total = AA_ZERO, err = 0, i, c;
 	__u32 n, off, prev;
+	__u64 p;
 
 	aa_for(c, 0, aa__root.tc_off ? AA_NR_CLASSES : 0) {	/* none without CPU caches */
 		tc = tc_of(c);
@@ -215,8 +246,30 @@ int aa__transfer_cache_drain(void)
 			total += n;
 		}
 		aa_lock_release(&tc->lock);
+		aa_for(i, 0, AA_RESERVE_SLOTS) {
+			p = aa_reserve_take(&tc->reserve, AA_RESERVE_SLOTS);
+			if (!p)
+				break;
+			off = p - aa__root.arena_base;
+			park_chain(off, off, 1);
+			total++;
+		}
 	}
 	return err ? err : total;
+}
+
+/* The reserves against their invariant (heap_check_reserve()), for the
+ * checker (check.bpf.c). Returns 0, or 28. */
+static __always_inline int transfer_cache_check(void)
+{
+	int c, ret;
+
+	aa_for(c, 0, aa__root.tc_off ? AA_NR_CLASSES : 0) {
+		ret = heap_check_reserve(&tc_of(c)->reserve, c);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* --- Reset (lifecycle.bpf.c) ----------------------------------------------- */
@@ -231,8 +284,10 @@ static void transfer_cache_reset(void)
 {
 	int c;
 
-	aa_for(c, 0, aa__root.tc_off ? AA_NR_CLASSES : 0)
+	aa_for(c, 0, aa__root.tc_off ? AA_NR_CLASSES : 0) {
 		tc_of(c)->count = 0;
+		aa_reserve_clear(&tc_of(c)->reserve);
+	}
 }
 
 /* A teardown's, before it resets the tiers: every transfer cache's lock

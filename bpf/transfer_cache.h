@@ -10,9 +10,10 @@
 
 int aa__transfer_cache_drain(void);
 int aa__transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n);
-__u64 aa__transfer_cache_pop(__u32 cls);
+__u64 aa__transfer_cache_pop(__u32 cls, bool reserve);
 int aa__transfer_cache_push(__u32 cls, __u64 ptr);
-int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n, __u32 keep);
+int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n);
+static __always_inline int transfer_cache_check(void);
 static __always_inline int transfer_cache_quiesce_locked(void);
 static void transfer_cache_reset(void);
 

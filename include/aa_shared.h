@@ -29,7 +29,7 @@
 #include "aa_types.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	20
+#define AA_LAYOUT_VERSION	21
 
 /* Arenas are at most 4 GiB: at most 4096 chunk slots. The default arena
  * (AA_ARENA(), aa_heap__open() without arena_pages) is 256 MiB. */
@@ -164,6 +164,46 @@ struct aa_cpu_class_stats {
 				 * class size - req_bytes is lost to rounding */
 };
 
+/*
+ * A reserve: a few free objects of one class that any caller takes or puts
+ * with one atomic instruction on one slot word, in any context, on any CPU,
+ * with no claim and no lock (bpf/internal.h's model, "Reserves"): what a
+ * caller that cannot use its CPU's cache, or cannot wait for a lock, gets
+ * memory from. A slot holds 0 (empty) or AA_RESERVE_WORD(): the tag of the
+ * heap that put the object there (the low half of cache_key, which is odd:
+ * never 0) above its arena offset. A reserve of a class of s bytes uses
+ * aa_reserve_slots(s) of the slots: at most AA_RESERVE_BYTES of objects,
+ * or one object of a larger class.
+ */
+#define AA_RESERVE_SLOTS	4
+#define AA_RESERVE_BYTES	1024
+#define AA_RESERVE_WORD(key, off)	((__u64)(__u32)(key) << 32 | (__u32)(off))
+
+struct aa_reserve {
+	__u64 slot[AA_RESERVE_SLOTS];
+};
+
+static inline __u32 aa_reserve_slots(__u32 class_size)
+{
+	__u32 n = class_size ? AA_RESERVE_BYTES / class_size : 0;
+
+	return n < 1 ? 1 : n > AA_RESERVE_SLOTS ? AA_RESERVE_SLOTS : n;
+}
+
+/* Objects in reserve r of the heap whose cache_key is key: a word of
+ * another heap's (a put that raced a teardown) is not counted. */
+static inline __u32 aa_reserve_objs(const volatile struct aa_reserve *r, __u64 key)
+{
+	__u32 n = 0, i;
+	__u64 w;
+
+	for (i = 0; i < AA_RESERVE_SLOTS; i++) {
+		w = r->slot[i];
+		n += w && (__u32)(w >> 32) == (__u32)key;
+	}
+	return n;
+}
+
 /* Values of aa_cpu_cache.busy: who holds the cache's claim. */
 #define AA_CC_FREE		0
 #define AA_CC_OWNER		1	/* a program on the cache's own CPU; a
@@ -180,7 +220,15 @@ struct aa_cpu_class {
 	__u32 cap;		/* capacity: tunable cpu_cache_cap, <= AA_CPU_CACHE_MAX;
 				 * written by init only, with every cache
 				 * claimed or not yet published */
-	__u32 pad[14];
+	/* The class's reserve on this CPU, for callers that find the cache
+	 * claimed and for claim holders in IRQ context whose refill failed;
+	 * kept full by the claim holder once wanted. A user cache's stays
+	 * empty: no caller nests over its thread. */
+	__u32 reserve_want;	/* 1 once such a caller came to it (init: 0) */
+	__u32 pad;
+	__u64 reserve_allocs;	/* allocations it served (atomic add) */
+	__u64 reserve_frees;	/* frees it took (atomic add) */
+	struct aa_reserve reserve;
 	struct aa_cpu_class_stats stats;
 	__u64 objs[AA_CPU_CACHE_MAX];
 };
@@ -270,6 +318,8 @@ struct aa_transfer_cache {
 				 * refill went to the central list */
 	__u64 insert_misses;	/* batches offered that it had no room for: the
 				 * spill went to the heap */
+	struct aa_reserve reserve;	/* for callers that cannot wait for
+					 * lock; filled by its holders */
 	__u64 objs[AA_TRANSFER_MAX];
 };
 
@@ -661,7 +711,7 @@ struct aa_root {
 #define AA_PIN_FIELD(s, f, off, n)	\
 	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 20,
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 21,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
@@ -670,8 +720,9 @@ AA_PIN_FIELD(aa_root, root_size, 12, 4);	AA_PIN_FIELD(aa_fast, root, 0, 8);
 
 AA_PIN_SIZE(aa_span, 16);		AA_PIN_SIZE(aa_chunk_meta, 5160);
 AA_PIN_SIZE(aa_slot, 16);		AA_PIN_SIZE(aa_cpu_class_stats, 64);
+AA_PIN_SIZE(aa_reserve, 32);
 AA_PIN_SIZE(aa_cpu_class, 1152);	AA_PIN_SIZE(aa_cpu_cache, 59968);
-AA_PIN_SIZE(aa_fast, 2120);		AA_PIN_SIZE(aa_transfer_cache, 2096);
+AA_PIN_SIZE(aa_fast, 2120);		AA_PIN_SIZE(aa_transfer_cache, 2128);
 AA_PIN_SIZE(aa_central, 40);		AA_PIN_SIZE(aa_tunables, 656);
 AA_PIN_SIZE(aa_stats, 496);		AA_PIN_SIZE(aa_debug_error, 56);
 AA_PIN_SIZE(aa_debug, 10064);		AA_PIN_SIZE(aa_refill_event, 32);
@@ -710,13 +761,18 @@ AA_PIN_FIELD(aa_cpu_cache, owner_start, 16, 8);	AA_PIN_FIELD(aa_cpu_cache, owner
 AA_PIN_FIELD(aa_cpu_cache, cls, 64, 59904);
 AA_PIN_FIELD(aa_user_caches, off, 0, 1024);	AA_PIN_FIELD(aa_user_caches, gen, 1024, 4);
 AA_PIN_FIELD(aa_cpu_class, count, 0, 4);	AA_PIN_FIELD(aa_cpu_class, cap, 4, 4);
+AA_PIN_FIELD(aa_cpu_class, reserve_want, 8, 4);
+AA_PIN_FIELD(aa_cpu_class, reserve_allocs, 16, 8);
+AA_PIN_FIELD(aa_cpu_class, reserve_frees, 24, 8);
+AA_PIN_FIELD(aa_cpu_class, reserve, 32, 32);
 AA_PIN_FIELD(aa_cpu_class, stats, 64, 64);	AA_PIN_FIELD(aa_cpu_class, objs, 128, 1024);
 AA_PIN_FIELD(aa_chunk_meta, pm, 0, 1024);	AA_PIN_FIELD(aa_chunk_meta, span, 1024, 4096);
 AA_PIN_FIELD(aa_chunk_meta, free_head, 5120, 36);
 AA_PIN_FIELD(aa_slot, state, 0, 4);		AA_PIN_FIELD(aa_slot, meta_off, 4, 4);
 AA_PIN_FIELD(aa_slot, nr_chunks, 8, 4);		AA_PIN_FIELD(aa_slot, large_pages, 12, 4);
 AA_PIN_FIELD(aa_transfer_cache, lock, 0, 4);	AA_PIN_FIELD(aa_transfer_cache, count, 4, 4);
-AA_PIN_FIELD(aa_transfer_cache, objs, 48, 2048);
+AA_PIN_FIELD(aa_transfer_cache, reserve, 48, 32);
+AA_PIN_FIELD(aa_transfer_cache, objs, 80, 2048);
 AA_PIN_FIELD(aa_debug, rec, 80, 1792);		AA_PIN_FIELD(aa_debug, quarantine, 1872, 8192);
 
 #undef AA_PIN_FIELD

@@ -551,10 +551,15 @@ static void st_report(const struct st_counts *task, const struct st_counts *irq,
 	       U(st_frees(task)), U(task->free[ST_FREE]), U(task->free[ST_FREE_BULK]),
 	       U(task->free[ST_DEFER]), U(task->free[ST_DEFER_BULK]), U(task->usable),
 	       U(task->nulls), U(task->runs));
-	st_log("hard IRQ: %llu runs, %llu allocs, %llu frees (%llu deferred), %llu NULL; "
-	       "flush: %llu frees; frees on another CPU: %llu; deferred frees refused (-ENOMEM): %llu",
+	st_log("hard IRQ: %llu runs, %llu allocs, %llu frees (%llu deferred), %llu NULL (%llu of "
+	       "them page runs, which take the heap lock; size classes: %.1f NULLs in 10^5 "
+	       "allocations); flush: %llu frees; frees on another CPU: %llu; deferred frees "
+	       "refused (-ENOMEM): %llu",
 	       U(irq->runs), U(st_allocs(irq)), U(st_frees(irq)), U(irq->free[ST_DEFER]),
-	       U(irq->nulls), U(st_frees(flush)), U(task->xcpu + irq->xcpu),
+	       U(irq->nulls), U(irq->nulls_run),
+	       1e5 * (irq->nulls - irq->nulls_run) /
+		       (st_allocs(irq) - irq->alloc[ST_RUN] + irq->nulls - irq->nulls_run + 1e-9),
+	       U(st_frees(flush)), U(task->xcpu + irq->xcpu),
 	       U(task->defer_nomem + irq->defer_nomem));
 	st_log("bad: %llu stamps, %llu frees, %llu alignments, %llu calloc zeroes, %llu usable sizes",
 	       U(task->bad_stamp + irq->bad_stamp + flush->bad_stamp),

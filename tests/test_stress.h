@@ -98,6 +98,7 @@ struct st_counts {
 	__u64 usable;			/* aa_usable_size() checks done */
 	__u64 xcpu;			/* frees on another CPU than the allocation's */
 	__u64 nulls;			/* objects asked for and not given */
+	__u64 nulls_run;		/* of them page runs (the heap lock's) */
 	__u64 defer_nomem;		/* deferred frees refused for want of a node
 					 * (the object was then freed plainly) */
 	__u64 bad_stamp;		/* objects whose stamps were overwritten */

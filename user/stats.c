@@ -31,23 +31,27 @@ AA_API const char *aa_error_str(enum aa_error err)
 static const struct aa_cpu_cache *cache_at(const struct aa_heap *h, int *i);
 
 /* What the caches served and hold: one copy of each CPU's and user cache
- * (aa_heap__cpu_cache()), and the transfer caches' counts. */
+ * (aa_heap__cpu_cache()), and the transfer caches' counts, reserves
+ * included. */
 struct cache_sums {
-	__u64 allocs, frees;	/* calls the CPU caches served */
+	__u64 allocs, frees;	/* calls the CPU caches and their reserves served */
 	__u64 objs, bytes;	/* objects held, CPU and transfer caches */
 };
 
-/* Objects in class c's transfer cache (0: the heap has none). */
+/* Objects in class c's transfer cache and its reserve (0: the heap has
+ * none). */
 static __u32 tc_count(const struct aa_heap *h, int c)
 {
 	const struct aa_transfer_cache *t = aa_heap__transfer_cache(h, c);
 
-	return t ? __atomic_load_n(&t->count, __ATOMIC_RELAXED) : 0;
+	return t ? __atomic_load_n(&t->count, __ATOMIC_RELAXED) +
+		   aa_reserve_objs(&t->reserve, h->root->cache_key) : 0;
 }
 
 static void cache_sums(const struct aa_heap *h, struct cache_sums *s)
 {
 	const struct aa_cpu_cache *cc;
+	const struct aa_cpu_class *k;
 	__u32 n;
 	int i, c;
 
@@ -59,11 +63,12 @@ static void cache_sums(const struct aa_heap *h, struct cache_sums *s)
 	}
 	for (i = 0; (cc = cache_at(h, &i)); i++)
 		for (c = 0; c < AA_NR_CLASSES; c++) {
-			n = cc->cls[c].count;
+			k = &cc->cls[c];
+			n = k->count + aa_reserve_objs(&k->reserve, h->root->cache_key);
 			s->objs += n;
 			s->bytes += (__u64)n * aa_class_size(c);
-			s->allocs += cc->cls[c].stats.allocs;
-			s->frees += cc->cls[c].stats.frees;
+			s->allocs += k->stats.allocs + k->reserve_allocs;
+			s->frees += k->stats.frees + k->reserve_frees;
 		}
 }
 
@@ -218,29 +223,35 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 		fprintf(out, "caches: off (central lists only)\n");
 		return print_classes(h, out);
 	}
-	fprintf(out, "%-4s %6s %10s %10s %10s %8s %8s %8s %8s %8s %6s\n", "cpu", "class",
-		"allocs", "frees", "hits", "misses", "refills", "spills", "nested",
-		"failures", "cached");
+	fprintf(out, "%-4s %6s %10s %10s %10s %8s %8s %8s %8s %8s %6s %7s %9s %9s\n", "cpu",
+		"class", "allocs", "frees", "hits", "misses", "refills", "spills", "nested",
+		"failures", "cached", "reserve", "rsv_alloc", "rsv_free");
 	for (i = 0; (cc = cache_at(h, &i)); i++)
 		for (c = 0; c < AA_NR_CLASSES; c++) {
-			const struct aa_cpu_class_stats *s = &cc->cls[c].stats;
+			const struct aa_cpu_class *k = &cc->cls[c];
+			const struct aa_cpu_class_stats *s = &k->stats;
 			char who[16];
 
-			if (!s->allocs && !s->frees && !s->nested && !s->failures)
+			if (!s->allocs && !s->frees && !s->nested && !s->failures &&
+			    !k->reserve_allocs && !k->reserve_frees)
 				continue;
 			snprintf(who, sizeof(who), i < AA_MAX_CPUS ? "%d" : "u%d",
 				 i < AA_MAX_CPUS ? i : i - AA_MAX_CPUS);
-			fprintf(out, "%-4s %6u %10llu %10llu %10llu %8llu %8llu %8llu %8llu %8llu %6u\n",
+			fprintf(out, "%-4s %6u %10llu %10llu %10llu %8llu %8llu %8llu %8llu %8llu %6u "
+				"%7u %9llu %9llu\n",
 				who, r->class_size[c], (unsigned long long)s->allocs,
 				(unsigned long long)s->frees,
 				(unsigned long long)aa_class_hits(s->allocs, s->failures,
 								  s->misses),
 				(unsigned long long)s->misses, (unsigned long long)s->refills,
 				(unsigned long long)s->spills, (unsigned long long)s->nested,
-				(unsigned long long)s->failures, cc->cls[c].count);
+				(unsigned long long)s->failures, k->count,
+				aa_reserve_objs(&k->reserve, r->cache_key),
+				(unsigned long long)k->reserve_allocs,
+				(unsigned long long)k->reserve_frees);
 		}
-	fprintf(out, "transfer %6s %10s %10s %10s %11s %11s %6s\n", "class", "batch_in",
-		"batch_out", "lock_fail", "remove_miss", "insert_miss", "cached");
+	fprintf(out, "transfer %6s %10s %10s %10s %11s %11s %6s %7s\n", "class", "batch_in",
+		"batch_out", "lock_fail", "remove_miss", "insert_miss", "cached", "reserve");
 	for (c = 0; c < AA_NR_CLASSES; c++) {
 		const struct aa_transfer_cache *t = aa_heap__transfer_cache(h, c);
 
@@ -248,11 +259,11 @@ AA_API int aa_heap__print_caches(const struct aa_heap *h, FILE *out)
 			break;
 		if (!t->batches_in && !t->batches_out && !t->count && !t->lock_fails)
 			continue;
-		fprintf(out, "         %6u %10llu %10llu %10llu %11llu %11llu %6u\n",
+		fprintf(out, "         %6u %10llu %10llu %10llu %11llu %11llu %6u %7u\n",
 			r->class_size[c], (unsigned long long)t->batches_in,
 			(unsigned long long)t->batches_out, (unsigned long long)t->lock_fails,
 			(unsigned long long)t->remove_misses, (unsigned long long)t->insert_misses,
-			t->count);
+			t->count, aa_reserve_objs(&t->reserve, r->cache_key));
 	}
 	fprintf(out, "refill signals: %llu%s, events lost %llu\n",
 		(unsigned long long)r->refill_signals,

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * test_irq_nulls.bpf.c - allocations in hard-IRQ context against long
- * heap-lock holds on another CPU:
- *  - in_irq (perf_event, CPU in_cpu only): allocates one 64-B object and
- *    puts it in a ring, for the worker to free; counts runs and NULLs,
- *    the NULLs by the heap-lock hold behind them (judge_null());
- *  - in_worker (syscall, the other CPU): frees what the ring holds, and
- *    makes large allocations and bulk calls, the holds of the heap lock
- *    that an IRQ-context caller may have to wait for.
+ * test_irq_nulls.bpf.c - allocations in hard-IRQ context over task-context
+ * allocator calls on the same CPU and over heap-lock holders on others:
+ *  - in_irq (perf_event on every CPU): allocates one IN_SIZE object,
+ *    stamps it and swaps it into a ring; checks and frees the object it
+ *    displaces (most likely another CPU's). Counts runs and NULLs, the
+ *    NULLs by the heap-lock hold behind them (judge_null()).
+ *  - in_task (syscall, several threads pinned to each CPU): each round
+ *    allocates IN_TASK_OBJS objects, stamps them, hands one in
+ *    IN_HAND_EVERY to another thread through a shared array and frees the
+ *    rest, checking stamps: the calls the IRQs land in.
+ *  - in_worker (syscall, one more thread): large allocations and bulk
+ *    calls, the heap-lock holds an IRQ-context caller may meet.
+ * A stamp is the object's address with its low bit set: a word no tier
+ * writes (custody marks are key ^ address ^ tag), checked before each free.
  * Loops use bpf_loop().
  */
 #include "vmlinux.h"
@@ -20,13 +26,28 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 AA_ARENA(AA_ARENA_PAGES_DEFAULT);
 
 __u64 __arena in_ring[IN_RING];
+__u64 __arena in_hand[IN_HAND];
+__u64 __arena in_objs[IN_THREADS][IN_TASK_OBJS];
 __u64 __arena in_bulk[IN_BULK];
 
-__u32 in_cpu;			/* in: the CPU whose IRQs allocate */
-__u64 in_runs, in_nulls;	/* out */
+__u32 in_on;			/* in: 1 while the IRQ program works */
+__u64 in_runs, in_nulls;	/* out: IRQ runs, their NULLs (atomic adds) */
+__u64 in_bad;			/* out: IRQ-side stamps overwritten or frees refused */
 __u64 in_held[IN_HELD_KINDS];	/* out: NULLs by the hold behind them */
 __u64 in_held_max;		/* out: the longest hold behind a NULL, ns */
-__u32 in_next;
+
+static __always_inline __u64 stamp(__u64 p)
+{
+	return p | 1;
+}
+
+/* Check p's stamp and free it: 0, or 1 for a bad stamp or a refused free. */
+static __always_inline int check_free(__u64 p)
+{
+	int bad = *(volatile __u64 __arena *)p != stamp(p);
+
+	return aa_free((void __arena *)p) ? 1 : bad;
+}
 
 struct hold {
 	__u32 __arena *gen;
@@ -46,9 +67,8 @@ static long hold_step(__u64 i, void *data)
  * After a NULL that came at t0 with lock_gen g0: if one hold of the heap
  * lock covered the whole call (lock_gen unchanged, the lock still taken),
  * wait for it to end, IN_STALL_NS after t0 at most, and file the NULL by
- * how long the hold lasted (in_held[]). A hold that long is no bounded
- * hold of the allocator's: its holder's CPU stopped (a vCPU the emulator
- * or the host did not run).
+ * how long the hold lasted (in_held[]): what a reader of a failure needs
+ * to tell a long hold from an empty tier. Every NULL counts all the same.
  */
 static void judge_null(struct aa_root __arena *r, __u32 g0, __u64 t0)
 {
@@ -57,15 +77,15 @@ static void judge_null(struct aa_root __arena *r, __u32 g0, __u64 t0)
 
 	if (*(volatile __u32 __arena *)&r->lock == 0 ||
 	    *(volatile __u32 __arena *)&r->lock_gen != g0) {
-		in_held[IN_HELD_NONE]++;
+		__sync_fetch_and_add(&in_held[IN_HELD_NONE], 1);
 		return;
 	}
 	bpf_loop(1 << 20, hold_step, &h, 0);
 	held = bpf_ktime_get_ns() - t0;
 	if (held > in_held_max)
 		in_held_max = held;
-	in_held[held >= IN_STALL_NS ? IN_HELD_STALL :
-		held >= IN_LONG_NS ? IN_HELD_LONG : IN_HELD_SHORT]++;
+	__sync_fetch_and_add(&in_held[held >= IN_STALL_NS ? IN_HELD_STALL :
+				      held >= IN_LONG_NS ? IN_HELD_LONG : IN_HELD_SHORT], 1);
 }
 
 SEC("perf_event")
@@ -75,58 +95,124 @@ int in_irq(void *ctx)
 	__u64 p, old, t0;
 	__u32 g0;
 
-	if (bpf_get_smp_processor_id() != in_cpu || !r)
+	if (!in_on || !r)
 		return 0;
-	in_runs++;
+	__sync_fetch_and_add(&in_runs, 1);
 	g0 = *(volatile __u32 __arena *)&r->lock_gen;
 	t0 = bpf_ktime_get_ns();
-	p = (__u64)aa_malloc(64);
+	p = (__u64)aa_malloc(IN_SIZE);
 	if (!p) {
-		in_nulls++;
+		__sync_fetch_and_add(&in_nulls, 1);
 		judge_null(r, g0, t0);
 		return 0;
 	}
-	old = __sync_lock_test_and_set(&in_ring[in_next++ & (IN_RING - 1)], p);
-	if (old)
-		aa_free(old);	/* the worker fell behind: ours to free */
+	*(__u64 __arena *)p = stamp(p);
+	old = __sync_lock_test_and_set(&in_ring[bpf_get_prandom_u32() & (IN_RING - 1)], p);
+	if (old && check_free(old))
+		__sync_fetch_and_add(&in_bad, 1);
 	return 0;
 }
 
-struct in_ctx {
-	struct in_worker_args a;
+struct task_ctx {
+	struct in_task_args a;
+	__u64 __arena *objs;
 };
 
-static long free_step(__u64 i, void *data)
+static long task_alloc(__u64 i, void *data)
 {
-	struct in_ctx *c = data;
-	__u64 old = __sync_lock_test_and_set(&in_ring[i & (IN_RING - 1)], 0);
+	struct task_ctx *c = data;
+	__u64 p = (__u64)aa_malloc(IN_SIZE);
 
-	if (!old)
+	c->objs[i & (IN_TASK_OBJS - 1)] = p;
+	if (!p) {
+		c->a.nulls++;
 		return 0;
-	if (aa_free(old))
-		c->a.errors++;
-	else
-		c->a.freed++;
+	}
+	*(__u64 __arena *)p = stamp(p);
+	c->a.allocs++;
+	return 0;
+}
+
+static long task_free(__u64 i, void *data)
+{
+	struct task_ctx *c = data;
+	__u64 p = c->objs[i & (IN_TASK_OBJS - 1)];
+
+	if (!p)
+		return 0;
+	c->objs[i & (IN_TASK_OBJS - 1)] = 0;
+	if (i % IN_HAND_EVERY == 0) {
+		p = __sync_lock_test_and_set(&in_hand[bpf_get_prandom_u32() & (IN_HAND - 1)], p);
+		c->a.handed++;
+		if (!p)
+			return 0;
+	}
+	c->a.errors += check_free(p);
+	return 0;
+}
+
+static long task_round(__u64 i, void *data)
+{
+	bpf_loop(IN_TASK_OBJS, task_alloc, data, 0);
+	bpf_loop(IN_TASK_OBJS, task_free, data, 0);
+	return 0;
+}
+
+SEC("syscall")
+int in_task(struct in_task_args *a)
+{
+	struct task_ctx c = { .objs = in_objs[a->me & (IN_THREADS - 1)] };
+
+	bpf_loop(a->rounds, task_round, &c, 0);
+	a->allocs = c.a.allocs;
+	a->nulls = c.a.nulls;
+	a->handed = c.a.handed;
+	a->errors = c.a.errors;
+	return 0;
+}
+
+/* Free what the ring and the hand-off array still hold (the end). */
+static long flush_step(__u64 i, void *data)
+{
+	__u64 *bad = data, p;
+
+	p = __sync_lock_test_and_set(&in_ring[i & (IN_RING - 1)], 0);
+	if (p)
+		*bad += check_free(p);
+	if (i < IN_HAND) {
+		p = __sync_lock_test_and_set(&in_hand[i & (IN_HAND - 1)], 0);
+		if (p)
+			*bad += check_free(p);
+	}
+	return 0;
+}
+
+SEC("syscall")
+int in_flush(void *ctx)
+{
+	__u64 bad = 0;
+
+	bpf_loop(IN_RING, flush_step, &bad, 0);
+	in_bad += bad;
 	return 0;
 }
 
 static long round_step(__u64 i, void *data)
 {
-	struct in_ctx *c = data;
+	struct in_worker_args *a = data;
 	void __arena *big;
 	int got;
 
-	bpf_loop(IN_RING, free_step, c, 0);
 	big = aa_malloc(IN_BIG);
 	if (big) {
-		c->a.big++;
+		a->big++;
 		aa_free(big);
 	}
-	got = aa_malloc_bulk(in_bulk, IN_BULK, 64);
+	got = aa_malloc_bulk(in_bulk, IN_BULK, IN_SIZE);
 	if (got > 0) {
-		c->a.bulk += got;
+		a->bulk += got;
 		if (aa_free_bulk(in_bulk, got) != got)
-			c->a.errors++;
+			a->errors++;
 	}
 	return 0;
 }
@@ -134,12 +220,11 @@ static long round_step(__u64 i, void *data)
 SEC("syscall")
 int in_worker(struct in_worker_args *a)
 {
-	struct in_ctx c = {};
+	struct in_worker_args w = {};
 
-	bpf_loop(a->rounds, round_step, &c, 0);
-	a->freed = c.a.freed;
-	a->big = c.a.big;
-	a->bulk = c.a.bulk;
-	a->errors = c.a.errors;
+	bpf_loop(a->rounds, round_step, &w, 0);
+	a->big = w.big;
+	a->bulk = w.bulk;
+	a->errors = w.errors;
 	return 0;
 }

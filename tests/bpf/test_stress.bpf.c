@@ -217,6 +217,8 @@ __attribute__((noinline)) __u64 st_new(__u32 me, __u32 seq, __u32 r, __u32 sel)
 		p = (__u64)aa_malloc(size);
 	if (!p) {
 		CNT(me).nulls++;
+		if (kind == ST_K_RUN)
+			CNT(me).nulls_run++;
 		return 0;
 	}
 	CNT(me).alloc[k]++;

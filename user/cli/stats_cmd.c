@@ -19,15 +19,17 @@
  * a lower bound clamped to [0, allocs]). */
 struct row {
 	int cpu, cls;
-	__u32 size, cached;
+	__u32 size, cached, reserve;	/* objects in the LIFO, in the reserve */
 	bool user;
 	__u32 pid, tid;
 	const struct aa_cpu_class_stats *s;
+	const struct aa_cpu_class *k;
 };
 
 static bool row_active(const struct row *r)
 {
-	return r->cached || r->s->allocs || r->s->frees || r->s->failures || r->s->nested;
+	return r->cached || r->reserve || r->s->allocs || r->s->frees || r->s->failures ||
+	       r->s->nested || r->k->reserve_allocs;
 }
 
 static __u64 row_hits(const struct row *r)
@@ -35,15 +37,17 @@ static __u64 row_hits(const struct row *r)
 	return aa_class_hits(r->s->allocs, r->s->failures, r->s->misses);
 }
 
-static void cache_rows(const struct aa_cpu_cache *cc, struct row *r,
+static void cache_rows(const struct aa_heap *h, const struct aa_cpu_cache *cc, struct row *r,
 		       void (*fn)(const struct row *, void *), void *ctx)
 {
 	r->pid = cc->owner_pid;
 	r->tid = cc->owner_tid;
 	for (r->cls = 0; r->cls < AA_NR_CLASSES; r->cls++) {
+		r->k = &cc->cls[r->cls];
 		r->size = aa_class_size(r->cls);
-		r->cached = cc->cls[r->cls].count;
-		r->s = &cc->cls[r->cls].stats;
+		r->cached = r->k->count;
+		r->reserve = aa_reserve_objs(&r->k->reserve, aa_heap__root(h)->cache_key);
+		r->s = &r->k->stats;
 		if (row_active(r))
 			fn(r, ctx);
 	}
@@ -57,7 +61,7 @@ static void for_each_row(const struct aa_heap *h, void (*fn)(const struct row *,
 
 	r.user = false;
 	for (r.cpu = 0; (cc = aa_heap__cpu_cache(h, r.cpu)); r.cpu++)
-		cache_rows(cc, &r, fn, ctx);
+		cache_rows(h, cc, &r, fn, ctx);
 }
 
 /* And for every active (cache, class) of its user caches. */
@@ -70,17 +74,19 @@ static void for_each_user_row(const struct aa_heap *h, void (*fn)(const struct r
 	r.user = true;
 	for (r.cpu = 0; r.cpu < AA_MAX_USER_CACHES; r.cpu++)
 		if ((cc = aa_heap__user_cache(h, r.cpu)))
-			cache_rows(cc, &r, fn, ctx);
+			cache_rows(h, cc, &r, fn, ctx);
 }
 
 static void print_row(const struct row *r, void *ctx)
 {
 	(void)ctx;
-	printf("%4d %6u %10llu %10llu %10llu %8llu %8llu %8llu %7llu %8llu %7u\n", r->cpu, r->size,
-	       (unsigned long long)r->s->allocs, (unsigned long long)r->s->frees,
+	printf("%4d %6u %10llu %10llu %10llu %8llu %8llu %8llu %7llu %8llu %7u %7u %9llu %9llu\n",
+	       r->cpu, r->size, (unsigned long long)r->s->allocs, (unsigned long long)r->s->frees,
 	       (unsigned long long)row_hits(r), (unsigned long long)r->s->misses,
 	       (unsigned long long)r->s->refills, (unsigned long long)r->s->spills,
-	       (unsigned long long)r->s->nested, (unsigned long long)r->s->failures, r->cached);
+	       (unsigned long long)r->s->nested, (unsigned long long)r->s->failures, r->cached,
+	       r->reserve, (unsigned long long)r->k->reserve_allocs,
+	       (unsigned long long)r->k->reserve_frees);
 }
 
 static void print_user_row(const struct row *r, void *ctx)
@@ -115,6 +121,11 @@ static void json_row(const struct row *r, void *ctx)
 	jw_kv_uint(w, "nested", r->s->nested);
 	jw_kv_uint(w, "failures", r->s->failures);
 	jw_kv_uint(w, "cached", r->cached);
+	if (!r->user) {
+		jw_kv_uint(w, "reserve", r->reserve);
+		jw_kv_uint(w, "reserve_allocs", r->k->reserve_allocs);
+		jw_kv_uint(w, "reserve_frees", r->k->reserve_frees);
+	}
 	jw_end_object(w);
 }
 
@@ -411,8 +422,9 @@ void cli_print_stats(const struct aa_heap *h, const char *where)
 	}
 	if (fault_shown(&aa_heap__root(h)->fault))
 		print_fault(&aa_heap__root(h)->fault);
-	printf("%4s %6s %10s %10s %10s %8s %8s %8s %7s %8s %7s\n", "cpu", "class", "allocs",
-	       "frees", "hits", "misses", "refills", "spills", "nested", "failures", "cached");
+	printf("%4s %6s %10s %10s %10s %8s %8s %8s %7s %8s %7s %7s %9s %9s\n", "cpu", "class",
+	       "allocs", "frees", "hits", "misses", "refills", "spills", "nested", "failures",
+	       "cached", "reserve", "rsv_alloc", "rsv_free");
 	for_each_row(h, print_row, NULL);
 	if (aa_heap__user_cache(h, 0)) {
 		printf("\nuser caches (userspace threads; owner 0: none)\n");
