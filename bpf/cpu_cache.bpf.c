@@ -19,9 +19,10 @@
  *             slow paths on any cache for user_cache.bpf.c.
  * Locking:    no lock: the CPU cache claim (internal.h's model). A caller
  *             that finds the cache claimed uses the class's reserve on
- *             this CPU (no claim: internal.h's model, "Reserves"), the
- *             transfer cache or the heap instead; so does a claim holder
- *             that cannot wait (hard IRQ, NMI) and whose refill failed.
+ *             this CPU (hard IRQ and NMI only; no claim: internal.h's
+ *             model, "Reserves"), the transfer cache or the heap instead;
+ *             a claim holder in hard IRQ or NMI whose refill failed uses
+ *             the transfer cache's reserve.
  *             Objects in a cache carry a custody mark in word 0 (FREED
  *             from a free, CACHED from a refill), cleared when one leaves
  *             for a user.
@@ -32,10 +33,10 @@
  *
  * The reserve of a class on a CPU (struct aa_cpu_class: reserve) holds at
  * most aa_reserve_slots() objects: 4 of up to 256 bytes, at most 1 KiB,
- * or one larger object. It stays empty until a caller that cannot use the
- * cache comes to it (reserve_want); from then on the claim holder's slow
- * paths keep it full from the cache (reserve_fill()), and nested frees put
- * objects back into it.
+ * or one larger object. It stays empty until an allocation in hard IRQ or
+ * NMI finds the cache claimed (reserve_want); from then on the claim
+ * holder's slow paths keep it full from the cache (reserve_fill()), and
+ * frees that find the cache claimed put objects back into it.
  */
 #include "internal.h"
 #include "cpu_cache.h"
@@ -106,9 +107,10 @@ static __always_inline __u32 cache_count(struct aa_cpu_cache __arena *cc, __u32 
 }
 
 /* Fill the class from below: a batch from the transfer cache, else from the
- * central free list (marked cached under the heap lock). Returns how many objects
- * arrived (0: heap empty or locked), or -ENOMEM: none, and the heap is
- * empty where aa_self_grows() (the front door grows it: AA_DRY).
+ * central free list (marked cached under the heap lock), which stocks the
+ * transfer cache's reserve first (transfer_cache_stock()). Returns how
+ * many objects arrived (0: heap empty or locked), or -ENOMEM: none, and
+ * the heap is empty where aa_self_grows() (the front door grows it: AA_DRY).
  * REQUIRES: cc claimed and cc->cls[cls].count == 0. */
 static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 cls)
 {
@@ -118,28 +120,39 @@ static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 c
 	int got;
 
 	got = aa__transfer_cache_remove_batch(c, dst, batch);
-	if (got <= 0)
+	if (got <= 0) {
 		got = aa_heap_alloc_bulk(dst, batch, c, 1);
+		if (got > 0)
+			got = transfer_cache_stock(c, dst, got, 1);
+	}
 	if (got > 0)
 		cc->cls[c].stats.refills++;
 	return got > 0 || got == -ENOMEM ? got : 0;
 }
 
 /* Make room: move the newest batch (top of the LIFO) out, to the
- * transfer cache, else to the heap (which always takes it: it parks what
- * it cannot free). The top, not the bottom: nothing slides down, so a
- * spill costs one batch copy (the bottom would cost moving every object
- * left behind, on every spill). Returns the new count.
+ * transfer cache's reserve where it has room (transfer_cache_stock()),
+ * the rest to the transfer cache, else to the heap (which always takes
+ * it: it parks what it cannot free). The top, not the bottom: nothing
+ * slides down, so a spill costs one batch copy (the bottom would cost
+ * moving every object left behind, on every spill). Returns the new count.
  * REQUIRES: cc claimed; n <= AA_CPU_CACHE_MAX (cache_count()). */
 static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 cls, __u32 n)
 {
 	__u32 c = aa_cls_idx(cls);
-	__u32 batch = cache_batch(cc, c);
+	__u32 batch = cache_batch(cc, c), left;
 	__u64 src;
 	int moved;
 
 	if (batch > n)
 		batch = n;
+	left = transfer_cache_stock(c, (__u64)&cc->cls[c].objs[0], n, n - batch);
+	batch -= n - left;
+	n = left;
+	if (!batch) {
+		cc->cls[c].stats.spills++;
+		return n;
+	}
 	src = (__u64)&cc->cls[c].objs[(n - batch) & (AA_CPU_CACHE_MAX - 1)];
 	moved = aa__transfer_cache_insert_batch(c, src, batch);
 	if (moved <= 0) {
@@ -179,18 +192,11 @@ static __always_inline struct aa_cpu_class __arena *reserve_of(struct aa_cpu_cac
 static __always_inline __u32 reserve_fill(struct aa_cpu_cache __arena *cc, __u32 c)
 {
 	struct aa_cpu_class __arena *k = &cc->cls[aa_cls_idx(c)];
-	__u32 n = cache_count(cc, c), slots, left = n;
-	int i;
+	__u32 n = cache_count(cc, c), left;
 
 	if (!READ_ONCE_ARENA(k->reserve_want) || (cc->cpu & AA_USER_CACHE))
 		return n;
-	slots = aa_reserve_n(c);
-	aa_for(i, 0, slots) {
-		if (left <= 1 ||
-		    !aa_reserve_put(&k->reserve, slots, k->objs[(left - 1) & (AA_CPU_CACHE_MAX - 1)]))
-			break;
-		left--;
-	}
+	left = aa__reserve_stock((__u64)&k->reserve, c, (__u64)&k->objs[0], n, 1);
 	if (left != n)
 		k->count = left;
 	return left;
@@ -202,18 +208,22 @@ static __always_inline __u32 reserve_fill(struct aa_cpu_cache __arena *cc, __u32
  */
 
 /* One object of class cls past cache cc's LIFO (cc: this CPU's, a user
- * cache, or NULL), with no wait for it: for a caller that cannot wait for
- * a lock (not on a task's stack: hard IRQ, NMI), the class's reserve on
- * this CPU first; else the transfer cache's one-object path (for such a
- * caller its reserve first too, then its own lock, so that an IRQ over a
- * heap-lock holder still gets memory there). A task leaves the reserves
- * to those callers: it may wait for the heap. Word 0 cleared. Returns
- * its address or 0. */
-static __always_inline __u64 spare_alloc(struct aa_cpu_cache __arena *cc, __u32 cls)
+ * cache, or NULL), with no wait for it. A caller that cannot wait for a
+ * lock (not on a task's stack: hard IRQ, NMI) takes from the reserves: the
+ * class's on this CPU first where it found cc claimed (nested: its
+ * reserve_of()), then the transfer cache's; then, any caller, the transfer
+ * cache's stack under its own lock, so that an IRQ over a heap-lock holder
+ * still gets memory there. A task leaves the reserves to those callers: it
+ * may wait for the heap. A CPU's reserve serves nested callers only, whose
+ * frees go back into it: their takes and puts balance, so it stays
+ * stocked for them while an IRQ that holds the claim itself (its refill
+ * failed; its frees go to the LIFO) lives on the transfer cache's.
+ * Word 0 cleared. Returns its address or 0. */
+static __always_inline __u64 spare_alloc(struct aa_cpu_cache __arena *cc, __u32 cls, bool nested)
 {
 	bool irq = !aa_on_task_stack();
-	struct aa_cpu_class __arena *k = irq ? reserve_of(cc, cls, true) : NULL;
-	__u64 p = k ? aa_reserve_take(&k->reserve, aa_reserve_n(cls)) : 0;
+	struct aa_cpu_class __arena *k = irq && nested ? reserve_of(cc, cls, true) : NULL;
+	__u64 p = k ? aa__reserve_take((__u64)&k->reserve, aa_reserve_n(cls)) : 0;
 
 	if (p)
 		__sync_fetch_and_add(&k->reserve_allocs, 1);
@@ -231,7 +241,7 @@ static __always_inline bool spare_free(struct aa_cpu_cache __arena *cc, __u32 cl
 {
 	struct aa_cpu_class __arena *k = reserve_of(cc, cls, false);
 
-	if (k && aa_reserve_put(&k->reserve, aa_reserve_n(cls), ptr)) {
+	if (k && aa__reserve_put((__u64)&k->reserve, aa_reserve_n(cls), ptr)) {
 		__sync_fetch_and_add(&k->reserve_frees, 1);
 		return true;
 	}
@@ -245,41 +255,43 @@ static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, _
 					      __u64 size)
 {
 	__u32 c = aa_cls_idx(cls);
-	bool dry = false;
+	bool dry = false, nested;
 	__u64 p = 0;
 	int got;
 
 	if (cls >= AA_NR_CLASSES)
 		return 0;
-	if (!cc || !cache_claim(cc, AA_CC_OWNER)) {
-		if (!cc)
-			aa_count(no_cache);
-		else
-			__sync_fetch_and_add(&cc->cls[c].stats.nested, 1);
-		p = spare_alloc(cc, cls);
-		return p ? p : heap_alloc(aa_class(c)->size, c);
-	}
-	if (cc->cls[c].count == 0) {
-		cc->cls[c].stats.misses++;
-		got = cache_refill(cc, c);
-		dry = got == -ENOMEM;
-		cc->cls[c].count = got > 0 ? got : 0;
-	}
-	reserve_fill(cc, c);
-	p = __aa_cache_pop(cc, c, size);
-	if (p) {
-		*(__u64 __arena *)p = 0;	/* no longer carries a mark */
+	nested = !cc || !cache_claim(cc, AA_CC_OWNER);
+	if (!nested) {
+		if (cc->cls[c].count == 0) {
+			cc->cls[c].stats.misses++;
+			got = cache_refill(cc, c);
+			dry = got == -ENOMEM;
+			cc->cls[c].count = got > 0 ? got : 0;
+		}
+		reserve_fill(cc, c);
+		p = __aa_cache_pop(cc, c, size);
+		if (p) {
+			cache_release(cc);
+			*(__u64 __arena *)p = 0;	/* no longer carries a mark */
+			return p;
+		}
+	} else if (!cc) {
+		aa_count(no_cache);
 	} else {
-		/* no batch: the transfer cache had less, the heap lock was
-		 * out of reach (nested, or busy past the budget) or the heap
-		 * is empty: the reserves and the transfer cache may still
-		 * serve one */
-		p = spare_alloc(cc, cls);
-		if (!p && dry)
-			p = AA_DRY;
-		else if (!p)
-			cc->cls[c].stats.failures++;
+		__sync_fetch_and_add(&cc->cls[c].stats.nested, 1);
 	}
+	/* past the LIFO: claimed by someone else, or no batch (the transfer
+	 * cache had less, the heap lock was out of reach, nested or busy past
+	 * the budget, or the heap is empty): the reserves and the transfer
+	 * cache may still serve one; one path, so the verifier walks it once */
+	p = spare_alloc(cc, cls, nested);
+	if (nested)
+		return p ? p : heap_alloc(aa_class(c)->size, c);
+	if (!p && dry)
+		p = AA_DRY;
+	else if (!p)
+		cc->cls[c].stats.failures++;
 	cache_release(cc);
 	return p;
 }
@@ -444,7 +456,8 @@ static __always_inline __u32 reserve_unload(struct aa_cpu_cache __arena *cc, __u
 	int i;
 
 	aa_for(i, 0, AA_RESERVE_SLOTS) {
-		k->objs[n & (AA_CPU_CACHE_MAX - 1)] = aa_reserve_take(&k->reserve, AA_RESERVE_SLOTS);
+		k->objs[n & (AA_CPU_CACHE_MAX - 1)] = aa__reserve_take((__u64)&k->reserve,
+								       AA_RESERVE_SLOTS);
 		if (!k->objs[n & (AA_CPU_CACHE_MAX - 1)])
 			break;
 		n++;

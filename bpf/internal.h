@@ -162,8 +162,8 @@
  *    holder of its own CPU (or over a vCPU that the host stopped) gets
  *    memory while a reserve it reaches has some. A CPU cache's claim
  *    holder fills its CPU's reserve from the cache once a nested caller
- *    came to it (cpu_cache.bpf.c), a transfer cache's lock holder fills
- *    that cache's (transfer_cache.bpf.c). An object keeps its transit
+ *    came to it, and the transfer cache's from its spills and from its
+ *    refills that came from the heap (cpu_cache.bpf.c). An object keeps its transit
  *    mark in a slot, and the word carries the heap's tag (the low half of
  *    the key): a put checks the mark under the key it tags with, a take
  *    drops a word of another heap's and any word while the heap is not
@@ -667,19 +667,28 @@ static __always_inline __u32 aa_reserve_n(__u32 c)
 	return aa_reserve_slots(aa_class(c)->size);
 }
 
-/* Take an object out of r: its address (word 0 still its custody mark),
- * or 0 when the slots held none of this published heap's. A word of
- * another heap's, or any word while no heap is published, is dropped: its
- * object belongs to no heap a caller may use. */
-static __always_inline __u64 aa_reserve_take(struct aa_reserve __arena *r, __u32 n)
+/*
+ * The three operations are global functions: each is verified once, not
+ * at every call site (a loop over slots inlined into every slow path cost
+ * the verifier more than the slow paths themselves). A leaf frame each
+ * (call frames, below); never called under a lock (6.12 refuses a global
+ * call with preemption disabled). r: the reserve's address.
+ */
+
+/* Take an object out of r (n: its slots): its address (word 0 still its
+ * custody mark), or 0 when the slots held none of this published heap's.
+ * A word of another heap's, or any word while no heap is published, is
+ * dropped: its object belongs to no heap a caller may use. */
+__noinline __u64 aa__reserve_take(__u64 r, __u32 n)
 {
+	struct aa_reserve __arena *rv = (struct aa_reserve __arena *)r;
 	__u64 w;
 	int i;
 
 	aa_for(i, 0, n < AA_RESERVE_SLOTS ? n : AA_RESERVE_SLOTS) {
-		if (!READ_ONCE_ARENA(r->slot[i & (AA_RESERVE_SLOTS - 1)]))
+		if (!READ_ONCE_ARENA(rv->slot[i & (AA_RESERVE_SLOTS - 1)]))
 			continue;
-		w = __sync_lock_test_and_set(&r->slot[i & (AA_RESERVE_SLOTS - 1)], 0);
+		w = __sync_lock_test_and_set(&rv->slot[i & (AA_RESERVE_SLOTS - 1)], 0);
 		if (w && (__u32)(w >> 32) == (__u32)READ_ONCE_ARENA(aa__root.cache_key) &&
 		    aa_heap_ready())
 			return aa__root.arena_base + (__u32)w;
@@ -688,26 +697,54 @@ static __always_inline __u64 aa_reserve_take(struct aa_reserve __arena *r, __u32
 }
 
 /* Put ptr, a free object of the reserve's class whose word 0 is a transit
- * mark (FREED or CACHED) of this heap, into an empty slot of r. False when
- * they are full, or when ptr does not carry such a mark under the key read
- * now (a free that claimed it in a heap torn down since): ptr is still the
- * caller's. The word carries that key's tag, so a put that races a
- * teardown leaves a word the next heap's takers drop. */
-static __always_inline bool aa_reserve_put(struct aa_reserve __arena *r, __u32 n, __u64 ptr)
+ * mark (FREED or CACHED) of this heap, into an empty slot of r (n: its
+ * slots). 0 when they are full, or when ptr does not carry such a mark
+ * under the key read now (a free that claimed it in a heap torn down
+ * since): ptr is still the caller's; else 1. The word carries that key's
+ * tag, so a put that races a teardown leaves a word the next heap's
+ * takers drop. */
+__noinline int aa__reserve_put(__u64 r, __u32 n, __u64 ptr)
 {
+	struct aa_reserve __arena *rv = (struct aa_reserve __arena *)r;
 	__u64 w = AA_RESERVE_WORD(READ_ONCE_ARENA(aa__root.cache_key), ptr - aa__root.arena_base);
 	__u64 mark = *(volatile __u64 __arena *)ptr;
 	int i;
 
 	if (mark != aa_custody(ptr, AA_TAG_FREED) && mark != aa_custody(ptr, AA_TAG_CACHED))
-		return false;
+		return 0;
 	aa_for(i, 0, n < AA_RESERVE_SLOTS ? n : AA_RESERVE_SLOTS) {
-		if (READ_ONCE_ARENA(r->slot[i & (AA_RESERVE_SLOTS - 1)]))
+		if (READ_ONCE_ARENA(rv->slot[i & (AA_RESERVE_SLOTS - 1)]))
 			continue;
-		if (__sync_val_compare_and_swap(&r->slot[i & (AA_RESERVE_SLOTS - 1)], 0, w) == 0)
-			return true;
+		if (__sync_val_compare_and_swap(&rv->slot[i & (AA_RESERVE_SLOTS - 1)], 0, w) == 0)
+			return 1;
 	}
-	return false;
+	return 0;
+}
+
+/* Move objects from the top of the caller's stack objs[0 .. n) (an arena
+ * array of at most AA_TRANSFER_MAX) into the empty slots of r, a reserve
+ * of class cls, leaving keep in the stack at least. The stack is a tier's
+ * own (a CPU cache's LIFO under its claim, a refill's batch, a spill's):
+ * its objects carry their transit marks. Returns the stack's new count. */
+__noinline __u32 aa__reserve_stock(__u64 r, __u32 cls, __u64 objs, __u32 n, __u32 keep)
+{
+	struct aa_reserve __arena *rv = (struct aa_reserve __arena *)r;
+	__u64 __arena *o = (__u64 __arena *)objs;
+	__u64 key = READ_ONCE_ARENA(aa__root.cache_key);
+	__u32 slots = aa_reserve_n(cls);
+	int i;
+
+	aa_for(i, 0, slots < AA_RESERVE_SLOTS ? slots : AA_RESERVE_SLOTS) {
+		if (n <= keep)
+			break;
+		if (READ_ONCE_ARENA(rv->slot[i & (AA_RESERVE_SLOTS - 1)]))
+			continue;
+		if (__sync_val_compare_and_swap(&rv->slot[i & (AA_RESERVE_SLOTS - 1)], 0,
+				AA_RESERVE_WORD(key, o[(n - 1) & (AA_TRANSFER_MAX - 1)] -
+						     aa__root.arena_base)) == 0)
+			n--;
+	}
+	return n;
 }
 
 /* Empty r: every slot cleared, its objects forgotten (init, teardown: they
@@ -738,8 +775,10 @@ static __always_inline void aa_reserve_clear(struct aa_reserve __arena *r)
  *      aa__heap_unpark(),
  *      aa__buddy_add_chunk(), aa__arena_run_find();
  *   4. leaves, which call nothing: aa_lock_wait(), free_claimed_locked(),
- *      run_alloc_locked(), refill_notify(); and, one frame higher at
- *      most, lookup(), debug_report() and the embedder's page functions.
+ *      run_alloc_locked(), refill_notify(), the reserves' operations
+ *      (aa__reserve_take/put/stock(), from frame 2 too); and, one frame
+ *      higher at most, lookup(), debug_report() and the embedder's page
+ *      functions.
  * So: a frame-3 function inlines everything but the leaves; the wrappers
  * of the heap's operations complete parked frees after them
  * (heap_settle()), one frame up; an allocation below the public function

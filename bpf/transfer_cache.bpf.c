@@ -13,7 +13,8 @@
  *             CPU cache is claimed by someone else or whose refill failed,
  *             the class's reserve first (no lock: internal.h's model,
  *             "Reserves"; taken only by callers that cannot wait for a
- *             lock), which every batch moved fills;
+ *             lock), which CPU caches' spills and refills from the heap
+ *             stock (transfer_cache_stock());
  *             transfer_cache_reset() and _quiesce_locked() for
  *             lifecycle.bpf.c.
  * Locking:    tc->lock per class (the lock rules: internal.h's model).
@@ -80,26 +81,21 @@ static __always_inline void copy_objs(__u64 __arena *dst, __u64 __arena *src, __
 		dst[i] = src[i];
 }
 
-/* Fill the reserve's empty slots from the top of objs[0 .. count).
- * Returns the count left. REQUIRES: tc->lock held; count <= AA_TRANSFER_MAX. */
-static __always_inline __u32 tc_fill_reserve(struct aa_transfer_cache __arena *tc, __u32 cls,
-					     __u32 count)
+/* Fill the reserve's empty slots from the top of a CPU cache's objects
+ * arr[0 .. n), leaving keep (no lock: the reserve takes none): its spills,
+ * and its refills that got their batch from the heap (the transfer cache
+ * had less), so a heap's first refills of a class already stock its
+ * reserve for the interrupts that come next. Returns what is left in arr.
+ * REQUIRES: the CPU cache claimed; n <= AA_CPU_CACHE_MAX. */
+static __always_inline __u32 transfer_cache_stock(__u32 cls, __u64 arr, __u32 n, __u32 keep)
 {
-	__u32 n = aa_reserve_n(cls);
-	int i;
-
-	aa_for(i, 0, n) {
-		if (count == 0 ||
-		    !aa_reserve_put(&tc->reserve, n, tc->objs[(count - 1) & (AA_TRANSFER_MAX - 1)]))
-			break;
-		count--;
-	}
-	return count;
+	if (cls >= AA_NR_CLASSES || !aa__root.tc_off || n > AA_CPU_CACHE_MAX)
+		return n;
+	return aa__reserve_stock((__u64)&tc_of(cls)->reserve, cls, arr, n, keep);
 }
 
-/* Take exactly n objects into dst[0 .. n), and fill the reserve from
- * those left where it has room. Returns n, or 0 when the transfer cache
- * has fewer than n or is locked (counted). */
+/* Take exactly n objects into dst[0 .. n). Returns n, or 0 when the
+ * transfer cache has fewer than n or is locked (counted). */
 int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
@@ -116,14 +112,13 @@ int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n)
 		return 0;
 	}
 	copy_objs((__u64 __arena *)dst, &tc->objs[(count - n) & (AA_TRANSFER_MAX - 1)], n);
-	tc->count = tc_fill_reserve(tc, cls, count - n);
+	tc->count = count - n;
 	tc->batches_out++;
 	aa_lock_release(&tc->lock);
 	return n;
 }
 
-/* Put src[0 .. n) in, and fill the reserve from them where it has room.
- * Returns n, or 0 when full or locked. */
+/* Put src[0 .. n) in. Returns n, or 0 when full or locked. */
 int aa__transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
@@ -141,7 +136,7 @@ int aa__transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
 		return 0;
 	}
 	copy_objs(&tc->objs[count & (AA_TRANSFER_MAX - 1)], (__u64 __arena *)src, n);
-	tc->count = tc_fill_reserve(tc, cls, count + n);
+	tc->count = count + n;
 	tc->batches_in++;
 	aa_lock_release(&tc->lock);
 	return n;
@@ -166,7 +161,7 @@ __u64 aa__transfer_cache_pop(__u32 cls, bool reserve)
 
 	if (cls >= AA_NR_CLASSES || !aa__root.tc_off)
 		return 0;
-	p = reserve ? aa_reserve_take(&tc->reserve, aa_reserve_n(cls)) : 0;
+	p = reserve ? aa__reserve_take((__u64)&tc->reserve, aa_reserve_n(cls)) : 0;
 	if (p) {
 		aa_count(tc_allocs);
 		return p;
@@ -196,7 +191,7 @@ int aa__transfer_cache_push(__u32 cls, __u64 ptr)
 
 	if (cls >= AA_NR_CLASSES || !aa__root.tc_off)
 		return 0;
-	if (aa_heap_ready() && aa_reserve_put(&tc->reserve, aa_reserve_n(cls), ptr)) {
+	if (aa_heap_ready() && aa__reserve_put((__u64)&tc->reserve, aa_reserve_n(cls), ptr)) {
 		aa_count(tc_frees);
 		return 1;
 	}
@@ -247,7 +242,7 @@ int aa__transfer_cache_drain(void)
 		}
 		aa_lock_release(&tc->lock);
 		aa_for(i, 0, AA_RESERVE_SLOTS) {
-			p = aa_reserve_take(&tc->reserve, AA_RESERVE_SLOTS);
+			p = aa__reserve_take((__u64)&tc->reserve, AA_RESERVE_SLOTS);
 			if (!p)
 				break;
 			off = p - aa__root.arena_base;

@@ -14,6 +14,7 @@ __u64 aa__transfer_cache_pop(__u32 cls, bool reserve);
 int aa__transfer_cache_push(__u32 cls, __u64 ptr);
 int aa__transfer_cache_remove_batch(__u32 cls, __u64 dst, __u32 n);
 static __always_inline int transfer_cache_check(void);
+static __always_inline __u32 transfer_cache_stock(__u32 cls, __u64 arr, __u32 n, __u32 keep);
 static __always_inline int transfer_cache_quiesce_locked(void);
 static void transfer_cache_reset(void);
 

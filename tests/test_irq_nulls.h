@@ -24,6 +24,16 @@ enum {
 	IN_HELD_KINDS
 };
 
+/* What an IRQ NULL found right after it (in_why[]): reported. */
+enum {
+	IN_WHY_CLAIMED,		/* its CPU's cache claimed */
+	IN_WHY_RESERVE_EMPTY,	/* that cache's reserve of the class empty */
+	IN_WHY_RESERVE_UNWANTED,	/* not wanted yet (no IRQ took from it) */
+	IN_WHY_TC_EMPTY,	/* the transfer cache's stack empty */
+	IN_WHY_TC_RESERVE_EMPTY,	/* and its reserve */
+	IN_WHY_KINDS
+};
+
 /* in_task: rounds of a task thread, pinned to a CPU with others. */
 struct in_task_args {
 	__u32 rounds;	/* in */

@@ -12,7 +12,9 @@
  *    aa_heap__free(), aa_heap__free_deferred(): its own user cache, the
  *    aa__user and aa__call programs), same stamps, same slots: objects
  *    cross between BPF and userspace both ways;
- *  - a perf_event program allocating and freeing in hard IRQ on every CPU;
+ *  - a perf_event program allocating and freeing in hard IRQ on every CPU
+ *    (10 kHz; its NULLs reported per 10^5 allocations of the size
+ *    classes, page runs apart: those take the heap lock);
  *  - an agent thread (as `arena-alloc refill-agent`): refill when
  *    need_refill is up, reclaim while limbo holds objects;
  *  - a control thread, meanwhile: drain, trim, grow and the validity

@@ -155,6 +155,47 @@ int reent_irq(void *ctx)
 	return 0;
 }
 
+/* --- The reserve: one call in hard IRQ on CPU 0 ---------------------------------
+ * rsv_cmd (in): 1 allocates 64 B into rsv_ptr, 2 frees rsv_ptr (the result
+ * in rsv_ret); the first IRQ on CPU 0 that interrupts rsv_spin does it and
+ * clears rsv_cmd.
+ */
+__u32 rsv_cmd, rsv_spinning;
+__u64 rsv_ptr;
+__s32 rsv_ret;
+
+static long spin_step(__u64 i, void *data)
+{
+	return *(volatile __u32 *)&rsv_cmd == 0;
+}
+
+/* Kernel code for rsv_irq to interrupt until it ran: an IRQ that
+ * interrupts user mode runs on the task's stack (x86), and the allocator
+ * takes it for task context. */
+SEC("syscall")
+int rsv_spin(void *ctx)
+{
+	rsv_spinning = 1;
+	bpf_loop(1 << 20, spin_step, NULL, 0);
+	rsv_spinning = 0;
+	return 0;
+}
+
+SEC("perf_event")
+int rsv_irq(void *ctx)
+{
+	__u32 cmd = rsv_cmd;
+
+	if (!cmd || !rsv_spinning || bpf_get_smp_processor_id() != 0)
+		return 0;
+	if (cmd == 1)
+		rsv_ptr = (__u64)aa_malloc(64);
+	else
+		rsv_ret = aa_free((void __arena *)rsv_ptr);
+	__sync_lock_test_and_set(&rsv_cmd, 0);
+	return 0;
+}
+
 /* --- Non-sleepable alloc ----------------------------------------------------- */
 
 SEC("tc")

@@ -35,6 +35,8 @@ __u64 in_runs, in_nulls;	/* out: IRQ runs, their NULLs (atomic adds) */
 __u64 in_bad;			/* out: IRQ-side stamps overwritten or frees refused */
 __u64 in_held[IN_HELD_KINDS];	/* out: NULLs by the hold behind them */
 __u64 in_held_max;		/* out: the longest hold behind a NULL, ns */
+__u64 in_why[IN_WHY_KINDS];	/* out: what a NULL found below its cache */
+__u64 in_null_run[2];		/* out: the runs before the first and the last NULL */
 
 static __always_inline __u64 stamp(__u64 p)
 {
@@ -88,6 +90,36 @@ static void judge_null(struct aa_root __arena *r, __u32 g0, __u64 t0)
 				      held >= IN_LONG_NS ? IN_HELD_LONG : IN_HELD_SHORT], 1);
 }
 
+/* File a NULL by what it found right after: its CPU's cache claimed by the
+ * code it interrupted, that cache's reserve empty, the transfer cache's
+ * stack and reserve empty (in_why[]). */
+static void why_null(struct aa_root __arena *r)
+{
+	struct aa_cpu_cache __arena *cc = __aa_this_cache();
+	struct aa_transfer_cache __arena *tc;
+	__u32 c = __aa_size_class(IN_SIZE), i, n = 0;
+
+	if (cc && *(volatile __u32 __arena *)&cc->busy)
+		__sync_fetch_and_add(&in_why[IN_WHY_CLAIMED], 1);
+	if (cc && c < AA_NR_CLASSES) {
+		for (i = 0; i < AA_RESERVE_SLOTS; i++)
+			n += cc->cls[c].reserve.slot[i] != 0;
+		if (!n)
+			__sync_fetch_and_add(&in_why[IN_WHY_RESERVE_EMPTY], 1);
+		if (!cc->cls[c].reserve_want)
+			__sync_fetch_and_add(&in_why[IN_WHY_RESERVE_UNWANTED], 1);
+	}
+	if (!r->tc_off || c >= AA_NR_CLASSES)
+		return;
+	tc = (struct aa_transfer_cache __arena *)(r->arena_base + r->tc_off) + c;
+	if (!tc->count)
+		__sync_fetch_and_add(&in_why[IN_WHY_TC_EMPTY], 1);
+	for (i = 0, n = 0; i < AA_RESERVE_SLOTS; i++)
+		n += tc->reserve.slot[i] != 0;
+	if (!n)
+		__sync_fetch_and_add(&in_why[IN_WHY_TC_RESERVE_EMPTY], 1);
+}
+
 SEC("perf_event")
 int in_irq(void *ctx)
 {
@@ -102,7 +134,10 @@ int in_irq(void *ctx)
 	t0 = bpf_ktime_get_ns();
 	p = (__u64)aa_malloc(IN_SIZE);
 	if (!p) {
-		__sync_fetch_and_add(&in_nulls, 1);
+		if (__sync_fetch_and_add(&in_nulls, 1) == 0)
+			in_null_run[0] = in_runs;
+		in_null_run[1] = in_runs;
+		why_null(r);
 		judge_null(r, g0, t0);
 		return 0;
 	}
