@@ -33,10 +33,10 @@
  *
  * The reserve of a class on a CPU (struct aa_cpu_class: reserve) holds at
  * most aa_reserve_slots() objects: 4 of up to 256 bytes, at most 1 KiB,
- * or one larger object. It stays empty until an allocation in hard IRQ or
- * NMI finds the cache claimed (reserve_want); from then on the claim
- * holder's slow paths keep it full from the cache (reserve_fill()), and
- * frees that find the cache claimed put objects back into it.
+ * or one larger object. Frees that find the cache claimed put objects
+ * into it; once an allocation in hard IRQ or NMI found the cache claimed
+ * (reserve_want), the claim holder's slow paths keep it full from the
+ * cache too (reserve_fill()).
  */
 #include "internal.h"
 #include "cpu_cache.h"
@@ -167,8 +167,9 @@ static __always_inline __u32 cache_spill(struct aa_cpu_cache __arena *cc, __u32 
 /* --- The reserve of a class on this CPU ------------------------------------ */
 
 /* Class c's reserve in cache cc (NULL: none, or a user cache's), for a
- * caller past the LIFO: an allocation that cannot wait for a lock (want:
- * it is wanted from now on), or a free (want false: only once wanted). */
+ * caller past the LIFO that found cc claimed: an allocation that cannot
+ * wait for a lock (want: the claim holder keeps it full from now on), or
+ * a free (which stocks it before anyone wanted it). */
 static __always_inline struct aa_cpu_class __arena *reserve_of(struct aa_cpu_cache __arena *cc,
 								__u32 c, bool want)
 {
@@ -177,11 +178,8 @@ static __always_inline struct aa_cpu_class __arena *reserve_of(struct aa_cpu_cac
 	if (!cc || (cc->cpu & AA_USER_CACHE))
 		return NULL;
 	k = &cc->cls[aa_cls_idx(c)];
-	if (READ_ONCE_ARENA(k->reserve_want))
-		return k;
-	if (!want)
-		return NULL;
-	WRITE_ONCE_ARENA(k->reserve_want, 1);
+	if (want && !READ_ONCE_ARENA(k->reserve_want))
+		WRITE_ONCE_ARENA(k->reserve_want, 1);
 	return k;
 }
 
@@ -235,8 +233,8 @@ static __always_inline __u64 spare_alloc(struct aa_cpu_cache __arena *cc, __u32 
 }
 
 /* Put ptr (claimed, class cls) past cache cc's LIFO, with no wait: into
- * the class's reserve on this CPU once wanted, else into the transfer
- * cache. False when neither took it: still the caller's. */
+ * the class's reserve on this CPU, else into the transfer cache. False
+ * when neither took it: still the caller's. */
 static __always_inline bool spare_free(struct aa_cpu_cache __arena *cc, __u32 cls, __u64 ptr)
 {
 	struct aa_cpu_class __arena *k = reserve_of(cc, cls, false);

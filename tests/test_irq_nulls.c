@@ -7,7 +7,7 @@
  * thread), so that the IRQs land inside them and, on kernels booted
  * preempt=full, the tasks preempt each other inside them too; and a
  * perf_event program allocates and frees at 10 kHz (a CPU clock: hard
- * IRQ). One more thread makes 2-MiB allocations and bulk calls and runs
+ * IRQ): each run one object for one, from the start (a full ring). One more thread makes 2-MiB allocations and bulk calls and runs
  * the checker every IN_CHECK_EVERY rounds: heap-lock holds. The IRQ
  * program starts once every thread has run (a warm heap: the first
  * refills of a class stock the reserves that IRQs over a claimed cache
@@ -201,6 +201,7 @@ static void run(__u32 flags, const char *what, bool strict)
 			break;
 		usleep(10000);
 	}
+	cr_assert_eq(t_run(skel->progs.in_fill, NULL, 0), 0, "the ring could not be filled");
 	skel->bss->in_on = 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
@@ -270,8 +271,16 @@ static void run(__u32 flags, const char *what, bool strict)
 			     "measured; below 1 in 10^5 is asserted on a real CPU only: under TCG "
 			     "heap-lock holds take longer than the %u-us IRQ budget, which is sized "
 			     "for one", U(nulls), U(runs), 1e5 * nulls / runs, IN_WAIT_IRQ_US);
-	cr_assert_leq(nulls * IN_PER, runs, "%llu NULLs in %llu IRQ allocations with free memory",
-		      U(nulls), U(runs));
+	cr_assert_leq(nulls * IN_PER, runs, "%llu NULLs in %llu IRQ allocations with free memory "
+		      "(found: cache claimed %llu, its reserve empty %llu, never wanted %llu, the "
+		      "transfer cache's stack empty %llu, its reserve empty %llu; behind a hold of "
+		      "1 ms or more %llu; first after %llu IRQ runs, last after %llu)",
+		      U(nulls), U(runs), U(skel->bss->in_why[IN_WHY_CLAIMED]),
+		      U(skel->bss->in_why[IN_WHY_RESERVE_EMPTY]),
+		      U(skel->bss->in_why[IN_WHY_RESERVE_UNWANTED]),
+		      U(skel->bss->in_why[IN_WHY_TC_EMPTY]),
+		      U(skel->bss->in_why[IN_WHY_TC_RESERVE_EMPTY]), U(held[IN_HELD_STALL]),
+		      U(skel->bss->in_null_run[0]), U(skel->bss->in_null_run[1]));
 }
 
 Test(irq_nulls, with_caches)

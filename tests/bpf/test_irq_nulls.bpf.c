@@ -3,8 +3,9 @@
  * test_irq_nulls.bpf.c - allocations in hard-IRQ context over task-context
  * allocator calls on the same CPU and over heap-lock holders on others:
  *  - in_irq (perf_event on every CPU): allocates one IN_SIZE object,
- *    stamps it and swaps it into a ring; checks and frees the object it
- *    displaces (most likely another CPU's). Counts runs and NULLs, the
+ *    stamps it and swaps it into a ring (full from the start: in_fill);
+ *    checks and frees the object it displaces (most likely another
+ *    CPU's). Counts runs and NULLs, the
  *    NULLs by the heap-lock hold behind them (judge_null()).
  *  - in_task (syscall, several threads pinned to each CPU): each round
  *    allocates IN_TASK_OBJS objects, stamps them, hands one in
@@ -204,6 +205,27 @@ int in_task(struct in_task_args *a)
 	a->handed = c.a.handed;
 	a->errors = c.a.errors;
 	return 0;
+}
+
+/* Fill the ring (the start): from then on every IRQ run frees one object
+ * for the one it allocates, as a program that allocates and frees does. */
+static long fill_step(__u64 i, void *data)
+{
+	__u64 p = (__u64)aa_malloc(IN_SIZE);
+
+	if (!p)
+		return 1;
+	*(__u64 __arena *)p = stamp(p);
+	p = __sync_lock_test_and_set(&in_ring[i & (IN_RING - 1)], p);
+	if (p)
+		in_bad += check_free(p);
+	return 0;
+}
+
+SEC("syscall")
+int in_fill(void *ctx)
+{
+	return bpf_loop(IN_RING, fill_step, NULL, 0) == IN_RING ? 0 : 1;
 }
 
 /* Free what the ring and the hand-off array still hold (the end). */
