@@ -35,9 +35,8 @@
  *                                    thread, aa__user, drain,   owner_pid by
  *                                    close, reap, teardown      cmpxchg
  *   transfer cache tc[c]           its lock holder            tc[c].lock
- *   reserves (a CPU's per class,   any (take, put); the       atomic exchange /
- *     a transfer cache's)            claim or lock holder       cmpxchg per slot
- *                                    (fill)
+ *   reserves (a CPU's per class,   any (take, put, fill from  atomic exchange /
+ *     a transfer cache's)            its own objects)           cmpxchg per slot
  *   central lists, spans, page     the heap lock holder       aa__root.lock
  *     heap, page map, slots, stats   (lock-free readers: below)
  *   a live block                   its user; then the one     custody claim
@@ -160,15 +159,14 @@
  *    before); put: a cmpxchg of an empty slot from 0; no claim, no lock, no
  *    wait, at any nesting depth, so an interrupt over a claim or lock
  *    holder of its own CPU (or over a vCPU that the host stopped) gets
- *    memory while a reserve it reaches has some. A CPU cache's claim
- *    holder fills its CPU's reserve from the cache once a nested caller
- *    came to it, and the transfer cache's from its spills and from its
- *    refills that came from the heap (cpu_cache.bpf.c). An object keeps its transit
- *    mark in a slot, and the word carries the heap's tag (the low half of
- *    the key): a put checks the mark under the key it tags with, a take
- *    drops a word of another heap's and any word while the heap is not
- *    published, init and teardown clear the slots; so a put that races a
- *    teardown leaves nothing a later heap hands out.
+ *    memory while a reserve it reaches has some. Who takes, puts and
+ *    fills which reserve: cpu_cache.bpf.c (docs/DESIGN.md, "Interrupts:
+ *    the reserves"). An object keeps its transit mark in a slot, and the
+ *    word carries the heap's tag (the low half of the key): a put checks
+ *    the mark under the key it tags with, a take drops a word of another
+ *    heap's and any word while the heap is not published, init and
+ *    teardown clear the slots; so a put that races a teardown leaves
+ *    nothing a later heap hands out.
  *  - Quarantine (debug mode): a freed, claimed, poisoned class object is
  *    exchanged into a slot of aa__root.debug.quarantine and the object it
  *    displaces is released: each object is in at most one slot, or out of
