@@ -189,10 +189,10 @@ static __always_inline struct aa_cpu_class __arena *reserve_of(struct aa_cpu_cac
  * REQUIRES: cc claimed. */
 static __always_inline __u32 reserve_fill(struct aa_cpu_cache __arena *cc, __u32 c)
 {
-	struct aa_cpu_class __arena *k = &cc->cls[aa_cls_idx(c)];
+	struct aa_cpu_class __arena *k = reserve_of(cc, c, false);
 	__u32 n = cache_count(cc, c), left;
 
-	if (!READ_ONCE_ARENA(k->reserve_want) || (cc->cpu & AA_USER_CACHE))
+	if (!k || !READ_ONCE_ARENA(k->reserve_want))
 		return n;
 	left = aa__reserve_stock((__u64)&k->reserve, c, (__u64)&k->objs[0], n, 1);
 	if (left != n)

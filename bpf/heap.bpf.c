@@ -170,12 +170,8 @@ static int lookup(__u64 ptr, __u32 *off, __u32 *pmw)
 static __always_inline bool heap_transit_obj(__u64 p, __u32 cls)
 {
 	__u32 off = 0, pmw = 0;
-	__u64 w;
 
-	if (lookup(p, &off, &pmw) != (int)cls)
-		return false;
-	w = *(volatile __u64 __arena *)p;
-	return w == aa_custody(p, AA_TAG_FREED) || w == aa_custody(p, AA_TAG_CACHED);
+	return lookup(p, &off, &pmw) == (int)cls && aa_is_transit(p, *(volatile __u64 __arena *)p);
 }
 
 /* Reserve r of class cls (internal.h's model, "Reserves") against its
@@ -185,13 +181,12 @@ static __always_inline bool heap_transit_obj(__u64 p, __u32 cls)
  * judged. Returns 0, or 28. */
 static __always_inline int heap_check_reserve(struct aa_reserve __arena *r, __u32 cls)
 {
-	__u32 tag = aa__root.cache_key;
-	__u64 w;
+	__u64 key = aa__root.cache_key, w;
 	int i;
 
 	aa_for(i, 0, AA_RESERVE_SLOTS) {
 		w = READ_ONCE_ARENA(r->slot[i & (AA_RESERVE_SLOTS - 1)]);
-		if (!w || (__u32)(w >> 32) != tag ||
+		if (!AA_RESERVE_OF(w, key) ||
 		    heap_transit_obj(aa__root.arena_base + (__u32)w, cls))
 			continue;
 		if (READ_ONCE_ARENA(r->slot[i & (AA_RESERVE_SLOTS - 1)]) == w)
@@ -276,7 +271,7 @@ static int free_claimed_locked(__u64 ptr)
 	 * the paths below again. An imprecise kind verifies them once. */
 	kind += AA_ZERO;
 	w = *(__u64 __arena *)ptr;
-	if (w != aa_custody(ptr, AA_TAG_FREED) && w != aa_custody(ptr, AA_TAG_CACHED))
+	if (!aa_is_transit(ptr, w))
 		return -AA_ERR_CORRUPT;
 	/* every kind ends in at most one run of pages for the page heap:
 	 * one run_free_locked() site, verified once here, not per kind */
@@ -390,7 +385,7 @@ static int heap_check_locked(void)
 			return 21;
 		p = aa_addr(off);
 		w = p->mark;
-		if (w != aa_custody((__u64)p, AA_TAG_FREED) && w != aa_custody((__u64)p, AA_TAG_CACHED))
+		if (!aa_is_transit((__u64)p, w))
 			return 21;	/* a parked block that is not in transit */
 		if (++seen > READ_ONCE_ARENA(aa__root.stats.frees_parked) - unparked)
 			return 22;	/* more blocks than parked: parked twice, or a cycle */

@@ -628,6 +628,14 @@ static __always_inline __u64 aa_custody(__u64 addr, __u32 tag)
 	return aa__root.cache_key ^ addr ^ tag;
 }
 
+/* Is word a transit mark of the block at addr: FREED (a free claimed it)
+ * or CACHED (a refill handed it to a cache)? What a block in a cache
+ * tier carries. */
+static __always_inline bool aa_is_transit(__u64 addr, __u64 word)
+{
+	return word == aa_custody(addr, AA_TAG_FREED) || word == aa_custody(addr, AA_TAG_CACHED);
+}
+
 static __always_inline bool aa_is_custody(__u64 addr, __u64 word)
 {
 	return ((word ^ aa__root.cache_key ^ addr) >> AA_TAG_BITS) == 0;
@@ -687,8 +695,7 @@ __noinline __u64 aa__reserve_take(__u64 r, __u32 n)
 		if (!READ_ONCE_ARENA(rv->slot[i & (AA_RESERVE_SLOTS - 1)]))
 			continue;
 		w = __sync_lock_test_and_set(&rv->slot[i & (AA_RESERVE_SLOTS - 1)], 0);
-		if (w && (__u32)(w >> 32) == (__u32)READ_ONCE_ARENA(aa__root.cache_key) &&
-		    aa_heap_ready())
+		if (AA_RESERVE_OF(w, READ_ONCE_ARENA(aa__root.cache_key)) && aa_heap_ready())
 			return aa__root.arena_base + (__u32)w;
 	}
 	return 0;
@@ -705,10 +712,9 @@ __noinline int aa__reserve_put(__u64 r, __u32 n, __u64 ptr)
 {
 	struct aa_reserve __arena *rv = (struct aa_reserve __arena *)r;
 	__u64 w = AA_RESERVE_WORD(READ_ONCE_ARENA(aa__root.cache_key), ptr - aa__root.arena_base);
-	__u64 mark = *(volatile __u64 __arena *)ptr;
 	int i;
 
-	if (mark != aa_custody(ptr, AA_TAG_FREED) && mark != aa_custody(ptr, AA_TAG_CACHED))
+	if (!aa_is_transit(ptr, *(volatile __u64 __arena *)ptr))
 		return 0;
 	aa_for(i, 0, n < AA_RESERVE_SLOTS ? n : AA_RESERVE_SLOTS) {
 		if (READ_ONCE_ARENA(rv->slot[i & (AA_RESERVE_SLOTS - 1)]))

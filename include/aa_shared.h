@@ -178,6 +178,8 @@ struct aa_cpu_class_stats {
 #define AA_RESERVE_SLOTS	4
 #define AA_RESERVE_BYTES	1024
 #define AA_RESERVE_WORD(key, off)	((__u64)(__u32)(key) << 32 | (__u32)(off))
+/* Does slot word w hold an object of the heap whose cache_key is key? */
+#define AA_RESERVE_OF(w, key)	((w) && (__u32)((w) >> 32) == (__u32)(key))
 
 struct aa_reserve {
 	__u64 slot[AA_RESERVE_SLOTS];
@@ -199,7 +201,7 @@ static inline __u32 aa_reserve_objs(const volatile struct aa_reserve *r, __u64 k
 
 	for (i = 0; i < AA_RESERVE_SLOTS; i++) {
 		w = r->slot[i];
-		n += w && (__u32)(w >> 32) == (__u32)key;
+		n += AA_RESERVE_OF(w, key);
 	}
 	return n;
 }
