@@ -282,18 +282,17 @@ static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, _
 	/* past the LIFO: claimed by someone else, or no batch (the transfer
 	 * cache had less, the heap lock was out of reach, nested or busy past
 	 * the budget, or the heap is empty): the reserves and the transfer
-	 * cache may still serve one. A claim holder's refill waited for the
-	 * heap already; a task that found the cache claimed tries the heap
-	 * before the reserves. */
+	 * cache may still serve one. An IRQ takes from the reserves first; a
+	 * task only once the heap failed it too (a claim holder's refill
+	 * went to the heap already). */
 	irq = !aa_on_task_stack();
-	p = spare_alloc(cc, cls, nested, irq || !nested);
-	if (nested) {
-		if (!p)
-			p = heap_alloc(aa_class(c)->size, c);
-		if (!p && !irq)	/* a task that waited out its budget */
-			p = spare_alloc(cc, cls, true, true);
+	p = spare_alloc(cc, cls, nested, irq);
+	if (!p && nested)
+		p = heap_alloc(aa_class(c)->size, c);
+	if (!p && !irq)	/* its budget for the heap lock out, or the heap empty */
+		p = spare_alloc(cc, cls, nested, true);
+	if (nested)
 		return p;
-	}
 	if (!p && dry)
 		p = AA_DRY;
 	else if (!p)
