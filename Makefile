@@ -1,23 +1,54 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # arena-alloc: bpf -> linked object -> skeleton -> lib -> CLI -> tests.
 # The rest is in mk/: test, asan, install, examples, fuzz, vmtest, stress, bench.
-OUTPUT := build
 CLANG ?= clang-19
 LLVM_STRIP ?= llvm-strip-19
 BPFTOOL ?= bpftool
 # BPF objects are per architecture (-D__TARGET_ARCH_$(ARCH) picks the memory
 # ordering code of arena_alloc.bpf.h): the build host's unless given, as in
-# `make ARCH=arm64 build/libarena_alloc.bpf.o` (uname -m names work too).
-ARCH ?= $(shell uname -m)
-override ARCH := $(shell echo '$(ARCH)' | sed 's/x86_64/x86/' | sed 's/aarch64/arm64/' \
+# `make ARCH=arm64` (uname -m names work too).
+kernel_arch = $(shell echo '$(1)' | sed 's/x86_64/x86/' | sed 's/aarch64/arm64/' \
 	| sed 's/ppc64le/powerpc/' | sed 's/mips.*/mips/' | sed 's/riscv64/riscv/')
+HOST_ARCH := $(call kernel_arch,$(shell uname -m))
+ARCH ?= $(HOST_ARCH)
+override ARCH := $(call kernel_arch,$(ARCH))
+ifeq ($(ARCH),$(HOST_ARCH))
+OUTPUT := build
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+else
+# A cross build (arm64 from x86, the one made here): everything in a build
+# directory of its own, the cross compiler, the target's libraries from
+# Debian multiarch (scripts/install-deps.sh --arm64), and vmlinux.h from
+# the BTF of a Debian kernel of the target (scripts/get-kernel.sh,
+# scripts/kernel-btf.sh).
+OUTPUT := build/$(ARCH)
+CROSS_COMPILE_arm64 := aarch64-linux-gnu-
+CROSS_COMPILE ?= $(CROSS_COMPILE_$(ARCH))
+TRIPLET := $(patsubst %-,%,$(CROSS_COMPILE))
+export PKG_CONFIG_LIBDIR := /usr/lib/$(TRIPLET)/pkgconfig:/usr/share/pkgconfig
+# The kernel's UAPI headers of linux-libc-dev (6.12, with the BPF arena):
+# the cross compiler would find its own older copy first.
+CROSS_CFLAGS := -isystem $(OUTPUT)/uapi
+$(shell mkdir -p $(OUTPUT)/uapi && ln -sfn /usr/include/linux $(OUTPUT)/uapi/linux && \
+	ln -sfn /usr/include/asm-generic $(OUTPUT)/uapi/asm-generic && \
+	ln -sfn /usr/include/$(TRIPLET)/asm $(OUTPUT)/uapi/asm)
+# Criterion and its libnanomsg, which bookworm cannot install for both
+# architectures: unpacked by install-deps.sh --arm64, found through rpath
+# (DT_RPATH, which serves libcriterion's own libnanomsg too; the guest sees
+# the host's root).
+CROSS_ROOT ?= $(HOME)/.cache/arena-alloc/$(ARCH)-root
+CROSS_LDLIBS := -L$(CROSS_ROOT)/usr/lib/$(TRIPLET) -Wl,--disable-new-dtags \
+	-Wl,-rpath,$(CROSS_ROOT)/usr/lib/$(TRIPLET)
+DEPS_ARGS := --$(ARCH)
+VMLINUX_BTF ?= $(OUTPUT)/vmlinux.btf
+VMLINUX_KERNEL ?= 6.12
+endif
 
 LIBBPF_CFLAGS := $(shell pkg-config --cflags libbpf 2>/dev/null)
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf)
 INCLUDES := -I$(OUTPUT) -Iinclude -Ibpf
 CFLAGS ?= -g -O2
-CFLAGS += -Wall -Werror -Wno-unused-function -fPIC $(LIBBPF_CFLAGS)
+CFLAGS += -Wall -Werror -Wno-unused-function -fPIC $(CROSS_CFLAGS) $(LIBBPF_CFLAGS)
 BPF_CFLAGS := -g -O2 -fno-builtin -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Wno-unused-function
 
@@ -40,8 +71,10 @@ define allow-override
             $(findstring command line,$(origin $(1)))),,\
     $(eval $(1) = $(2)))
 endef
-$(call allow-override,CC,$(CROSS_COMPILE)cc)
+# Debian's cross toolchains have no $(CROSS_COMPILE)cc: gcc by name.
+$(call allow-override,CC,$(if $(CROSS_COMPILE),$(CROSS_COMPILE)gcc,cc))
 $(call allow-override,LD,$(CROSS_COMPILE)ld)
+$(call allow-override,AR,$(CROSS_COMPILE)ar)
 
 # The objects of LIB_BPF_SRCS are linked into $(LIB_BPF), which embedders
 # link with. bpf/arena_alloc.bpf.c includes every tier file (one translation
@@ -89,15 +122,22 @@ deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/install-deps.sh
 	$(call msg,DEPS,install-deps.sh)
 	$(Q)mkdir -p $(OUTPUT)
-	$(Q)bash scripts/install-deps.sh
+	$(Q)bash scripts/install-deps.sh $(DEPS_ARGS)
 	$(Q)touch $@
 
 $(OUTPUT) $(addprefix $(OUTPUT)/,bpf user cli tests):
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/vmlinux.h: | $(DEPS_STAMP) $(OUTPUT)
+$(OUTPUT)/vmlinux.h: | $(DEPS_STAMP) $(OUTPUT) $(filter $(OUTPUT)/%,$(VMLINUX_BTF))
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+# A cross build's kernel BTF: a Debian $(VMLINUX_KERNEL) kernel of the target's
+# (scripts/get-kernel.sh), its BTF cut out of the image.
+$(OUTPUT)/vmlinux.btf: | $(DEPS_STAMP) $(OUTPUT)
+	$(call msg,BTF,$@,(Debian $(VMLINUX_KERNEL) $(ARCH)))
+	$(Q)k=$$(bash scripts/get-kernel.sh --arch $(ARCH) $(VMLINUX_KERNEL)) && \
+		bash scripts/kernel-btf.sh "$$(ls "$$k"/boot/vmlinuz-* | head -n1)" $@
 
 # --- BPF: compile -> link -> skeleton ----------------------------------------
 # $(call bpf_prog,OUT,SRC,HDRS[,NAME[,LINK]]): the rules of one BPF program
@@ -185,7 +225,7 @@ $(OUTPUT)/tests/%.o: tests/%.c $(wildcard tests/*.h) $(wildcard include/*.h) $(T
 # The CLI is built next to it: tests/test_cli.c runs its demo.
 $(TEST_BIN): $(TEST_OBJS) $(LIB_A) | $(CLI)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz -lcriterion -ljansson -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lelf -lz $(CROSS_LDLIBS) -lcriterion -ljansson -o $@
 
 # The demo, where BPF runs (RUN_BPF, mk/vmtest.mk).
 run: $(CLI)

@@ -6,7 +6,7 @@ set -euo pipefail
 
 usage() {
 	cat >&2 <<'EOF'
-usage: scripts/get-kernel.sh [--refresh] [VERSION_PREFIX]
+usage: scripts/get-kernel.sh [--refresh] [--arch amd64|arm64|arm64-16k] [VERSION_PREFIX]
 
 Fetch the newest Debian linux-image-<VERSION_PREFIX>*-amd64 kernel (default
 prefix 6.12; 6.1 is bookworm's kernel, which has no BPF arena) with
@@ -22,6 +22,15 @@ alone): the image package there only depends on linux-binary-<kver> (the
 vmlinuz, under usr/lib/modules/<kver>/) and linux-modules-<kver>, which
 are fetched and laid out as above.
 
+--arch arm64 or arm64-16k fetches Debian's arm64 kernel of that flavour
+(4K or 16K pages) instead, for qemu-system-aarch64 and an arm64 vmlinux.h
+(scripts/kernel-btf.sh): 6.12 from Debian 13 trixie, 7.x from
+trixie-backports, both through one apt configuration of our own with
+APT::Architecture=arm64 (lists under the cache dir's apt-arm64/). These
+unpack into <cache>/<arch>/<package-version>/: both arm64 flavours are built
+from one source package, and amd64 and arm64 share version numbers, so each
+architecture has a directory of its own (amd64 keeps the one above).
+
 A kernel already in the cache that matches the prefix is reused without any
 network or apt access; --refresh asks apt for the newest version instead.
 EOF
@@ -29,10 +38,13 @@ EOF
 
 refresh=0
 prefix=
+arch=amd64
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h | --help) usage; exit 0 ;;
 	--refresh) refresh=1 ;;
+	--arch) [ $# -ge 2 ] || { echo "get-kernel: --arch needs a value" >&2; exit 2; }; arch=$2; shift ;;
+	--arch=*) arch=${1#--arch=} ;;
 	-*) echo "get-kernel: unknown option '$1'" >&2; usage; exit 2 ;;
 	*) [ -z "$prefix" ] || { echo "get-kernel: too many arguments" >&2; exit 2; }; prefix=$1 ;;
 	esac
@@ -40,19 +52,29 @@ while [ $# -gt 0 ]; do
 done
 prefix=${prefix:-6.12}
 [[ "$prefix" =~ ^[0-9]+(\.[0-9]+)*$ ]] || { echo "get-kernel: bad version prefix '$prefix'" >&2; exit 2; }
+case "$arch" in
+amd64 | arm64 | arm64-16k) ;;
+*) echo "get-kernel: bad --arch '$arch' (amd64, arm64 or arm64-16k)" >&2; exit 2 ;;
+esac
 
 cache=${AA_KERNEL_CACHE:-$HOME/.cache/arena-alloc/kernels}
+# where this architecture's kernels unpack: amd64's in the cache dir itself
+# (as before --arch), the others' in a subdirectory named after the flavour
+kcache=$cache
+[ "$arch" = amd64 ] || kcache=$cache/$arch
 log() { echo "get-kernel: $*" >&2; }
 
 # A kernel release matches the prefix when the next character is '.' or '-'
-# (so 6.1 matches 6.1.0-57-amd64 but not 6.12.x) and it is a plain -amd64 flavour.
-kver_re="^${prefix//./\\.}[.-][^ ]*-amd64\$"
-is_plain() { [[ "$1" =~ $kver_re ]] && [[ "$1" != *-cloud-amd64 && "$1" != *-rt-amd64 ]]; }
+# (so 6.1 matches 6.1.0-57-amd64 but not 6.12.x) and it is a plain flavour of
+# the architecture: -amd64 (not -cloud-amd64 or -rt-amd64), -arm64 (not
+# -rt-arm64, and the anchored regex keeps -arm64-16k out) or -arm64-16k.
+kver_re="^${prefix//./\\.}[.-][^ ]*-$arch\$"
+is_plain() { [[ "$1" =~ $kver_re ]] && [[ "$1" != *-cloud-$arch && "$1" != *-rt-$arch ]]; }
 
 # Newest complete cached kernel for this prefix (dirs are named by package version).
 cached_dir() {
 	local best='' bestv='' d v k
-	for d in "$cache"/*/; do
+	for d in "$kcache"/*/; do
 		[ -f "$d/.complete" ] || continue
 		k=$(cat "$d/.kver") || continue
 		is_plain "$k" || continue
@@ -71,24 +93,28 @@ fi
 # same packages as vmtest.sh's, installed once by install-deps.sh.
 bash "$(dirname "$0")/install-deps.sh" --vmtest >&2
 
-# 7.x: Debian 13's backports, through a private apt configuration
-# (scripts/debian-apt.sh, under $cache/apt-<suite>); 6.x: the machine's.
+# Private apt configurations (scripts/debian-apt.sh, under $cache/apt-NAME):
+# 7.x amd64 from Debian 13's backports; arm64 from trixie and its
+# backports. 6.x amd64: the machine's.
 APT=()
 major=${prefix%%.*}
-if [ "$major" -ge 7 ]; then
-	. "$(dirname "$0")/debian-apt.sh"
+. "$(dirname "$0")/debian-apt.sh"
+if [ "$arch" != amd64 ]; then
+	aa_apt_private --arch arm64 arm64 trixie trixie-backports
+	APT=("${AA_APT[@]}")
+elif [ "$major" -ge 7 ]; then
 	aa_apt_private trixie-backports
 	APT=("${AA_APT[@]}")
 fi
 
-# Print "version name" for the newest linux-image-<prefix>*-amd64[-unsigned]
+# Print "version name" for the newest linux-image-<prefix>*-<arch>[-unsigned]
 # package apt knows (its candidate version). Names are sorted so a signed image
 # precedes its -unsigned twin; only a strictly newer version replaces the pick.
 newest_pkg() {
 	local names=() best='' bestv='' k n v
 	while read -r k n; do is_plain "$k" && names+=("$n"); done < <(
 		apt-cache "${APT[@]}" pkgnames linux-image- 2>/dev/null | LC_ALL=C sort |
-			sed -n 's/^linux-image-\(.*-amd64\)\(-unsigned\)\{0,1\}$/\1 &/p')
+			sed -n 's/^linux-image-\(.*-'"$arch"'\)\(-unsigned\)\{0,1\}$/\1 &/p')
 	[ ${#names[@]} -gt 0 ] || return 1
 	while read -r n v; do
 		if [ -z "$bestv" ] || dpkg --compare-versions "$v" gt "$bestv"; then best=$n; bestv=$v; fi
@@ -100,10 +126,12 @@ newest_pkg() {
 if ! pick=$(newest_pkg); then
 	log "no linux-image-$prefix* package in the apt lists; running apt-get update"
 	apt-get "${APT[@]}" update -q >&2 || { log "apt-get update failed (need root and network to the Debian mirror)"; exit 1; }
-	pick=$(newest_pkg) || { log "no linux-image-$prefix*-amd64 package in Debian's apt lists (is bookworm-backports/-security configured?)"; exit 1; }
+	where='is bookworm-backports/-security configured?'
+	[ "$arch" = amd64 ] || where='Debian 13 trixie and trixie-backports'
+	pick=$(newest_pkg) || { log "no linux-image-$prefix*-$arch package in Debian's apt lists ($where)"; exit 1; }
 fi
 ver=${pick%% *}; name=${pick#* }
-dir=$cache/$ver
+dir=$kcache/$ver
 if [ -f "$dir/.complete" ]; then
 	log "using cached kernel $(cat "$dir/.kver")"
 	echo "$dir"; exit 0
