@@ -22,7 +22,12 @@
 #     prints `nproc` and the preemption model and fails unless the model is
 #     full on the CPU count asked for: `make vmtest-preempt VMTEST_APPEND=`
 #     must fail.
-.PHONY: vmtest vmtest-6.1 vmtest-6.12 vmtest-7.3 vmtest-preempt
+#   make vmtest-arm64   the arm64 cross build (make ARCH=arm64: build/arm64/)
+#     in Debian's arm64 guests under qemu-system-aarch64 (TCG), one run per
+#     ARCH:VERSION of VMTEST_ARM64_KERNELS (arm64-16k: 16-KiB pages),
+#     stopping at the first failure; each guest first prints its machine,
+#     kernel and page size. VMTEST_ARM64_CMD: what runs (the suite).
+.PHONY: vmtest vmtest-6.1 vmtest-6.12 vmtest-7.3 vmtest-preempt vmtest-arm64
 VMTEST_KERNEL ?= 6.12
 VMTEST_CPUS ?= 2
 VMTEST_MEM ?= 2G
@@ -30,6 +35,8 @@ VMTEST_APPEND ?=
 VMTEST_TIMEOUT ?= 2400
 VMTEST_CMD ?= $(TEST_BIN) $(TEST_ARGS)
 VMTEST_PREEMPT_CPUS ?= 2 4
+VMTEST_ARM64_KERNELS ?= arm64:6.12 arm64:7.3 arm64-16k:7.3
+VMTEST_ARM64_CMD ?= build/arm64/aa_tests $(TEST_ARGS)
 VMTEST_SH = bash scripts/vmtest.sh -k '$(VMTEST_KERNEL)' -m '$(VMTEST_MEM)' -t '$(VMTEST_TIMEOUT)'
 
 vmtest: export VMTEST_CMD := $(VMTEST_CMD)
@@ -55,6 +62,17 @@ vmtest-preempt: $(TEST_BIN)
 	$(Q)for n in $(VMTEST_PREEMPT_CPUS); do \
 		$(VMTEST_SH) -c "$$n" -a '$(VMTEST_APPEND)' \
 			-- "sh scripts/vmtest-preempt-check.sh $$n && $$VMTEST_CMD" || exit; \
+	done
+
+vmtest-arm64: export VMTEST_ARM64_CMD := $(VMTEST_ARM64_CMD)
+vmtest-arm64:
+	$(Q)bash scripts/install-deps.sh --vmtest --arm64
+	$(Q)$(MAKE) ARCH=arm64 all
+	$(call msg,VMTEST,$(VMTEST_ARM64_KERNELS))
+	$(Q)for k in $(VMTEST_ARM64_KERNELS); do \
+		$(VMTEST_SH) -A "$${k%%:*}" -k "$${k#*:}" -c '$(VMTEST_CPUS)' -a '$(VMTEST_APPEND)' -- \
+			"echo \"vmtest-arm64: \$$(uname -m -r), \$$(grep -m1 KernelPageSize /proc/self/smaps)\" && \
+			$$VMTEST_ARM64_CMD" || exit; \
 	done
 
 # --- RUN_BPF: this host, or else the vmtest guest ----------------------------

@@ -6,11 +6,11 @@ set -euo pipefail
 
 usage() {
 	cat >&2 <<'EOF'
-usage: scripts/vmtest.sh [-k KERNEL] [-c CPUS] [-m MEM] [-a ARGS] [-t TIMEOUT_SEC] -- COMMAND...
+usage: scripts/vmtest.sh [-A ARCH] [-k KERNEL] [-c CPUS] [-m MEM] [-a ARGS] [-t TIMEOUT_SEC] -- COMMAND...
 
-Boot KERNEL under qemu-system-x86_64 and run COMMAND (with `sh -c`, as root)
-in the project directory. The guest sees the host's / read-only (tmpfs on
-/tmp, /run, /var/tmp) and the project tree read-write at the same path, so
+Boot KERNEL under qemu-system-x86_64 (qemu-system-aarch64 for arm64) and
+run COMMAND (with `sh -c`, as root) in the project directory. The guest
+sees the host's / read-only (tmpfs on /tmp, /run, /var/tmp) and the project tree read-write at the same path, so
 binaries built on the host run unchanged. bpffs, debugfs and tracefs are
 mounted; `ulimit -l unlimited` is set. The command's stdin is /dev/null;
 its stdout and stderr go to a file in the shared tree that is streamed to
@@ -18,6 +18,12 @@ our stdout as it grows (the emulated serial port moves only ~0.3 MB/s under
 TCG, and verifier logs can run to hundreds of MB), the kernel's console (the
 serial port) to stdout too.
 
+  -A ARCH    amd64 (default), arm64 or arm64-16k (16-KiB pages): the
+             kernel's architecture (scripts/get-kernel.sh --arch). An
+             arm64 guest runs the arm64 build (make ARCH=arm64); the
+             host's root has no arm64 shell, so its command runs under
+             the static arm64 busybox of scripts/install-deps.sh --arm64
+             (its applets first on PATH)
   -k KERNEL  kernel dir made by scripts/get-kernel.sh, or a version prefix
              for it (6.12, 7.3, 6.1, ...; default 6.12)
   -c CPUS    guest vCPUs, 1..64 (default 2)
@@ -38,9 +44,10 @@ finds AA_VMTEST_ACCEL (kvm or tcg) and AA_VMTEST_CPUS in its environment.
 EOF
 }
 
-kernel=6.12 cpus=2 mem=2G append= tmo=2400
-while getopts ":k:c:m:a:t:h" opt; do
+kernel=6.12 cpus=2 mem=2G append= tmo=2400 arch=amd64
+while getopts ":A:k:c:m:a:t:h" opt; do
 	case $opt in
+	A) arch=$OPTARG ;;
 	k) kernel=$OPTARG ;;
 	c) cpus=$OPTARG ;;
 	m) mem=$OPTARG ;;
@@ -55,6 +62,7 @@ shift $((OPTIND - 1))
 [ "${1:-}" = "--" ] && shift
 [ $# -gt 0 ] || { echo "vmtest: no COMMAND given" >&2; usage; exit 2; }
 [[ "$tmo" =~ ^[0-9]+$ ]] || { echo "vmtest: bad timeout '$tmo'" >&2; exit 2; }
+case $arch in amd64 | arm64 | arm64-16k) ;; *) echo "vmtest: bad -A '$arch' (amd64, arm64 or arm64-16k)" >&2; exit 2 ;; esac
 [[ "$cpus" =~ ^[1-9][0-9]?$ ]] && [ "$cpus" -le 64 ] || { echo "vmtest: bad CPU count '$cpus' (an integer, 1..64)" >&2; exit 2; }
 # -a travels on the kernel command line too: no quotes, no shell or init
 # metacharacters, and nothing that would override our own aa_* parameters.
@@ -66,8 +74,18 @@ cmd="$*"
 
 log() { echo "vmtest: $*" >&2; }
 die() { log "$*"; exit 2; }
-for t in qemu-system-x86_64 cpio gzip xz modprobe depmod timeout; do
-	command -v "$t" >/dev/null || die "$t not found (run scripts/install-deps.sh --vmtest)"
+# The guest's machine: QEMU, its console, and the static busybox of its
+# initramfs (an arm64 one for arm64: install-deps.sh --arm64 unpacks it).
+busybox=/bin/busybox
+if [ "$arch" = amd64 ]; then
+	qemu=qemu-system-x86_64 console=ttyS0 foreign=0 deps=--vmtest
+else
+	qemu=qemu-system-aarch64 console=ttyAMA0 foreign=1 deps='--vmtest --arm64'
+	busybox=${AA_ARM64_ROOT:-$HOME/.cache/arena-alloc/arm64-root}/bin/busybox
+	[ -x "$busybox" ] || die "no arm64 busybox at $busybox (run scripts/install-deps.sh --arm64)"
+fi
+for t in "$qemu" cpio gzip xz modprobe depmod timeout; do
+	command -v "$t" >/dev/null || die "$t not found (run scripts/install-deps.sh $deps)"
 done
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -82,7 +100,7 @@ case "$PWD/" in "$proj"/*) gcwd=$PWD ;; *) gcwd=$proj ;; esac
 if [ -d "$kernel" ]; then
 	kdir=$(cd "$kernel" && pwd)
 else
-	kdir=$("$here/get-kernel.sh" "$kernel" | tail -n1) || die "could not get kernel '$kernel'"
+	kdir=$("$here/get-kernel.sh" --arch "$arch" "$kernel" | tail -n1) || die "could not get kernel '$kernel'"
 fi
 kver=$(ls "$kdir/lib/modules" 2>/dev/null | head -n1 || true)
 [ -n "$kver" ] && [ -f "$kdir/boot/vmlinuz-$kver" ] || die "$kdir has no boot/vmlinuz-<kver> + lib/modules/<kver>"
@@ -118,12 +136,22 @@ mount -t bpf bpf $R/sys/fs/bpf || fail "mount bpffs"
 mount -t debugfs debugfs $R/sys/kernel/debug || echo "vmtest-init: no debugfs"
 [ -d $R/sys/kernel/tracing ] && mount -t tracefs tracefs $R/sys/kernel/tracing
 ulimit -l unlimited
+# A guest of another architecture than the host's root (aa_foreign=1) gets
+# its shell and tools from our busybox, its applets first on PATH.
+sh=/bin/sh
+if [ "$aa_foreign" = 1 ]; then
+	b=$R/run/aa-bin
+	mkdir -p $b && cp /bin/busybox $b/busybox || fail "copy busybox to /run/aa-bin"
+	for a in $(/bin/busybox --list); do ln -sf busybox $b/$a; done
+	sh=/run/aa-bin/sh
+	echo "export PATH=/run/aa-bin:\$PATH" >>$R$aa_run/env
+fi
 # The command's output goes to $aa_run/out, which the host streams: 9p writes
 # are synchronous, so nothing is lost at poweroff (a virtio-serial port loses
 # what the host has not read yet).
 exec </dev/null >>$R$aa_run/out 2>&1 || fail "cannot write $aa_run/out"
 echo "vmtest-init: $(uname -r) up $(cut -d' ' -f1 /proc/uptime)s, running command"
-chroot $R /bin/sh -c '. "$1/env"; cd "$2" && exec /bin/sh -c "$(cat "$1/cmd")"' vmtest $aa_run $aa_cwd
+chroot $R $sh -c '. "$1/env"; cd "$2" && exec "$3" -c "$(cat "$1/cmd")"' vmtest $aa_run $aa_cwd $sh
 rc=$?
 echo "vmtest-init: command exited with status $rc after $(cut -d' ' -f1 /proc/uptime)s"
 echo $rc >$R$aa_run/status.tmp && mv $R$aa_run/status.tmp $R$aa_run/status || echo "vmtest-init: could not write status"
@@ -137,15 +165,16 @@ INIT_EOF
 # module on 6.1 and built in since (Debian 13's packages ship no
 # modules.builtin to say so: a module not found is taken as built in).
 mods=(9p 9pnet_virtio) maybe_mods=(virtio_pci)
-key=$( { echo "$INIT"; echo "${maybe_mods[*]} ${mods[*]}"; sha256sum /bin/busybox; } | sha256sum | cut -c1-12)
+key=$( { echo "$INIT"; echo "${maybe_mods[*]} ${mods[*]}"; sha256sum "$busybox"; } | sha256sum | cut -c1-12)
 initrd=$kdir/vmtest-initramfs-$key.cpio.gz
 if [ ! -f "$initrd" ]; then
 	log "building initramfs for $kver"
-	[[ "$(LC_ALL=C ldd /bin/busybox 2>&1 || true)" == *"not a dynamic"* ]] || die "/bin/busybox is not static (install busybox-static)"
+	[ "$foreign" = 1 ] || [[ "$(LC_ALL=C ldd "$busybox" 2>&1 || true)" == *"not a dynamic"* ]] ||
+		die "$busybox is not static (install busybox-static)"
 	w=$(mktemp -d "${TMPDIR:-/tmp}/vmtest-initrd.XXXXXX")
 	trap 'rm -rf "$w"' EXIT
 	mkdir -p "$w"/{bin,dev,proc,sys,newroot,lib/modules}
-	cp /bin/busybox "$w/bin/busybox"
+	cp "$busybox" "$w/bin/busybox"
 	printf '%s\n' "$INIT" >"$w/init" && chmod 755 "$w/init"
 	: >"$w/modules.list"
 	for m in "${maybe_mods[@]}" "${mods[@]}"; do
@@ -180,7 +209,7 @@ run=$(mktemp -d "$proj/build/vmtest/run.XXXXXX")
 follow_pids=
 trap 'kill $follow_pids 2>/dev/null || true; rm -rf "$run"' EXIT
 printf '%s\n' "$cmd" >"$run/cmd"
-printf 'export PATH=%q HOME=%q TERM=%q\nunset aa_proj aa_run aa_cwd\n' \
+printf 'export PATH=%q HOME=%q TERM=%q\nunset aa_proj aa_run aa_cwd aa_foreign\n' \
 	"$PATH" "${HOME:-/root}" "${TERM:-dumb}" >"$run/env"
 
 # --- accelerator: KVM only where the CPU exposes VMX/SVM (a /dev/kvm without
@@ -189,7 +218,7 @@ printf 'export PATH=%q HOME=%q TERM=%q\nunset aa_proj aa_run aa_cwd\n' \
 accel=${AA_VMTEST_ACCEL:-}
 if [ -z "$accel" ]; then
 	accel=tcg
-	[ -r /dev/kvm ] && [ -w /dev/kvm ] && grep -qw -e vmx -e svm /proc/cpuinfo && accel=kvm
+	[ "$foreign" = 0 ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] && grep -qw -e vmx -e svm /proc/cpuinfo && accel=kvm
 fi
 # Under TCG a 6.x guest CPU has no CMPXCHG16B (cx16): with it, Debian's
 # QEMU 7.2 occasionally hands the guest garbage flags right after the SLUB
@@ -199,9 +228,10 @@ fi
 # no real CPU can push). Without cx16 the kernel uses its own emulation.
 # Linux 7.x needs cx16 for arena maps (their page array comes from
 # kmalloc_nolock(), which fails without it): `max` there. AA_VMTEST_CPU
-# overrides the -cpu model.
+# overrides the -cpu model. arm64: `max` on QEMU's virt machine (4-KiB and
+# 16-KiB pages both).
 tcg_cpu=max,-cx16
-[ "${kver%%.*}" -lt 7 ] || tcg_cpu=max
+[ "${kver%%.*}" -lt 7 ] && [ "$foreign" = 0 ] || tcg_cpu=max
 # Under TCG the clocksource watchdog sees the TSC drift (vCPUs are host
 # threads) and switches clocksource while tests run; the switch patches
 # kernel text, and a vCPU was seen executing the int3 left at a patch site
@@ -213,6 +243,11 @@ kvm) accel_args=(-enable-kvm -cpu host) ;;
 tcg) accel_args=(-accel tcg -cpu "${AA_VMTEST_CPU:-$tcg_cpu}") kargs=" tsc=reliable" ;;
 *) die "AA_VMTEST_ACCEL must be kvm or tcg" ;;
 esac
+machine=()
+if [ "$foreign" = 1 ]; then
+	[ "$accel" = tcg ] || die "an $arch guest needs TCG on this host"
+	machine=(-M virt) kargs=
+fi
 # The command learns where it runs (benchmarks print it with their tables).
 printf 'export AA_VMTEST_ACCEL=%q AA_VMTEST_CPUS=%q\n' "$accel" "$cpus" >>"$run/env"
 
@@ -229,10 +264,10 @@ for try in 1 2; do
 	follower=$!
 	follow_pids="$sentinel $follower"
 	# sed -u strips the serial console's \r without buffering the stream.
-	timeout --foreground -k 10 "$tmo" qemu-system-x86_64 "${accel_args[@]}" -smp "$cpus" -m "$mem" \
+	timeout --foreground -k 10 "$tmo" "$qemu" "${machine[@]}" "${accel_args[@]}" -smp "$cpus" -m "$mem" \
 		-nodefaults -no-reboot -display none -monitor none -serial stdio \
 		-kernel "$kdir/boot/vmlinuz-$kver" -initrd "$initrd" \
-		-append "console=ttyS0 quiet panic=-1$kargs aa_proj=$proj aa_run=$run aa_cwd=$gcwd${append:+ $append}" \
+		-append "console=$console quiet panic=-1$kargs aa_foreign=$foreign aa_proj=$proj aa_run=$run aa_cwd=$gcwd${append:+ $append}" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$proj",mount_tag=aaproj,security_model=none,multidevs=remap \
 		</dev/null | sed -u 's/\r$//'

@@ -50,6 +50,20 @@ Test(probe, a_created_map_is_available)
 	has("BPF arena maps can be created (Linux 6.12.0)");
 }
 
+/* A 16-KiB-page kernel (Debian's arm64-16k) creates arena maps whose pages
+ * are 16 KiB: refused until the allocator's page follows the kernel's. */
+Test(probe, a_kernel_page_other_than_the_allocators_is_refused)
+{
+	struct aa__arena_facts f = { .major = 7, .minor = 3, .page_size = 16384 };
+
+	cr_assert_eq(aa__arena_diagnose(&f, line, sizeof(line)), -EOPNOTSUPP);
+	has("BPF arena maps can be created (Linux 7.3.0), but this kernel's pages are 16384 bytes");
+	has("4096-byte pages only");
+	f.page_size = AA_PAGE_SIZE;
+	cr_assert_eq(aa__arena_diagnose(&f, line, sizeof(line)), 0);
+	lacks("but");
+}
+
 Test(probe, einval_on_6_8_is_a_kernel_without_arena)
 {
 	cr_assert_eq(diagnose(EINVAL, 6, 8, BPF | ADMIN, AA_CX16_UNKNOWN), -EOPNOTSUPP);

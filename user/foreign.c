@@ -46,6 +46,9 @@ int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *w
 
 	if (bpf_map_get_info_by_fd(arena_fd, &info, &len))
 		return -errno;
+	err = aa__page_size_check();
+	if (err)
+		return err;
 	if (info.type != BPF_MAP_TYPE_ARENA) {
 		pr_warn("%s: not an arena map (map type %u)\n", where, info.type);
 		return -EINVAL;

@@ -33,8 +33,11 @@ static int heap_bind(struct aa_heap *h, struct bpf_object *obj)
 {
 	struct bpf_map *map = NULL, *m;
 	size_t sz = 0;
-	int i;
+	int i, err;
 
+	err = aa__page_size_check();
+	if (err)
+		return err;
 	/* the object's arena, whatever its name (AA_ARENA_FUNCS()): the
 	 * kernel allows a program one */
 	bpf_object__for_each_map(m, obj)

@@ -145,6 +145,7 @@ struct aa__arena_facts {
 	unsigned int major, minor, patch;	/* kernel release; 0.0.0: unknown */
 	__u64 cap_eff;		/* effective capabilities, bit CAP_x set */
 	enum aa__cx16 cx16;	/* the x86 CPU flag cmpxchg16b */
+	long page_size;		/* the kernel's page in bytes; 0: unknown */
 };
 /* The line of aa_probe_arena() for f into buf (sz bytes, truncated,
  * buf may be NULL); its return value. */
@@ -154,6 +155,9 @@ int aa__arena_diagnose(const struct aa__arena_facts *f, char *buf, size_t sz);
  * process cannot create arena maps at all, else strerror() (with "run as
  * root" for EPERM or EACCES when the process lacks CAP_SYS_ADMIN). */
 void aa__warn_arena_err(const char *where, int err);
+/* 0 when this kernel's page is the allocator's (AA_PAGE_SIZE), else
+ * -EOPNOTSUPP with aa_probe_arena()'s line said (pr_warn). */
+int aa__page_size_check(void);
 
 
 /* print.c */

@@ -17,6 +17,9 @@
  *                  kmalloc_nolock(), which needs it         -> -ENODEV
  *                  otherwise out of memory (a memory cgroup) -> -ENOMEM
  *   anything else  said as it is                            -> -errno
+ * And where the map can be created: a kernel page other than the
+ * allocator's (AA_PAGE_SIZE: 16-KiB or 64-KiB arm64 kernels; the arena's
+ * pages are the kernel's)                                   -> -EOPNOTSUPP
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -77,6 +80,12 @@ int aa__arena_diagnose(const struct aa__arena_facts *f, char *buf, size_t sz)
 
 	if (!buf)
 		sz = 0;
+	if (!err && f->page_size && f->page_size != AA_PAGE_SIZE) {
+		snprintf(buf, sz, "BPF arena maps can be created (Linux %s), but this kernel's "
+			 "pages are %ld bytes and this arena-alloc manages %u-byte pages only",
+			 release(f, rel, sizeof(rel)), f->page_size, AA_PAGE_SIZE);
+		return -EOPNOTSUPP;
+	}
 	if (!err) {
 		snprintf(buf, sz, "BPF arena maps can be created (Linux %s)",
 			 release(f, rel, sizeof(rel)));
@@ -174,7 +183,20 @@ AA_API int aa_probe_arena(char *buf, size_t sz)
 		f.cap_eff = aa__cap_eff();
 	if (f.err == ENOMEM)
 		f.cx16 = cpu_cx16();
+	f.page_size = sysconf(_SC_PAGESIZE);
 	return aa_err(aa__arena_diagnose(&f, buf, sz));
+}
+
+int aa__page_size_check(void)
+{
+	char why[AA_PROBE_LINE_SZ];
+	int err;
+
+	if (sysconf(_SC_PAGESIZE) == AA_PAGE_SIZE)
+		return 0;
+	err = aa_probe_arena(why, sizeof(why));
+	pr_warn("%s\n", why);
+	return err ? err : -EOPNOTSUPP;
 }
 
 /* --- Telling a refusal apart ----------------------------------------------- */
