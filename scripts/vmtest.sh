@@ -10,8 +10,9 @@ usage: scripts/vmtest.sh [-A ARCH] [-k KERNEL] [-c CPUS] [-m MEM] [-a ARGS] [-t 
 
 Boot KERNEL under qemu-system-x86_64 (qemu-system-aarch64 for arm64) and
 run COMMAND (with `sh -c`, as root) in the project directory. The guest
-sees the host's / read-only (tmpfs on /tmp, /run, /var/tmp) and the project tree read-write at the same path, so
-binaries built on the host run unchanged. bpffs, debugfs and tracefs are
+sees the host's / read-only (tmpfs on /tmp, /run, /var/tmp) and the
+project tree read-write at the same path, so binaries built on the host
+run unchanged. bpffs, debugfs and tracefs are
 mounted; `ulimit -l unlimited` is set. The command's stdin is /dev/null;
 its stdout and stderr go to a file in the shared tree that is streamed to
 our stdout as it grows (the emulated serial port moves only ~0.3 MB/s under
