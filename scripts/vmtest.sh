@@ -138,12 +138,14 @@ mount -t debugfs debugfs $R/sys/kernel/debug || echo "vmtest-init: no debugfs"
 [ -d $R/sys/kernel/tracing ] && mount -t tracefs tracefs $R/sys/kernel/tracing
 ulimit -l unlimited
 # A guest of another architecture than the host's root (aa_foreign=1) gets
-# its shell and tools from our busybox, its applets first on PATH.
+# its shell and tools from our busybox, its applets first on PATH, and
+# /bin/sh too (popen() and system() run it by that name).
 sh=/bin/sh
 if [ "$aa_foreign" = 1 ]; then
 	b=$R/run/aa-bin
 	mkdir -p $b && cp /bin/busybox $b/busybox || fail "copy busybox to /run/aa-bin"
 	for a in $(/bin/busybox --list); do ln -sf busybox $b/$a; done
+	mount --bind $b/busybox $R/bin/sh || fail "bind busybox over /bin/sh"
 	sh=/run/aa-bin/sh
 	echo "export PATH=/run/aa-bin:\$PATH" >>$R$aa_run/env
 fi
