@@ -52,6 +52,10 @@ layer-check: $(OUTPUT)/vmlinux.h $(OUTPUT)/.bpf-arch | $(DEPS_STAMP)
 # that the hit path calls them. Three code generations: GCC's default
 # (libgcc's outline atomics, -moutline-atomics), inline LL/SC and inline
 # LSE. aarch64-linux-gnu-gcc: scripts/install-deps.sh.
+# The BPF half: tests/ordering/hit_path.bpf.c built for a weakly ordered
+# target (arm64) and for x86 (TSO), read as BPF instructions by
+# scripts/ordering-check-bpf.py: the release an atomic exchange on arm64 and
+# a plain store on x86, the claim a cmpxchg on both.
 .PHONY: ordering-check
 ORDER_CC ?= aarch64-linux-gnu-gcc
 ORDER_DIR := $(OUTPUT)/ordering
@@ -70,12 +74,24 @@ ORDER_CALLS_user_cache := --calls aa_heap__malloc:__aa_cache_claim \
 	--calls aa_heap__malloc:__aa_store_release --calls aa_heap__free:__aa_cache_claim \
 	--calls aa_heap__free:__aa_store_release --calls aa_heap__free:__aa_cmpxchg64
 ORDER_ASM := $(foreach v,$(ORDER_VARIANTS),$(ORDER_DIR)/$(v)/hit_path.s $(ORDER_DIR)/$(v)/user_cache.s)
+LLVM_OBJDUMP ?= llvm-objdump-19
+ORDER_BPF_ARCHS := arm64:weak x86:tso
+ORDER_BPF := $(foreach a,$(ORDER_BPF_ARCHS),$(ORDER_DIR)/bpf-$(firstword $(subst :, ,$(a))).txt)
 
-ordering-check: $(ORDER_ASM) scripts/ordering-check.py
+ordering-check: $(ORDER_ASM) $(ORDER_BPF) scripts/ordering-check.py scripts/ordering-check-bpf.py
 	$(call msg,ORDER,$(ORDER_DIR))
 	$(Q)python3 scripts/ordering-check.py $(foreach v,$(ORDER_VARIANTS), \
 		$(ORDER_DIR)/$(v)/hit_path.s $(ORDER_CALLS_hit_path) \
 		$(ORDER_DIR)/$(v)/user_cache.s $(ORDER_CALLS_user_cache)) $(if $(Q),>/dev/null)
+	$(Q)$(foreach a,$(ORDER_BPF_ARCHS),python3 scripts/ordering-check-bpf.py $(lastword $(subst :, ,$(a))) \
+		$(ORDER_DIR)/bpf-$(firstword $(subst :, ,$(a))).txt $(if $(Q),>/dev/null) &&) true
+
+$(ORDER_DIR)/bpf-%.txt: tests/ordering/hit_path.bpf.c $(BPF_API_HDRS) | $(DEPS_STAMP)
+	$(call msg,BPF-ORD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -fno-builtin -target bpf -mcpu=v3 -D__TARGET_ARCH_$* -Wall -Werror \
+		$(INCLUDES) $(CLANG_BPF_SYS_INCLUDES) -c $< -o $(@:.txt=.o)
+	$(Q)$(LLVM_OBJDUMP) -d --mcpu=v3 --no-show-raw-insn $(@:.txt=.o) > $@
 
 define order_asm
 $(ORDER_DIR)/$(1)/%.s: $(2)/%.c $(ORDER_HDRS) | $(DEPS_STAMP)
