@@ -19,10 +19,10 @@
  *             slow paths on any cache for user_cache.bpf.c.
  * Locking:    no lock: the CPU cache claim (internal.h's model). A caller
  *             that finds the cache claimed uses the class's reserve on
- *             this CPU (hard IRQ and NMI; a task only once the heap
- *             failed it; no claim: internal.h's model, "Reserves"), the
- *             transfer cache or the heap instead; a claim holder whose
- *             refill failed uses the transfer cache's reserve.
+ *             this CPU (hard IRQ and NMI only; no claim: internal.h's
+ *             model, "Reserves"), the transfer cache or the heap instead;
+ *             a claim holder in hard IRQ or NMI whose refill failed uses
+ *             the transfer cache's reserve.
  *             Objects in a cache carry a custody mark in word 0 (FREED
  *             from a free, CACHED from a refill), cleared when one leaves
  *             for a user.
@@ -206,27 +206,27 @@ static __always_inline __u32 reserve_fill(struct aa_cpu_cache __arena *cc, __u32
  */
 
 /* One object of class cls past cache cc's LIFO (cc: this CPU's, a user
- * cache, or NULL), with no wait for it. With reserves (a caller that
- * cannot wait for a lock: not on a task's stack, hard IRQ, NMI; or a task
- * that waited out its budget), the reserves first: the class's on this
- * CPU where it found cc claimed (nested: its reserve_of()), then the
- * transfer cache's; then the transfer cache's stack under its own lock,
- * so that an IRQ over a heap-lock holder still gets memory there. A task
- * leaves the reserves to IRQs until the heap failed it. A CPU's reserve
- * serves nested callers only, whose frees go back into it: their takes
- * and puts balance, so it stays stocked for them while an IRQ that holds
- * the claim itself (its refill failed; its frees go to the LIFO) lives on
- * the transfer cache's. Word 0 cleared. Returns its address or 0. */
-static __always_inline __u64 spare_alloc(struct aa_cpu_cache __arena *cc, __u32 cls, bool nested,
-					 bool reserves)
+ * cache, or NULL), with no wait for it. A caller that cannot wait for a
+ * lock (not on a task's stack: hard IRQ, NMI) takes from the reserves: the
+ * class's on this CPU first where it found cc claimed (nested: its
+ * reserve_of()), then the transfer cache's; then, any caller, the transfer
+ * cache's stack under its own lock, so that an IRQ over a heap-lock holder
+ * still gets memory there. A task leaves the reserves to those callers: it
+ * may wait for the heap. A CPU's reserve serves nested callers only, whose
+ * frees go back into it: their takes and puts balance, so it stays
+ * stocked for them while an IRQ that holds the claim itself (its refill
+ * failed; its frees go to the LIFO) lives on the transfer cache's.
+ * Word 0 cleared. Returns its address or 0. */
+static __always_inline __u64 spare_alloc(struct aa_cpu_cache __arena *cc, __u32 cls, bool nested)
 {
-	struct aa_cpu_class __arena *k = reserves && nested ? reserve_of(cc, cls, true) : NULL;
+	bool irq = !aa_on_task_stack();
+	struct aa_cpu_class __arena *k = irq && nested ? reserve_of(cc, cls, true) : NULL;
 	__u64 p = k ? aa__reserve_take((__u64)&k->reserve, aa_reserve_n(cls)) : 0;
 
 	if (p)
 		__sync_fetch_and_add(&k->reserve_allocs, 1);
 	else
-		p = aa__transfer_cache_pop(cls, reserves);
+		p = aa__transfer_cache_pop(cls, irq);
 	if (p)
 		*(__u64 __arena *)p = 0;	/* no longer carries a mark */
 	return p;
@@ -253,7 +253,7 @@ static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, _
 					      __u64 size)
 {
 	__u32 c = aa_cls_idx(cls);
-	bool dry = false, nested, irq;
+	bool dry = false, nested;
 	__u64 p = 0;
 	int got;
 
@@ -282,17 +282,10 @@ static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, _
 	/* past the LIFO: claimed by someone else, or no batch (the transfer
 	 * cache had less, the heap lock was out of reach, nested or busy past
 	 * the budget, or the heap is empty): the reserves and the transfer
-	 * cache may still serve one. An IRQ takes from the reserves first; a
-	 * task only once the heap failed it too (a claim holder's refill
-	 * went to the heap already). */
-	irq = !aa_on_task_stack();
-	p = spare_alloc(cc, cls, nested, irq);
-	if (!p && nested)
-		p = heap_alloc(aa_class(c)->size, c);
-	if (!p && !irq)	/* its budget for the heap lock out, or the heap empty */
-		p = spare_alloc(cc, cls, nested, true);
+	 * cache may still serve one; one path, so the verifier walks it once */
+	p = spare_alloc(cc, cls, nested);
 	if (nested)
-		return p;
+		return p ? p : heap_alloc(aa_class(c)->size, c);
 	if (!p && dry)
 		p = AA_DRY;
 	else if (!p)

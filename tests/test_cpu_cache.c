@@ -323,47 +323,6 @@ Test(cpu_cache, the_reserve_serves_an_irq_over_a_claimed_cache)
 	t_check(h);
 }
 
-/* A task that finds its CPU's cache claimed (preempted inside another
- * task's call), the transfer cache's stack empty and the heap lock held
- * past its wait budget (the holder's vCPU stopped) takes from the reserve,
- * last, rather than return NULL with memory there. */
-Test(cpu_cache, a_task_the_heap_failed_takes_from_the_reserve)
-{
-	struct aa_root *r = (struct aa_root *)aa_heap__root(h);
-	__u32 want = aa_reserve_slots(64);
-	__u64 p, q, taken;
-
-	pin(0);
-	set_claim(0, AA_CC_OWNER);
-	irq_once(1);	/* an IRQ over the claim: the reserve is wanted */
-	p = skel->bss->rsv_ptr;
-	cr_assert_neq(p, 0);
-	set_claim(0, AA_CC_FREE);
-	cr_assert_eq(t_free(h, p), 0);
-	cr_assert_geq(aa_heap__drain(h), 0);
-	q = t_malloc(h, 64);	/* the owner's miss fills it */
-	cr_assert_neq(q, 0);
-	cr_assert_eq(reserve_objs(0, C64), want);
-	cr_assert_eq(t_tc(h, C64)->count, 0, "the transfer cache's stack is not empty");
-	taken = aa_heap__cpu_cache(h, 0)->cls[C64].reserve_allocs;
-
-	set_claim(0, AA_CC_OWNER);
-	__atomic_store_n(&r->lock, 2, __ATOMIC_SEQ_CST);	/* held, as by CPU 1 */
-	p = t_malloc(h, 64);
-	__atomic_store_n(&r->lock, 0, __ATOMIC_SEQ_CST);
-	set_claim(0, AA_CC_FREE);
-	cr_assert_neq(p, 0, "NULL for a task with %u objects in its CPU's reserve", want);
-	cr_assert_eq(reserve_objs(0, C64), want - 1, "the task did not take from the reserve");
-	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[C64].reserve_allocs, taken + 1);
-	t_check(h);
-
-	cr_assert_eq(t_free(h, p), 0);
-	cr_assert_eq(t_free(h, q), 0);
-	cr_assert_geq(aa_heap__drain(h), 0);
-	cr_assert_eq(t_stats(h).bytes_in_use, 0);
-	t_check(h);
-}
-
 /* --- Non-sleepable programs on an empty heap -------------------------------- */
 
 /* An 8-MiB arena, a 1-MiB heap that does not grow itself (on any kernel). */
