@@ -144,8 +144,9 @@ sh=/bin/sh
 if [ "$aa_foreign" = 1 ]; then
 	b=$R/run/aa-bin
 	mkdir -p $b && cp /bin/busybox $b/busybox || fail "copy busybox to /run/aa-bin"
-	for a in $(/bin/busybox --list); do ln -sf busybox $b/$a; done
-	mount --bind $b/busybox $R/bin/sh || fail "bind busybox over /bin/sh"
+	for a in $(/bin/busybox --list); do [ $a = busybox ] || ln -s busybox $b/$a; done
+	t=$(chroot $R /run/aa-bin/readlink -f /bin/sh)	# a chain of links on Debian
+	mount --bind $b/busybox $R$t || fail "bind busybox over /bin/sh ($t)"
 	sh=/run/aa-bin/sh
 	echo "export PATH=/run/aa-bin:\$PATH" >>$R$aa_run/env
 fi
