@@ -132,12 +132,11 @@ $(OUTPUT)/vmlinux.h: | $(DEPS_STAMP) $(OUTPUT) $(filter $(OUTPUT)/%,$(VMLINUX_BT
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-# A cross build's kernel BTF: a Debian $(VMLINUX_KERNEL) kernel of the target's
-# (scripts/get-kernel.sh), its BTF cut out of the image.
+# A cross build's kernel BTF: a Debian $(VMLINUX_KERNEL) kernel of the target's,
+# its BTF cut out of the image (scripts/kernel-btf.sh).
 $(OUTPUT)/vmlinux.btf: | $(DEPS_STAMP) $(OUTPUT)
 	$(call msg,BTF,$@,(Debian $(VMLINUX_KERNEL) $(ARCH)))
-	$(Q)k=$$(bash scripts/get-kernel.sh --arch $(ARCH) $(VMLINUX_KERNEL)) && \
-		bash scripts/kernel-btf.sh "$$(ls "$$k"/boot/vmlinuz-* | head -n1)" $@
+	$(Q)btf=$$(bash scripts/kernel-btf.sh --arch $(ARCH) $(VMLINUX_KERNEL)) && cp "$$btf" $@
 
 # --- BPF: compile -> link -> skeleton ----------------------------------------
 # $(call bpf_prog,OUT,SRC,HDRS[,NAME[,LINK]]): the rules of one BPF program

@@ -162,11 +162,9 @@ if [ "$bookworm" = 1 ] && [ "$bp_needed" = 1 ]; then
 fi
 if [ -n "$bp_arm64" ]; then
 	log "installing $bp_arm64"
-	if [ "$bookworm" = 1 ]; then
-		$SUDO apt-get install -y -q --no-install-recommends -t bookworm-backports $bp_arm64
-	else
-		$SUDO apt-get install -y -q --no-install-recommends $bp_arm64
-	fi
+	suite=()
+	[ "$bookworm" = 0 ] || suite=(-t bookworm-backports)
+	$SUDO apt-get install -y -q --no-install-recommends "${suite[@]}" $bp_arm64
 fi
 [ "$want_arm64" = 1 ] && arm64_unpack
 if ! libbpf_ok; then

@@ -5,21 +5,18 @@
 # pt_regs and user_pt_regs differ per architecture) and the host runs x86;
 # the sched_ext example builds against 7.3's.
 #
-#   scripts/kernel-btf.sh KERNEL_IMAGE OUT  write KERNEL_IMAGE's BTF to OUT
-#   scripts/kernel-btf.sh KERNEL            the BTF of scripts/get-kernel.sh's
-#                                           (amd64) KERNEL, e.g. 7.3, written
-#                                           once into its cache dir: prints
-#                                           that file's path
+#   scripts/kernel-btf.sh [--arch ARCH] KERNEL
+#       the BTF of scripts/get-kernel.sh's KERNEL (e.g. 7.3) of ARCH (amd64,
+#       the default, arm64 or arm64-16k), written once into the kernel's
+#       cache dir: prints that file's path
 #
 # Kernel images, as Debian ships them (file, od; 6.12 and 7.3):
 #   arm64  vmlinuz is the uncompressed Image (a PE header for the EFI stub,
 #          "ARMd" at 0x38), the BTF in it as is;
 #   amd64  vmlinuz is a bzImage: its setup header's payload_offset and
-#          payload_length give the compressed ELF vmlinux (zstd, its
-#          uncompressed size appended).
-# Also taken, for other kernels: an EFI zboot image ("zimg" at 4, a
-# compressed Image inside a PE; its header gives the payload's offset and
-# size; Debian's have CONFIG_EFI_ZBOOT off), a gzip'd Image, an ELF vmlinux.
+#          payload_length give the compressed ELF vmlinux (zstd; gzip and
+#          xz taken too), its uncompressed size appended.
+# An ELF vmlinux is taken as well.
 #
 # The BTF starts with its header: magic 0xeB9F, version 1, flags 0 (bytes
 # 9f eb 01 00), then the u32s hdr_len, type_off, type_len, str_off,
@@ -30,12 +27,12 @@
 # task_struct in it.
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
-usage() { echo "usage: $0 KERNEL_IMAGE OUT | $0 KERNEL (e.g. 7.3)" >&2; exit 2; }
+usage() { echo "usage: $0 [--arch amd64|arm64|arm64-16k] KERNEL (e.g. 7.3)" >&2; exit 2; }
 
 # extract IMAGE OUT
 extract() {
 	python3 - "$1" "$2" "${BPFTOOL:-bpftool}" <<'EOF'
-import bz2, lzma, os, struct, subprocess, sys, zlib
+import lzma, os, struct, subprocess, sys, zlib
 
 img, out, bpftool = sys.argv[1:4]
 
@@ -51,8 +48,6 @@ def decompress(d, what):
         return zlib.decompressobj(31).decompress(d)
     if d[:6] == b"\xfd7zXZ\0":
         return lzma.LZMADecompressor().decompress(d)
-    if d[:3] == b"BZh":
-        return bz2.BZ2Decompressor().decompress(d)
     if d[:4] == b"\x28\xb5\x2f\xfd":
         for end in (len(d), len(d) - 4):  # the zstd CLI refuses trailing bytes
             r = subprocess.run(["zstd", "-dcq"], input=d[:end], capture_output=True)
@@ -65,10 +60,6 @@ def kernel(d, what):
     """The kernel (arm64 Image or ELF vmlinux) inside image d."""
     if d[:4] == b"\x7fELF":
         return d
-    if d[:2] == b"MZ" and d[4:8] == b"zimg":  # EFI zboot
-        off, size = u32(d, 8), u32(d, 12)
-        what += "'s EFI zboot payload"
-        return kernel(decompress(d[off:off + size], what), what)
     if d[0x38:0x3c] == b"ARMd":  # arm64 Image, uncompressed
         return d
     if d[0x202:0x206] == b"HdrS":  # x86 bzImage
@@ -77,10 +68,7 @@ def kernel(d, what):
         start = ((d[0x1f1] or 4) + 1) * 512 + u32(d, 0x248)
         what += "'s bzImage payload"
         return kernel(decompress(d[start:start + u32(d, 0x24c)], what), what)
-    if d[:2] == b"\x1f\x8b":  # Image.gz
-        what += "'s gzip stream"
-        return kernel(decompress(d, what), what)
-    die(f"{what}: not an arm64 Image, EFI zboot, gzip'd Image, x86 bzImage or ELF vmlinux")
+    die(f"{what}: not an arm64 Image, x86 bzImage or ELF vmlinux")
 
 def blobs(k):
     """(size, offset) of every well-formed BTF header in k."""
@@ -108,19 +96,13 @@ die(f"{img}: no BTF with a struct task_struct in it (a kernel built without CONF
 EOF
 }
 
-case $# in
-2)
-	[ -f "$1" ] || { echo "kernel-btf: no file '$1'" >&2; exit 1; }
-	extract "$1" "$2"
-	;;
-1)
-	dir=$(bash "$here/get-kernel.sh" "$1" | tail -n1)
-	img=$(ls "$dir"/boot/vmlinuz-* | head -n1)
-	out=$dir/boot/vmlinux.btf
-	if [ ! -s "$out" ] || [ "$out" -ot "$img" ]; then
-		extract "$img" "$out"
-	fi
-	echo "$out"
-	;;
-*) usage ;;
-esac
+arch=amd64
+[ "${1:-}" != --arch ] || { [ $# -ge 2 ] || usage; arch=$2; shift 2; }
+[ $# = 1 ] || usage
+dir=$(bash "$here/get-kernel.sh" --arch "$arch" "$1" | tail -n1)
+img=$(ls "$dir"/boot/vmlinuz-* | head -n1)
+out=$dir/boot/vmlinux.btf
+if [ ! -s "$out" ] || [ "$out" -ot "$img" ]; then
+	extract "$img" "$out"
+fi
+echo "$out"
