@@ -109,8 +109,8 @@ static __always_inline __u32 cache_count(struct aa_cpu_cache __arena *cc, __u32 
 /* Fill the class from below: a batch from the transfer cache, else from the
  * central free list (marked cached under the heap lock), which stocks the
  * transfer cache's reserve first (transfer_cache_stock()). Returns how
- * many objects arrived (0: heap empty or locked), or -ENOMEM: none, and
- * the heap is empty where aa_self_grows() (the front door grows it: AA_DRY).
+ * many objects arrived, or why none did (-AA_ERR_NOMEM: the heap is
+ * empty; -AA_ERR_BUSY, -AA_ERR_NESTED: its lock), not counted.
  * REQUIRES: cc claimed and cc->cls[cls].count == 0. */
 static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 cls)
 {
@@ -127,7 +127,7 @@ static __always_inline int cache_refill(struct aa_cpu_cache __arena *cc, __u32 c
 	}
 	if (got > 0)
 		cc->cls[c].stats.refills++;
-	return got > 0 || got == -ENOMEM ? got : 0;
+	return got;
 }
 
 /* Make room: move the newest batch (top of the LIFO) out, to the
@@ -205,30 +205,45 @@ static __always_inline __u32 reserve_fill(struct aa_cpu_cache __arena *cc, __u32
  * full, claimed by someone else, or missing. They redo the operation.
  */
 
+/* One object of class cls from the transfer cache: its reserve first
+ * (reserves: a caller that may not wait), then its stack under its own
+ * lock. Word 0 cleared. Counted as the transfer cache's (tc_allocs) for a
+ * nested caller; a claim holder's cache counts its own allocations.
+ * Returns its address or 0. */
+static __always_inline __u64 tc_take(__u32 cls, bool reserves, bool nested)
+{
+	__u64 p = aa__transfer_cache_pop(cls, reserves);
+
+	if (p) {
+		if (nested)
+			aa_count(tc_allocs);
+		*(__u64 __arena *)p = 0;	/* no longer carries a mark */
+	}
+	return p;
+}
+
 /* One object of class cls past cache cc's LIFO (cc: this CPU's, a user
  * cache, or NULL), with no wait for it. A caller that cannot wait for a
- * lock (not on a task's stack: hard IRQ, NMI) takes from the reserves: the
- * class's on this CPU first where it found cc claimed (nested: its
- * reserve_of()), then the transfer cache's; then, any caller, the transfer
- * cache's stack under its own lock, so that an IRQ over a heap-lock holder
- * still gets memory there. A task leaves the reserves to those callers: it
- * may wait for the heap. A CPU's reserve serves nested callers only, whose
- * frees go back into it: their takes and puts balance, so it stays
- * stocked for them while an IRQ that holds the claim itself (its refill
- * failed; its frees go to the LIFO) lives on the transfer cache's.
- * Word 0 cleared. Returns its address or 0. */
+ * lock (not on a task's stack: hard IRQ, NMI) takes from the reserves:
+ * the class's on this CPU first where it found cc claimed (nested:
+ * reserve_of()), then the transfer cache's; then, any caller, the
+ * transfer cache's stack under its own lock, so that an IRQ over a
+ * heap-lock holder still gets memory there. A task takes the transfer
+ * cache's reserve last, once the heap failed it (cache_alloc_slow()), and
+ * leaves a CPU's reserve to nested interrupts, whose frees go back into
+ * it: their takes and puts balance, so it stays stocked for them while a
+ * claim holder whose refill failed (its frees go to the LIFO) lives on the
+ * transfer cache's. Word 0 cleared. Returns its address or 0. */
 static __always_inline __u64 spare_alloc(struct aa_cpu_cache __arena *cc, __u32 cls, bool nested)
 {
 	bool irq = !aa_on_task_stack();
 	struct aa_cpu_class __arena *k = irq && nested ? reserve_of(cc, cls, true) : NULL;
 	__u64 p = k ? aa__reserve_take((__u64)&k->reserve, aa_reserve_n(cls)) : 0;
 
-	if (p)
-		__sync_fetch_and_add(&k->reserve_allocs, 1);
-	else
-		p = aa__transfer_cache_pop(cls, irq);
-	if (p)
-		*(__u64 __arena *)p = 0;	/* no longer carries a mark */
+	if (!p)
+		return tc_take(cls, irq, nested);
+	__sync_fetch_and_add(&k->reserve_allocs, 1);
+	*(__u64 __arena *)p = 0;	/* no longer carries a mark */
 	return p;
 }
 
@@ -248,14 +263,16 @@ static __always_inline bool spare_free(struct aa_cpu_cache __arena *cc, __u32 cl
 
 /* Allocate one object of class cls for a request of size bytes through
  * cache cc (this CPU's, a user cache, or NULL: none). Returns its address,
- * 0, or AA_DRY (the heap is empty, where aa_self_grows()). */
+ * 0 (the failure counted once, here), or AA_DRY (the heap is empty, where
+ * aa_self_grows()). */
 static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, __u32 cls,
 					      __u64 size)
 {
 	__u32 c = aa_cls_idx(cls);
-	bool dry = false, nested;
+	int err = -AA_ERR_NOMEM;
+	bool nested;
 	__u64 p = 0;
-	int got;
+	long got;
 
 	if (cls >= AA_NR_CLASSES)
 		return 0;
@@ -264,7 +281,8 @@ static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, _
 		if (cc->cls[c].count == 0) {
 			cc->cls[c].stats.misses++;
 			got = cache_refill(cc, c);
-			dry = got == -ENOMEM;
+			if (got < 0)
+				err = got;
 			cc->cls[c].count = got > 0 ? got : 0;
 		}
 		reserve_fill(cc, c);
@@ -281,15 +299,28 @@ static __always_inline __u64 cache_alloc_slow(struct aa_cpu_cache __arena *cc, _
 	}
 	/* past the LIFO: claimed by someone else, or no batch (the transfer
 	 * cache had less, the heap lock was out of reach, nested or busy past
-	 * the budget, or the heap is empty): the reserves and the transfer
-	 * cache may still serve one; one path, so the verifier walks it once */
-	p = spare_alloc(cc, cls, nested);
+	 * the budget, or the heap is empty): the reserves (an interrupt's)
+	 * and the transfer cache, the heap (nested), then a task's last
+	 * resort, the transfer cache's reserve, unless the heap may grow */
+	p = spare_alloc(cc, c, nested);
+	if (!p && nested) {
+		got = heap_take(c);
+		if (got > 0)
+			return got;
+		err = got;
+	}
+	if (!p && !(err == -AA_ERR_NOMEM && aa_self_grows()) && aa_on_task_stack())
+		p = tc_take(c, true, nested);
 	if (nested)
-		return p ? p : heap_alloc(aa_class(c)->size, c);
-	if (!p && dry)
-		p = AA_DRY;
-	else if (!p)
-		cc->cls[c].stats.failures++;
+		return p ? p : alloc_failed(err);
+	if (p) {
+		cc->cls[c].stats.allocs++;
+		cc->cls[c].stats.req_bytes += size;
+	} else {
+		p = alloc_failed(err);
+		if (!p)
+			cc->cls[c].stats.failures++;
+	}
 	cache_release(cc);
 	return p;
 }

@@ -414,10 +414,21 @@ static __always_inline void alloc_nomem(void)
 		__sync_fetch_and_add(&aa__root.defer.nomem_in_limbo, 1);
 }
 
-/* Count a lock failure that made an allocation fail. */
-static __always_inline void alloc_lock_failed(int err)
+/* An allocation that found no block, for reason err (a negative enum
+ * aa_error: NOMEM, no memory; BUSY or NESTED, the heap lock; UNINIT),
+ * counted once its caller has nowhere else to look: AA_DRY where the heap
+ * is empty and grows itself (not counted: the front door grows it and
+ * tries again), else 0 with the failure counted. */
+static __always_inline __u64 alloc_failed(int err)
 {
-	aa_fail(err == -AA_ERR_NESTED ? AA_ERR_NESTED : AA_ERR_BUSY);
+	if (err != -AA_ERR_NOMEM) {
+		aa_fail(-err);
+		return 0;
+	}
+	if (aa_self_grows())	/* pruned at load before Linux 7.0 */
+		return AA_DRY;
+	alloc_nomem();
+	return 0;
 }
 
 /* One lock hold of aa__heap_alloc(): the offset of a block of size bytes
@@ -450,45 +461,53 @@ static __always_inline long alloc_once(__u64 size, int cls)
 	return off;
 }
 
-/* Allocate size bytes: an object of class cls (size at most its size), or
- * a page run (cls < 0: page-aligned), as the front door decided
- * (aa_aligned_class(), alloc.bpf.c). Returns a user address, or 0 (the
- * failure counted), or AA_DRY where aa_self_grows() and the heap had no
- * block (not counted: the front door grows the heap and tries again). */
-__u64 aa__heap_alloc(__u64 size, int cls)
+/* One lock hold's block (alloc_once()) as a user address, or why there
+ * was none: -AA_ERR_NOMEM, -AA_ERR_BUSY or -AA_ERR_NESTED, not counted. */
+static __always_inline long alloc_try(__u64 size, int cls)
 {
-	long off;
+	long off = alloc_once(size, cls);
 
-	if (!aa_heap_ready()) {
-		aa_fail(AA_ERR_UNINIT);
-		return 0;
-	}
-	if (!aa_size_ok(size) || cls >= AA_NR_CLASSES ||
-	    (cls >= 0 && size > aa_class(cls)->size)) {
-		aa_fail(AA_ERR_SIZE);
-		return 0;
-	}
-	if (cls < 0)
-		cls = -1;
-	off = alloc_once(size, cls);
-	if (off < 0) {
-		alloc_lock_failed(off);
-		return 0;
-	}
-	if (off == AA_NIL) {
-		if (aa_self_grows())	/* pruned at load before Linux 7.0 */
-			return AA_DRY;
-		alloc_nomem();
-		return 0;
-	}
+	if (off < 0)
+		return off == -AA_ERR_NESTED ? -AA_ERR_NESTED : -AA_ERR_BUSY;
+	if (off == AA_NIL)
+		return -AA_ERR_NOMEM;
 	aa_count(direct_allocs);	/* a caller's call: no cache counted it */
 	return aa__root.arena_base + off;
 }
 
-/* aa__heap_alloc(), then the parked frees. */
+/* Allocate size bytes: an object of class cls (size at most its size), or
+ * a page run (cls < 0: page-aligned), as the front door decided
+ * (aa_aligned_class(), alloc.bpf.c). Returns a user address, or why there
+ * was none (a negative enum aa_error), not counted: its callers count it
+ * with alloc_failed() once they give up (heap_alloc() at once; the cache
+ * tier's heap_take() after the reserves). */
+long aa__heap_alloc(__u64 size, int cls)
+{
+	if (!aa_heap_ready())
+		return -AA_ERR_UNINIT;
+	if (!aa_size_ok(size) || cls >= AA_NR_CLASSES ||
+	    (cls >= 0 && size > aa_class(cls)->size))
+		return -AA_ERR_SIZE;
+	return alloc_try(size, cls < 0 ? -1 : cls);
+}
+
+/* aa__heap_alloc(), then the parked frees: an address, 0 (the failure
+ * counted), or AA_DRY where aa_self_grows() and the heap had no block
+ * (not counted: the front door grows the heap and tries again). */
 static __always_inline __u64 heap_alloc(__u64 size, int cls)
 {
-	__u64 p = aa__heap_alloc(size, cls);
+	long p = aa__heap_alloc(size, cls);
+
+	heap_settle();
+	return p > 0 ? p : alloc_failed(p);
+}
+
+/* One object of class cls for the cache tier, which may yet find one
+ * elsewhere: aa__heap_alloc(), then the parked frees; the failure's
+ * reason, not counted. */
+static __always_inline long heap_take(__u32 cls)
+{
+	long p = aa__heap_alloc(aa_class(cls < AA_NR_CLASSES ? cls : 0)->size, cls);
 
 	heap_settle();
 	return p;
@@ -754,22 +773,26 @@ __u32 aa__heap_alloc_chain(__u32 cls, __u32 n)
 }
 
 /* Allocate n objects of class cls into arr[0 .. n) (arena array of user
- * addresses), AA_HOLD_OBJS per lock hold. cached: mark them for a CPU
- * cache (AA_TAG_CACHED) instead of zeroing word 0. Where aa_self_grows(),
- * a user's call (not cached) whose round comes back short maps a chunk
- * and the rounds go on, until a self-grow maps none; a refill that gets
- * none returns -ENOMEM, not counted (the front door grows: AA_DRY).
- * Returns how many it got; err[NOMEM] counts a short user call, or a
- * refill that got none. Inline, as aa_heap_return_bulk(). */
+ * addresses), AA_HOLD_OBJS per lock hold. Where aa_self_grows(), a user's
+ * call whose round comes back short maps a chunk and the rounds go on,
+ * until a self-grow maps none. Returns how many it got (err[NOMEM] counts
+ * a call that came back short, err[BUSY] or err[NESTED] one that the lock
+ * cut short), or -errno (counted) when it got none.
+ * cached: a CPU cache's refill, its objects marked for it (AA_TAG_CACHED)
+ * instead of word 0 zeroed, and no self-grow; a part of a batch serves the
+ * allocation that asked for it, and one that got none returns why
+ * (-AA_ERR_NOMEM, -AA_ERR_BUSY, -AA_ERR_NESTED), not counted: the cache
+ * counts the allocation's failure once it looked everywhere
+ * (alloc_failed()). Inline, as aa_heap_return_bulk(). */
 static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u32 cached)
 {
 	__u32 got = AA_ZERO, end;
 	int r, k = 0;
 
 	if (!aa_heap_ready())
-		return aa_fail(AA_ERR_UNINIT);
+		return cached ? -AA_ERR_UNINIT : aa_fail(AA_ERR_UNINIT);
 	if (cls >= AA_NR_CLASSES)
-		return aa_fail(AA_ERR_SIZE);
+		return cached ? -AA_ERR_SIZE : aa_fail(AA_ERR_SIZE);
 	if (n > AA_BULK_MAX)
 		return -E2BIG;
 	/* a round per AA_HOLD_OBJS objects, and one more per self-grow */
@@ -785,21 +808,16 @@ static __always_inline int aa_heap_alloc_bulk(__u64 arr, __u32 n, __u32 cls, __u
 			break;
 	}
 	heap_settle();
-	if (k < 0) {	/* the lock, in some round: what the others got */
-		alloc_lock_failed(k);
-		if (!got)
-			return aa_errno(-k);
-	}
-	/* one err[NOMEM] per failed call: a user's bulk call that came back
-	 * short, a cache refill that got nothing (a part of a batch still
-	 * serves the allocation that asked for it) */
-	if (!cached && got)	/* a caller's bulk call; refills are not */
+	if (cached)
+		return got ? got : k < 0 ? k : -AA_ERR_NOMEM;
+	if (got)	/* a caller's bulk call; refills are not */
 		__sync_fetch_and_add(&aa__root.stats.direct_allocs, got);
-	if (k >= 0 && (cached ? !got : got < n)) {
-		if (cached && aa_self_grows())
-			return -ENOMEM;
-		alloc_nomem();
+	if (k < 0) {	/* the lock, in some round: what the others got */
+		aa_fail(-k);
+		return got ? got : aa_errno(-k);
 	}
+	if (got < n)
+		alloc_nomem();
 	return got;
 }
 

@@ -152,7 +152,7 @@ int aa__transfer_cache_insert_batch(__u32 cls, __u64 src, __u32 n)
 /* Take an object: with reserve (a caller that cannot wait for a lock),
  * the reserve's first; else the newest. Returns it (custody-marked), or 0
  * when none was there, the stack is locked, or the heap is not
- * published. */
+ * published. Not counted: the caller's tier counts the allocation. */
 __u64 aa__transfer_cache_pop(__u32 cls, bool reserve)
 {
 	struct aa_transfer_cache __arena *tc = tc_of(cls);
@@ -162,10 +162,8 @@ __u64 aa__transfer_cache_pop(__u32 cls, bool reserve)
 	if (cls >= AA_NR_CLASSES || !aa__root.tc_off)
 		return 0;
 	p = reserve ? aa__reserve_take((__u64)&tc->reserve, aa_reserve_n(cls)) : 0;
-	if (p) {
-		aa_count(tc_allocs);
+	if (p)
 		return p;
-	}
 	if (!tc_lock_ready(tc))
 		return 0;
 	count = tc->count;
@@ -176,7 +174,6 @@ __u64 aa__transfer_cache_pop(__u32 cls, bool reserve)
 	p = tc->objs[(count - 1) & (AA_TRANSFER_MAX - 1)];
 	tc->count = count - 1;
 	aa_lock_release(&tc->lock);
-	aa_count(tc_allocs);	/* a caller's allocation, no cache counted it */
 	return p;
 }
 

@@ -229,6 +229,14 @@ static inline struct aa_cpu_cache *t_cpu_cache_mmap(struct aa_heap *h, int cpu)
 	return aa_heap__ptr(h, r->arena_base + r->cpu_cache_off[cpu]);
 }
 
+/* A program inside an allocator call holds its CPU cache's claim: write
+ * that claim (v: AA_CC_OWNER, AA_CC_FREE, ...) through the mmap, as a
+ * preempted owner would leave it. */
+static inline void t_set_claim(struct aa_heap *h, int cpu, __u32 v)
+{
+	*(volatile __u32 *)&t_cpu_cache_mmap(h, cpu)->busy = v;
+}
+
 /* User cache idx in the mmap, for tests that write it (aa_heap__user_cache()
  * returns a copy). */
 static inline struct aa_cpu_cache *t_user_cache_mmap(struct aa_heap *h, int idx)

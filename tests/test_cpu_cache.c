@@ -215,114 +215,6 @@ Test(cpu_cache, reentrancy_from_hard_irq)
 	t_check(h);
 }
 
-/* --- The reserve --------------------------------------------------------------- */
-
-/* A program inside an allocator call holds its CPU cache's claim: write
- * that claim through the mmap, as a preempted owner would leave it. */
-static void set_claim(int cpu, __u32 v)
-{
-	*(volatile __u32 *)&t_cpu_cache_mmap(h, cpu)->busy = v;
-}
-
-/* Run cmd (rsv_irq: 1 allocate, 2 free) once in hard IRQ on CPU 0, over
- * the kernel code (rsv_spin) this thread runs there meanwhile. */
-static void irq_once(__u32 cmd)
-{
-	struct bpf_link *link;
-	struct timespec t0, now;
-	int fd;
-
-	pin(0);
-	fd = t_open_cpu_clock(0, 100000);
-	cr_assert_geq(fd, 0, "perf_event_open: %s", strerror(errno));
-	link = bpf_program__attach_perf_event(skel->progs.rsv_irq, fd);
-	cr_assert_not_null(link, "attach perf_event: %s", strerror(errno));
-	__atomic_store_n(&skel->bss->rsv_cmd, cmd, __ATOMIC_SEQ_CST);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		t_run(skel->progs.rsv_spin, NULL, 0);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (__atomic_load_n(&skel->bss->rsv_cmd, __ATOMIC_SEQ_CST) && now.tv_sec - t0.tv_sec < 30);
-	bpf_link__destroy(link);
-	close(fd);
-	cr_assert_eq(skel->bss->rsv_cmd, 0, "no IRQ ran the command in 30 s");
-}
-
-static __u32 reserve_objs(int cpu, int c)
-{
-	return aa_reserve_objs(&aa_heap__cpu_cache(h, cpu)->cls[c].reserve,
-			       aa_heap__root(h)->cache_key);
-}
-
-/* An IRQ that finds its CPU's cache claimed (as over a preempted or
- * interrupted owner) takes from the class's reserve on its CPU, which the
- * owner's slow paths fill once an IRQ came for it; a nested free puts back
- * into it; a task in the same place leaves it alone; drain empties it; the
- * stats count its objects as cached and its calls as calls; and the
- * checker refuses a reserve that holds a live allocation (28). */
-Test(cpu_cache, the_reserve_serves_an_irq_over_a_claimed_cache)
-{
-	struct aa_cpu_cache *cc = t_cpu_cache_mmap(h, 0);
-	__u32 want = aa_reserve_slots(64);
-	__u64 p1, p2, q, w;
-
-	pin(0);
-	cr_assert_eq(want, 4);
-	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[C64].reserve_want, 0);
-	set_claim(0, AA_CC_OWNER);
-	irq_once(1);
-	p1 = skel->bss->rsv_ptr;
-	cr_assert_neq(p1, 0, "an IRQ over a claimed cache got NULL with memory in the heap");
-	set_claim(0, AA_CC_FREE);
-	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[C64].reserve_want, 1, "the IRQ left no want");
-	cr_assert_eq(reserve_objs(0, C64), 0);
-
-	/* the owner's next miss fills it, from the batch it refills */
-	cr_assert_geq(aa_heap__drain(h), 0);
-	q = t_malloc(h, 64);
-	cr_assert_neq(q, 0);
-	cr_assert_eq(reserve_objs(0, C64), want, "the owner's miss did not fill the reserve");
-	t_check(h);	/* cached objects and calls, reserve included */
-
-	/* a task over a claimed cache leaves it to IRQs */
-	set_claim(0, AA_CC_OWNER);
-	cr_assert_eq(t_free(h, q), 0);
-	q = t_malloc(h, 64);
-	cr_assert_neq(q, 0);
-	cr_assert_eq(reserve_objs(0, C64), want, "a task took from the reserve");
-	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[C64].reserve_allocs, 0);
-
-	/* an IRQ takes one, and its free puts it back */
-	irq_once(1);
-	p2 = skel->bss->rsv_ptr;
-	cr_assert_neq(p2, 0);
-	cr_assert_eq(reserve_objs(0, C64), want - 1, "the IRQ did not take from the reserve");
-	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[C64].reserve_allocs, 1);
-	irq_once(2);
-	cr_assert_eq(skel->bss->rsv_ret, 0);
-	cr_assert_eq(reserve_objs(0, C64), want, "the IRQ's free did not go back to the reserve");
-	cr_assert_eq(aa_heap__cpu_cache(h, 0)->cls[C64].reserve_frees, 1);
-	set_claim(0, AA_CC_FREE);
-	t_check(h);
-
-	/* a reserve holding a live allocation: the checker says 28 */
-	w = cc->cls[C64].reserve.slot[0];
-	cc->cls[C64].reserve.slot[0] = AA_RESERVE_WORD(aa_heap__root(h)->cache_key,
-						       p1 - aa_heap__root(h)->arena_base);
-	cr_assert_eq(aa_heap__check(h), 28);
-	cc->cls[C64].reserve.slot[0] = w;
-	cr_assert_eq(aa_heap__check(h), 0);
-
-	cr_assert_geq(aa_heap__drain(h), 0);
-	cr_assert_eq(reserve_objs(0, C64), 0, "drain left objects in the reserve");
-	cr_assert_eq(t_free(h, p1), 0);
-	cr_assert_eq(t_free(h, q), 0);
-	cr_assert_geq(aa_heap__drain(h), 0);
-	cr_assert_eq(aa_heap__cached_bytes(h, NULL), 0);
-	cr_assert_eq(t_stats(h).bytes_in_use, 0);
-	t_check(h);
-}
-
 /* --- Non-sleepable programs on an empty heap -------------------------------- */
 
 /* An 8-MiB arena, a 1-MiB heap that does not grow itself (on any kernel). */
@@ -550,7 +442,7 @@ Test(cpu_cache, teardown_refuses_while_a_cache_is_claimed)
 
 	cr_assert_neq(p, 0);
 	before = t_stats(h);
-	set_claim(0, AA_CC_OWNER);
+	t_set_claim(h, 0, AA_CC_OWNER);
 	cr_assert_eq(aa_heap__teardown(h), -EBUSY, "teardown went on under a running program");
 	after = t_stats(h);
 	cr_assert_eq(after.nr_chunks, before.nr_chunks, "a refused teardown changed the heap");
@@ -559,7 +451,7 @@ Test(cpu_cache, teardown_refuses_while_a_cache_is_claimed)
 	for (int cpu = 1; cpu < nr_cpus(); cpu++)
 		cr_assert_eq(aa_heap__cpu_cache(h, cpu)->busy, AA_CC_FREE,
 			     "CPU %d's cache stayed claimed after the refusal", cpu);
-	set_claim(0, AA_CC_FREE);
+	t_set_claim(h, 0, AA_CC_FREE);
 	cr_assert_eq(t_free(h, p), 0);
 	cr_assert_eq(aa_heap__teardown(h), 16);
 	cr_assert_eq(aa_heap__cpu_cache(h, 0)->busy, AA_CC_TEARDOWN, "caches stay claimed until init");
@@ -622,9 +514,9 @@ Test(cpu_cache, a_free_racing_teardown_leaves_nothing_for_the_next_heap)
 	for (c = 0; c < AA_NR_CLASSES; c++)
 		cr_expect_eq(t_tc(h, c)->count, 0, "class %d's transfer cache survived the re-init", c);
 	/* a claimed cache sends the allocation to the transfer cache first */
-	set_claim(0, AA_CC_OWNER);
+	t_set_claim(h, 0, AA_CC_OWNER);
 	q = t_malloc(h, 64);
-	set_claim(0, AA_CC_FREE);
+	t_set_claim(h, 0, AA_CC_FREE);
 	cr_assert_neq(q, 0);
 	cr_assert_neq(q, old[3], "the old heap's object was handed out by the new one");
 	cr_assert_eq(t_stats(h).live_allocs, 1, "the allocation did not come from the heap");
@@ -814,42 +706,6 @@ Test(cpu_cache, tunables_out_of_range_in_the_arena_stay_inside_the_caches)
 	for (c = 0; c < AA_NR_CLASSES; c++)
 		cr_expect_leq(t_tc(h, c)->count, AA_TRANSFER_MAX, "transfer cache %d: %u", c,
 			      t_tc(h, c)->count);
-	t_check(h);
-}
-
-/* A refill that gets no batch (the transfer cache holds less than one, the
- * heap lock is held elsewhere past the wait budget) must still hand out
- * what the transfer cache holds, as a call that finds its cache claimed
- * does: NULL only when no tier has memory within reach. */
-Test(cpu_cache, a_refill_without_the_heap_lock_takes_one_from_the_transfer_cache)
-{
-	struct aa_root *r = (struct aa_root *)aa_heap__root(h);
-	__u64 p[16], q, keep[AA_CPU_CACHE_MAX];
-	__u32 tcn, k = 0;
-	int i;
-
-	pin(0);
-	r->tun.cpu_cache_cap[C64] = 4;	/* read where used: spills come soon */
-	r->tun.batch[C64] = 2;
-	t_cpu_cache_mmap(h, 0)->cls[C64].cap = 4;
-	for (i = 0; i < 16; i++)
-		cr_assert_neq(p[i] = t_malloc(h, 64), 0);
-	for (i = 0; i < 16; i++)
-		cr_assert_eq(t_free(h, p[i]), 0);
-	tcn = t_tc(h, C64)->count;	/* past its reserve, which the spills fill first */
-	cr_assert_gt(tcn, 0, "no spill reached the transfer cache");
-	while (aa_heap__cpu_cache(h, 0)->cls[C64].count && k < AA_CPU_CACHE_MAX)
-		cr_assert_neq(keep[k++] = t_malloc(h, 64), 0);
-	cr_assert_eq(t_tc(h, C64)->count, tcn, "emptying the CPU cache took from the transfer cache");
-	r->tun.batch[C64] = tcn + 1;	/* more than the transfer cache has */
-	__atomic_store_n(&r->lock, 2, __ATOMIC_SEQ_CST);	/* held, as by CPU 1 */
-	q = t_malloc(h, 64);
-	__atomic_store_n(&r->lock, 0, __ATOMIC_SEQ_CST);
-	cr_assert_neq(q, 0, "NULL with %u objects in the transfer cache", tcn);
-	cr_assert_eq(t_tc(h, C64)->count, tcn - 1);
-	cr_assert_eq(t_free(h, q), 0);
-	while (k)
-		cr_assert_eq(t_free(h, keep[--k]), 0);
 	t_check(h);
 }
 
