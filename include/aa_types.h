@@ -177,7 +177,9 @@ enum aa_error {
 	__u64 direct_frees;	/* frees given to the heap one by one	\
 				 * (aa__heap_return()); never a spill */ \
 	__u64 tc_allocs;	/* allocations the transfer cache served \
-				 * with this CPU's cache claimed */	\
+				 * to callers that found their cache	\
+				 * claimed by another (a claim holder's \
+				 * cache counts its own) */		\
 	__u64 tc_frees;		/* frees the transfer cache took so */	\
 	/* Self-growth (AA_F_SELF_GROW), and the growth in steps of	\
 	 * aa_*_grow_u64() (atomic): */					\
