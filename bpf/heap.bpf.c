@@ -462,13 +462,14 @@ static __always_inline long alloc_once(__u64 size, int cls)
 }
 
 /* One lock hold's block (alloc_once()) as a user address, or why there
- * was none: -AA_ERR_NOMEM, -AA_ERR_BUSY or -AA_ERR_NESTED, not counted. */
+ * was none: -AA_ERR_NOMEM, or the lock's -AA_ERR_BUSY / -AA_ERR_NESTED;
+ * not counted. */
 static __always_inline long alloc_try(__u64 size, int cls)
 {
 	long off = alloc_once(size, cls);
 
 	if (off < 0)
-		return off == -AA_ERR_NESTED ? -AA_ERR_NESTED : -AA_ERR_BUSY;
+		return off;
 	if (off == AA_NIL)
 		return -AA_ERR_NOMEM;
 	aa_count(direct_allocs);	/* a caller's call: no cache counted it */
@@ -507,7 +508,7 @@ static __always_inline __u64 heap_alloc(__u64 size, int cls)
  * reason, not counted. */
 static __always_inline long heap_take(__u32 cls)
 {
-	long p = aa__heap_alloc(aa_class(cls < AA_NR_CLASSES ? cls : 0)->size, cls);
+	long p = aa__heap_alloc(aa_class(cls)->size, cls);
 
 	heap_settle();
 	return p;

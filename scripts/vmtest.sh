@@ -235,9 +235,8 @@ fi
 # overrides the -cpu model. arm64: `max` on QEMU's virt machine (4-KiB and
 # 16-KiB pages both), with pointer authentication by QEMU's
 # implementation-defined algorithm instead of QARMA: Debian's arm64 kernels
-# sign every return address, and QARMA under TCG made the guest 3 to 4
-# times slower (6.12: boot 10.2 s -> 3.9 s, a load of the library's
-# programs 16 s -> 3.9 s).
+# sign every return address, and QARMA under TCG costs the guest several
+# times its speed (CHANGELOG has the measurements).
 tcg_cpu=max,-cx16
 [ "${kver%%.*}" -lt 7 ] || tcg_cpu=max
 [ "$foreign" = 0 ] || tcg_cpu=max,pauth-impdef=on
