@@ -32,12 +32,19 @@
  *                          run in which no test started fails anyway:
  *                          nothing was skipped, the filter matched none.
  *
+ *   AA_TESTS_PRINT_LOADER=1  print where the dynamic loader was mapped
+ *                          (getauxval(AT_BASE), hex) and exit 0: how a
+ *                          test learns the address that every dynamic
+ *                          program run without randomization maps
+ *                          (tests/test_cli_heap.c)
+ *
  * --help, --version, --list and unknown options run no test and exit 0,
  * as with Criterion's main; so does --always-succeed whatever happened.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
 #include <criterion/options.h>
@@ -107,8 +114,15 @@ static int aa_judge(int status)
 
 int main(int argc, char *argv[])
 {
-	struct criterion_test_set *tests = criterion_initialize();
+	struct criterion_test_set *tests;
+	const char *v = getenv("AA_TESTS_PRINT_LOADER");
 	int status = 0;
+
+	if (v && !strcmp(v, "1")) {
+		printf("%#lx\n", getauxval(AT_BASE));
+		return 0;
+	}
+	tests = criterion_initialize();
 
 	/* 0: --help, --version, --list or a bad option, handled already */
 	if (criterion_handle_args(argc, argv, true))

@@ -8,6 +8,7 @@
  * drain -> trim -> unload; and bad input, each with its message and exit
  * status.
  */
+#define _GNU_SOURCE
 #include <bpf/bpf.h>
 #include <jansson.h>
 #include <limits.h>
@@ -17,67 +18,10 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "common.h"
+#include "cli_run.h"
+#include "spawn.h"
 
-static char pin[64], cli[PATH_MAX + 32];
-
-static void setup(void)
-{
-	t_need_arena();
-	t_cli_path(cli, sizeof(cli));
-	snprintf(pin, sizeof(pin), "/sys/fs/bpf/aa-cli-test-%d", getpid());
-}
-
-static void teardown(void)
-{
-	char cmd[PATH_MAX + 128];
-
-	snprintf(cmd, sizeof(cmd), "%s --pin %s unload >/dev/null 2>&1", cli, pin);
-	if (system(cmd)) {
-		/* nothing was pinned: fine */
-	}
-	snprintf(cmd, sizeof(cmd), "%s/flows_arena", pin);
-	unlink(cmd);	/* finds_an_embedders_heap...'s pin */
-	rmdir(pin);	/* a test that failed half-way */
-}
-
-TestSuite(cli_heap, .init = setup, .fini = teardown);
-
-/* Run `arena-alloc --pin <pin> ARGS`; its stdout (and stderr if `both`)
- * into out. Returns its exit status. */
-__attribute__((format(printf, 4, 5)))
-static int run(char *out, size_t sz, bool both, const char *fmt, ...)
-{
-	char args[512], cmd[PATH_MAX + 640];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "%s --pin %s %s %s", cli, pin, args,
-		 both ? "2>&1" : "2>/dev/null");
-	return t_read_cmd(cmd, out, sz);
-}
-
-static json_t *run_json(const char *what)
-{
-	static char out[1 << 16];
-	json_error_t e;
-	json_t *j;
-
-	cr_assert_eq(run(out, sizeof(out), false, "-j %s", what), 0, "%s failed", what);
-	j = json_loads(out, JSON_REJECT_DUPLICATES, &e);
-	cr_assert_not_null(j, "%s: not JSON (%s at line %d): %.200s", what, e.text, e.line, out);
-	return j;
-}
-
-static json_int_t jint(json_t *obj, const char *path)
-{
-	json_t *v = json_object_get(obj, path);
-
-	cr_assert(json_is_integer(v), "no integer '%s'", path);
-	return json_integer_value(v);
-}
+TestSuite(cli_heap, .init = cli_setup, .fini = cli_teardown);
 
 #define N_OBJS	100
 
@@ -296,17 +240,6 @@ Test(cli_heap, load_fault_injection_shows_in_stats)
 	cr_assert_eq(run(NULL, 0, false, "unload"), 0);
 }
 
-/* Bad input: the exit status (2 usage, 1 failure) and a message naming the
- * cause. */
-static void bad(int want, const char *msg, const char *args)
-{
-	char out[4096];
-	int rc = run(out, sizeof(out), true, "%s", args);
-
-	cr_assert_eq(rc, want, "'%s' exited %d, not %d: %s", args, rc, want, out);
-	cr_assert(strstr(out, msg), "'%s' said '%s', not '%s'", args, out, msg);
-}
-
 Test(cli_heap, bad_input_is_refused_clearly)
 {
 	char path[128];
@@ -338,88 +271,6 @@ Test(cli_heap, bad_input_is_refused_clearly)
 	rmdir(pin);
 }
 
-/* Arenas the CLI cannot read, each refused with its cause: one no
- * program uses, an embedder's that was never initialised, a root of
- * another layout version, a root whose magic is gone; the same heap read
- * fine once the root is put back. */
-#include "test_embed.skel.h"
-
-Test(cli_heap, refuses_arenas_without_a_readable_root)
-{
-	AA_OPTS(aa_heap_opts, o, .init_bytes = 1 << 20);
-	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_MMAPABLE);
-	char path[128], args[192], msg[128];
-	struct test_embed *skel;
-	struct aa_root *root;
-	struct aa_heap *h;
-	__u64 magic;
-	int fd;
-
-	cr_assert_eq(mkdir(pin, 0700), 0);
-	snprintf(path, sizeof(path), "%s/flows_arena", pin);
-	snprintf(args, sizeof(args), "--map %s stats", path);
-	/* a bare arena map: no program, no allocator */
-	fd = bpf_map_create(BPF_MAP_TYPE_ARENA, "bare_arena", 0, 0, 16, &mo);
-	cr_assert_geq(fd, 0, "arena map: %s", strerror(errno));
-	cr_assert_eq(bpf_obj_pin(fd, path), 0);
-	close(fd);
-	bad(1, "no arena-alloc aa_fast map next to the arena", args);
-	unlink(path);
-
-	/* an embedder's object, loaded, its heap never initialised */
-	skel = test_embed__open_and_load();
-	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_map__pin(skel->maps.flows_arena, path), 0);
-	bad(1, "the heap was never initialised", args);
-
-	/* initialised; then its root as another layout version would have it */
-	h = aa_heap__attach(skel->obj, &o);
-	cr_assert_not_null(h);
-	cr_assert_eq(run(NULL, 0, false, "%s", args), 0, "a good heap refused");
-	root = (struct aa_root *)aa_heap__root(h);
-	root->version = AA_LAYOUT_VERSION - 1;
-	snprintf(msg, sizeof(msg), "layout v%u found", AA_LAYOUT_VERSION - 1);
-	bad(1, msg, args);
-	snprintf(msg, sizeof(msg), "this arena-alloc reads v%u", AA_LAYOUT_VERSION);
-	bad(1, msg, args);
-	root->version = AA_LAYOUT_VERSION;
-	magic = root->magic;
-	root->magic = 0;
-	bad(1, "no arena-alloc heap root at", args);
-	root->magic = magic;
-	cr_assert_eq(run(NULL, 0, false, "%s", args), 0, "the restored heap refused");
-	unlink(path);
-	aa_heap__destroy(h);
-	test_embed__destroy(skel);
-}
-
-/* An embedder that did not load one of the library's syscall programs:
- * what needs it names it; the rest works. */
-Test(cli_heap, a_missing_program_is_named)
-{
-	AA_OPTS(aa_heap_opts, o, .init_bytes = 1 << 20);
-	char path[128], args[192];
-	struct test_embed *skel;
-	struct aa_heap *h;
-
-	skel = test_embed__open();
-	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_program__set_autoload(skel->progs.aa__trim, false), 0);
-	cr_assert_eq(test_embed__load(skel), 0);
-	h = aa_heap__attach(skel->obj, &o);
-	cr_assert_not_null(h);
-	cr_assert_eq(mkdir(pin, 0700), 0);
-	snprintf(path, sizeof(path), "%s/flows_arena", pin);
-	cr_assert_eq(bpf_map__pin(skel->maps.flows_arena, path), 0);
-	snprintf(args, sizeof(args), "--map %s trim", path);
-	bad(1, "program aa__trim is missing from the BPF object", args);
-	snprintf(args, sizeof(args), "--map %s check", path);
-	cr_assert_eq(run(NULL, 0, false, "%s", args), 0, "check needs no aa__trim");
-	unlink(path);
-	aa_heap__destroy(h);
-	test_embed__destroy(skel);
-}
-
 /* Not root: every command that touches BPF says so and exits 1, before
  * anything half-happens; help still works. The library says the same
  * when a process without the capabilities opens a heap. */
@@ -430,28 +281,22 @@ Test(cli_heap, refuses_clearly_without_root)
 		"refill-agent", "demo", "--pid 1 stats",
 	};
 	char cmd[PATH_MAX + 256], out[2048];
-	size_t i, len;
 	pid_t child;
-	FILE *p;
+	size_t i;
 	int st;
 
 	cr_assert_eq(run(NULL, 0, false, "load --arena-mb 16"), 0);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		snprintf(cmd, sizeof(cmd),
-			 "setpriv --reuid=65534 --regid=65534 --clear-groups %s --pin %s %s 2>&1",
-			 cli, pin, cmds[i]);
-		p = popen(cmd, "r");
-		cr_assert_not_null(p);
-		len = fread(out, 1, sizeof(out) - 1, p);
-		out[len] = 0;
-		st = pclose(p);
+		snprintf(cmd, sizeof(cmd), "%s --pin %s %s", cli, pin, cmds[i]);
+		st = t_spawn(cmd, T_NOBODY, 0, out, sizeof(out));
 		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "'%s' as nobody: status %d: %s",
 			  cmds[i], st, out);
 		cr_assert(strstr(out, "needs root"), "'%s' as nobody said: %s", cmds[i], out);
 	}
-	snprintf(cmd, sizeof(cmd), "setpriv --reuid=65534 --regid=65534 --clear-groups %s stats --help",
-		 cli);
-	cr_assert_eq(system(cmd), 0, "help needs no root");
+	snprintf(cmd, sizeof(cmd), "%s stats --help", cli);
+	st = t_spawn(cmd, T_NOBODY, 0, out, sizeof(out));
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "help needs no root: status %d: %s", st,
+		  out);
 	cr_assert_eq(run(NULL, 0, false, "stats"), 0, "nobody's attempts broke the heap");
 
 	child = fork();
@@ -466,83 +311,6 @@ Test(cli_heap, refuses_clearly_without_root)
 	cr_assert_eq(waitpid(child, &st, 0), child);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		  "aa_heap__open() as nobody: status %d (4: it worked, 5: errno not EPERM)", st);
-}
-
-/* Another program's heap: this test process loads test_embed (an object
- * that links the library), allocates, and the CLI finds that heap by its
- * pinned arena map, by a program id and by this pid. */
-
-Test(cli_heap, finds_an_embedders_heap_by_map_prog_id_and_pid)
-{
-	AA_OPTS(aa_heap_opts, o, .init_bytes = 2 << 20);
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	char path[128], how[3][160];
-	struct test_embed *skel;
-	struct aa_heap *h;
-	__u64 objs[7];
-	json_t *j;
-	int i;
-
-	skel = test_embed__open_and_load();
-	cr_assert_not_null(skel);
-	h = aa_heap__attach(skel->obj, &o);
-	cr_assert_not_null(h);
-	for (i = 0; i < 7; i++)
-		cr_assert_neq(objs[i] = aa_heap__malloc(h, 200), 0);
-	cr_assert_eq(mkdir(pin, 0700), 0);
-	snprintf(path, sizeof(path), "%s/flows_arena", pin);
-	cr_assert_eq(bpf_map__pin(skel->maps.flows_arena, path), 0);
-	cr_assert_eq(bpf_prog_get_info_by_fd(bpf_program__fd(skel->progs.embed_ops), &info, &len), 0);
-	snprintf(how[0], sizeof(how[0]), "--map %s", path);
-	snprintf(how[1], sizeof(how[1]), "--prog-id %u", info.id);
-	snprintf(how[2], sizeof(how[2]), "--pid %d", getpid());
-	for (i = 0; i < 3; i++) {
-		char what[512], out[4096];
-		json_t *heap;
-
-		snprintf(what, sizeof(what), "%s stats", how[i]);
-		j = run_json(what);
-		heap = json_object_get(j, "heap");
-		cr_assert_eq(jint(j, "arena_bytes"), 16 << 20, "%s: not flows_arena", how[i]);
-		cr_assert_eq(jint(heap, "live_allocs"), 7, "%s: the embedder's 7 allocations",
-			     how[i]);
-		json_decref(j);
-		cr_assert_eq(run(out, sizeof(out), true, "%s check", how[i]), 0, "%s: %s", how[i], out);
-		cr_assert(strstr(out, "check: ok"), "%s: %s", how[i], out);
-	}
-	{	/* a process without an arena, and none at all */
-		char args[64];
-		pid_t child = fork();
-
-		if (!child) {	/* exec: libbpf's fds are close-on-exec */
-			execlp("sleep", "sleep", "30", (char *)NULL);
-			_exit(127);
-		}
-		/* until it has exec'ed, it holds our fds (and our arena) */
-		snprintf(args, sizeof(args), "/proc/%d/comm", child);
-		for (i = 0; i < 200; i++) {
-			char comm[32] = "";
-			FILE *f = fopen(args, "r");
-
-			if (f && fgets(comm, sizeof(comm), f) && !strncmp(comm, "sleep", 5)) {
-				fclose(f);
-				break;
-			}
-			if (f)
-				fclose(f);
-			usleep(10000);
-		}
-		snprintf(args, sizeof(args), "--pid %d stats", child);
-		bad(1, "holds no arena map", args);
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-		bad(1, "No such file", "--pid 2147483647 stats");
-	}
-	unlink(path);
-	rmdir(pin);
-	aa_heap__destroy(h);
-	test_embed__destroy(skel);
 }
 
 /* The refill agent. Phase 1: a heap emptied until a tc program gets NULL
@@ -707,21 +475,14 @@ Test(cli_heap, the_refill_agent_reclaims_deferred_frees)
 	aa_heap__destroy(h);
 }
 
-/* Run `arena-alloc --pin <pin> ARGS` on a pseudo-terminal (script(1)),
- * ended by SIGINT after `secs`; everything it wrote into buf. */
+/* Run `arena-alloc --pin <pin> ARGS` on a pseudo-terminal, ended by
+ * SIGINT after `secs`; everything it wrote into buf. */
 static void run_tty(char *buf, size_t sz, double secs, const char *args)
 {
 	char cmd[PATH_MAX + 512];
-	size_t len;
-	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "timeout -s INT %.1f script -qec '%s --pin %s %s' /dev/null 2>/dev/null",
-		 secs, cli, pin, args);
-	f = popen(cmd, "r");
-	cr_assert_not_null(f);
-	len = fread(buf, 1, sz - 1, f);
-	buf[len] = 0;
-	pclose(f);
+	snprintf(cmd, sizeof(cmd), "%s --pin %s %s", cli, pin, args);
+	t_spawn(cmd, T_TTY, secs, buf, sz);
 }
 
 /* stats --watch under a pseudo-terminal: a few refreshes, each clearing

@@ -82,8 +82,10 @@ int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *w
 	if (h->arena == MAP_FAILED) {
 		h->arena = NULL;
 		err = -errno;
-		pr_warn("%s: cannot map the arena at 0x%llx: %s\n", where,
-			(unsigned long long)fast->arena_base, strerror(-err));
+		pr_warn("%s: cannot map the arena at 0x%llx: %s%s\n", where,
+			(unsigned long long)fast->arena_base, strerror(-err),
+			err == -EEXIST ? " (this process maps something else there: a new "
+			"process has a new layout, try again)" : "");
 		free(fast);
 		return err;
 	}

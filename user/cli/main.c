@@ -261,21 +261,83 @@ const char *cli_where(void)
 	return buf;
 }
 
+/*
+ * An arena has one address in every process that maps it: where the
+ * kernel put it in the process that mapped it first. In this process
+ * that range may already hold a library or a stack (EEXIST), likelier on
+ * arm64, whose mmap base moves within 1 GiB where x86-64's moves within
+ * 1 TiB. Every exec lays the process out afresh, so the CLI runs itself
+ * again, up to CLI_MAP_TRIES times in all, before it gives up. Nothing
+ * has been written or changed when a command opens its heap.
+ */
+#define CLI_MAP_TRIES	8
+#define CLI_MAP_TRY_ENV	"ARENA_ALLOC_CLI_MAP_TRY"
+
+static char **cli_argv;
+/* The library's warnings while a heap opens, held until it is known
+ * whether another try follows (then they are moot). */
+static char cli_held[4096];
+static size_t cli_held_len;
+static bool cli_hold;
+
+/* The tries so far, this one included (1 in a first run). */
+static int cli_map_tried(void)
+{
+	const char *env = getenv(CLI_MAP_TRY_ENV);
+	int tried = env ? atoi(env) : 1;
+
+	return tried < 1 ? 1 : tried > CLI_MAP_TRIES ? CLI_MAP_TRIES : tried;
+}
+
+static void cli_map_retry(void)
+{
+	int tried = cli_map_tried();
+	char next[16];
+
+	if (tried >= CLI_MAP_TRIES || !cli_argv)
+		return;
+	snprintf(next, sizeof(next), "%d", tried + 1);
+	if (setenv(CLI_MAP_TRY_ENV, next, 1))
+		return;
+	fflush(NULL);
+	execv("/proc/self/exe", cli_argv);
+	snprintf(next, sizeof(next), "%d", tried);	/* it did not run: as it was */
+	setenv(CLI_MAP_TRY_ENV, next, 1);
+}
+
+static struct aa_heap *cli_open_heap_once(void)
+{
+	if (cli.map)
+		return aa_heap__open_map_pin(cli.map);
+	if (cli.prog_id)
+		return aa_heap__open_prog_id(cli.prog_id);
+	if (cli.pid)
+		return aa_heap__open_pid(cli.pid);
+	return aa_heap__open_pinned(cli.pin);
+}
+
 struct aa_heap *cli_open_heap(void)
 {
 	struct aa_heap *h;
+	int err;
 
-	if (cli.map)
-		h = aa_heap__open_map_pin(cli.map);
-	else if (cli.prog_id)
-		h = aa_heap__open_prog_id(cli.prog_id);
-	else if (cli.pid)
-		h = aa_heap__open_pid(cli.pid);
-	else
-		h = aa_heap__open_pinned(cli.pin);
+	cli_hold = true;
+	h = cli_open_heap_once();
+	err = errno;
+	cli_hold = false;
+	if (!h && err == EEXIST)
+		cli_map_retry();	/* returns when the tries are spent */
+	fputs(cli_held, stderr);
+	cli_held_len = 0;
+	cli_held[0] = 0;
+	errno = err;
 	if (h)
 		return h;
-	if (cli.map || cli.prog_id || cli.pid)	/* the library said why */
+	if (err == EEXIST)
+		cli_err("the arena's address range was taken here in each of %d tries, each "
+			"with a new layout: give the arena a fixed address where it is created "
+			"(bpf_map__set_map_extra())", cli_map_tried());
+	else if (cli.map || cli.prog_id || cli.pid)	/* the library said why */
 		cli_err("no arena-alloc heap there (%s)", strerror(errno));
 	else
 		cli_err("no heap at %s (%s): `arena-alloc load` pins one, or give --pin DIR, "
@@ -316,7 +378,17 @@ struct aa_heap *cli_begin(const char *name)
 /* Messages of the library: warnings to stderr (its "arena-alloc:" prefix). */
 static int print_warnings(enum aa_print_level level, const char *fmt, va_list ap)
 {
-	return level > AA_WARN ? 0 : vfprintf(stderr, fmt, ap);
+	int n;
+
+	if (level > AA_WARN)
+		return 0;
+	if (!cli_hold)
+		return vfprintf(stderr, fmt, ap);
+	n = vsnprintf(cli_held + cli_held_len, sizeof(cli_held) - cli_held_len, fmt, ap);
+	if (n > 0)
+		cli_held_len += (size_t)n < sizeof(cli_held) - cli_held_len ?
+				(size_t)n : sizeof(cli_held) - 1 - cli_held_len;
+	return n;
 }
 
 const struct cmd *cli_parse_args(int argc, char **argv, int *status)
@@ -360,6 +432,7 @@ int main(int argc, char **argv)
 	const struct cmd *c;
 	int status;
 
+	cli_argv = argv;
 	aa_set_print(print_warnings);
 	c = cli_parse_args(argc, argv, &status);
 	return c ? c->run() : status;
