@@ -44,13 +44,29 @@ VMLINUX_BTF ?= $(OUTPUT)/vmlinux.btf
 VMLINUX_KERNEL ?= 6.12
 endif
 
+# The allocator's page is the kernel's, a compile-time constant (the hit
+# path's class lookups and object-start test fold it): PAGE_KB=16 builds
+# for 16-KiB-page kernels (Debian's arm64-16k) in a build directory of its
+# own; the loader refuses a kernel whose page differs (docs/DESIGN.md).
+PAGE_KB ?= 4
+PAGE_SHIFT_4 := 12
+PAGE_SHIFT_16 := 14
+PAGE_SHIFT := $(PAGE_SHIFT_$(PAGE_KB))
+ifeq ($(PAGE_SHIFT),)
+$(error PAGE_KB=$(PAGE_KB): give 4 or 16)
+endif
+ifneq ($(PAGE_KB),4)
+OUTPUT := $(OUTPUT)-$(PAGE_KB)k
+endif
+PAGE_CFLAGS := -DAA_PAGE_SHIFT=$(PAGE_SHIFT)
+
 LIBBPF_CFLAGS := $(shell pkg-config --cflags libbpf 2>/dev/null)
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf)
 INCLUDES := -I$(OUTPUT) -Iinclude -Ibpf
 CFLAGS ?= -g -O2
-CFLAGS += -Wall -Werror -Wno-unused-function -fPIC $(CROSS_CFLAGS) $(LIBBPF_CFLAGS)
+CFLAGS += -Wall -Werror -Wno-unused-function -fPIC $(CROSS_CFLAGS) $(LIBBPF_CFLAGS) $(PAGE_CFLAGS)
 BPF_CFLAGS := -g -O2 -fno-builtin -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-	-Wno-unused-function
+	-Wno-unused-function $(PAGE_CFLAGS)
 
 # clang's own system includes for -target bpf (libbpf-bootstrap)
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \

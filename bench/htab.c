@@ -41,7 +41,7 @@ static bool is_arena(int impl)
 __u64 htab_mem_now(struct mem_poll *m)
 {
 	if (is_arena(m->impl))
-		return aa_heap__root(m->in->h)->stats.pages_mapped * 4096ULL;
+		return aa_heap__root(m->in->h)->stats.pages_mapped * (__u64)AA_PAGE_SIZE;
 	return map_memlock(m->map_fd);
 }
 

@@ -238,7 +238,7 @@ static void print_debug(__u64 n, const struct result *r)
 		run_mix(&mixes[i], n, &d, AA_F_DEBUG);
 		printf("%-18s %8.1f M | %16.1f %7.1f %5.2fx | %18.1f %7.1f %5.2fx\n", mixes[i].name,
 		       d.requested / MIB, obj[0] / MIB, obj[1] / MIB, obj[1] / obj[0],
-		       r[i].mapped_pages * 4096.0 / MIB, d.mapped_pages * 4096.0 / MIB,
+		       r[i].mapped_pages * (double)AA_PAGE_SIZE / MIB, d.mapped_pages * (double)AA_PAGE_SIZE / MIB,
 		       (double)d.mapped_pages / r[i].mapped_pages);
 	}
 #else
@@ -320,7 +320,7 @@ int main(int argc, char **argv)
 	printf("%-18s %10s | %14s %8s | %18s %7s | %10s | %9s\n", "mix", "requested",
 	       "waste before", "after", "mapped MiB before", "after", "after/bef", "metadata");
 	for (i = 0; i < NMIX; i++) {
-		double mb = b[i].mapped_pages * 4096.0 / MIB, ma = r[i].mapped_pages * 4096.0 / MIB;
+		double mb = b[i].mapped_pages * (double)AA_PAGE_SIZE / MIB, ma = r[i].mapped_pages * (double)AA_PAGE_SIZE / MIB;
 
 		printf("%-18s %8.1f M | %13.1f%% %7.1f%% | %18.1f %7.1f | %9.2fx | %8.2f%%\n",
 		       mixes[i].name, r[i].requested / MIB, have_before ? waste(&b[i]) : 0,

@@ -317,7 +317,7 @@ static int cell_row(const struct cell *c, unsigned int runs, struct row *w)
 		return err;
 	if (c->mode == STORAGE_PTR || c->mode == STORAGE_HASH) {
 		w->heap_b = st.heap_peak_bytes;
-		w->mapped_b = st.peak_pages_mapped * 4096;
+		w->mapped_b = st.peak_pages_mapped * (__u64)AA_PAGE_SIZE;
 	}
 	w->fails[F_CREATE] = o->create_fails;
 	w->fails[F_NULL] = o->alloc_nulls;

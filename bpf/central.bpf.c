@@ -86,7 +86,7 @@ static __always_inline __u32 span_new_locked(__u32 cls)
 	if (off == AA_NIL)
 		return AA_NIL;
 	/* free list in address order: refills hand out neighbours. At most
-	 * 256 objects (aa_size_classes.h), 3 stores each, and a fourth where
+	 * AA_SPAN_OBJS_MAX objects (256; 1024 with 16-KiB pages), 3 stores each, and a fourth where
 	 * the mode asks for a tail word (aa_root.carve_tail: debug mode's
 	 * poison, which its claim and underflow checks read) */
 	aa_for(i, 0, objs) {
@@ -255,7 +255,7 @@ static int central_check_spans_locked(__u32 cls, __u32 *off, __u32 *prev)
 		nfree = AA_ZERO;
 		o = sp->free;
 		aa_repeat(AA_MAX_LOOPS) {
-			if (o == AA_NIL || nfree > AA_CHUNK_PAGES)
+			if (o == AA_NIL || nfree > AA_SPAN_OBJS_MAX)
 				break;
 			obj = aa_addr(o);
 			if (obj->mark != aa_custody((__u64)obj, AA_TAG_SPAN))

@@ -81,7 +81,7 @@
  *    call with preemption disabled): locked code is static. Lock order:
  *    heap lock before a transfer-cache lock; never the other way. Every
  *    heap lock hold is bounded (AA_HOLD_OBJS objects moved by a bulk call,
- *    refill, spill or unpark round, one span carved (at most 256 objects,
+ *    refill, spill or unpark round, one span carved (AA_SPAN_OBJS_MAX objects,
  *    a few stores each, in debug mode too), one chunk or span of the
  *    checker, one class of empty-span release; a large allocation finds
  *    its chunks before the lock, trim reads the free-chunk bitmap), and

@@ -35,7 +35,7 @@
  * (AA_ARENA(), aa_heap__open() without arena_pages) is 256 MiB. */
 #define AA_MAX_SLOTS		4096
 #define AA_MAX_ARENA_PAGES	((__u32)AA_MAX_SLOTS * AA_CHUNK_PAGES)
-#define AA_ARENA_PAGES_DEFAULT	(1U << 16)
+#define AA_ARENA_PAGES_DEFAULT	((256U << 20) >> AA_PAGE_SHIFT)	/* 256 MiB */
 #define AA_NIL			0xffffffffU	/* "no block" in free lists */
 
 /* Chunks one allocation may map itself (AA_F_SELF_GROW): one that lacks
@@ -91,28 +91,31 @@ struct aa_span {
 };
 
 /*
- * Per-chunk metadata (outside the chunk, so that a chunk is one order-8
- * block): the page map and the span table, 5 KiB in 2 pages for a 1-MiB
- * chunk: 0.78% of what is mapped.
+ * Per-chunk metadata (outside the chunk, so that a chunk is one block of
+ * AA_MAX_ORDER): the page map and the span table, 5 KiB in 2 pages for a
+ * 1-MiB chunk, 0.78% of what is mapped (one 16-KiB page: 1.56%).
  */
 struct aa_chunk_meta {
-	__u32 pm[AA_CHUNK_PAGES];
-	struct aa_span span[AA_CHUNK_PAGES];	/* valid at a span's first page */
-	__u32 free_head[AA_NR_ORDERS];	/* this chunk's free blocks per order:
+	__u32 pm[AA_LAYOUT_CHUNK_PAGES];
+	struct aa_span span[AA_LAYOUT_CHUNK_PAGES];	/* valid at a span's first page */
+	__u32 free_head[AA_LAYOUT_ORDERS];	/* this chunk's free blocks per order:
 					 * arena offset, AA_NIL = none */
 	__u32 absent;		/* its AA_PM_ABSENT pages: 0 for a whole chunk;
 				 * a partial chunk (some of its slot's pages the
 				 * kernel would not give) is never entirely free,
 				 * so trim never takes it */
 };
-#define AA_META_PAGES		2
+#define AA_META_PAGES		\
+	((__u32)((sizeof(struct aa_chunk_meta) + AA_PAGE_SIZE - 1) / AA_PAGE_SIZE))	/* 2 (1) */
 
-/* With AA_F_DEFER, 2 more metadata pages per chunk: the pending bitmap,
- * one bit per 16-byte granule of the chunk (objects are at least 16 bytes
- * apart: no two start in one), set while the object that starts there
- * waits in limbo (bpf/defer.bpf.c). 1.56% of what is mapped. */
+/* With AA_F_DEFER, more metadata pages per chunk: the pending bitmap (8
+ * KiB), one bit per 16-byte granule of the chunk (objects are at least 16
+ * bytes apart: no two start in one), set while the object that starts
+ * there waits in limbo (bpf/defer.bpf.c). 0.78% of what is mapped. */
 #define AA_META_DEFER_OFF	(AA_META_PAGES * AA_PAGE_SIZE)
-#define AA_META_PAGES_DEFER	(AA_META_PAGES + 2)
+#define AA_DEFER_MAP_BYTES	(AA_CHUNK_SIZE / 16 / 8)
+#define AA_META_PAGES_DEFER	\
+	(AA_META_PAGES + (AA_DEFER_MAP_BYTES + AA_PAGE_SIZE - 1) / AA_PAGE_SIZE)	/* 4 (2) */
 
 enum aa_slot_state {
 	AA_SLOT_UNMAPPED	= 0,	/* no pages of ours here */
@@ -633,8 +636,8 @@ struct aa_root {
 	 * lock): bit s of order_map[k] for chunk s, bit w of order_summary[k]
 	 * when word w of order_map[k] is not 0. The page heap takes the
 	 * lowest such chunk of the smallest order that fits. */
-	__u64 order_summary[AA_NR_ORDERS];
-	__u64 order_map[AA_NR_ORDERS][AA_MAX_SLOTS / 64];
+	__u64 order_summary[AA_LAYOUT_ORDERS];
+	__u64 order_map[AA_LAYOUT_ORDERS][AA_MAX_SLOTS / 64];
 	struct aa_heap_stats stats;	/* the heap's counters */
 	struct aa_debug debug;		/* AA_F_DEBUG: errors, quarantine */
 	/* The tables init maps beside the root, sized by the arena and the

@@ -16,21 +16,41 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
-#include "aa_size_classes.h"
 
 /*
- * The page heap (bpf/buddy.bpf.c): 1-MiB chunks of 256 pages, split into
- * power-of-two page blocks, order 0 (one page) .. 8 (the whole chunk).
- * The heap grows and trims by whole chunks; aa_heap_stats.free_blocks[k]
- * counts the free blocks of 2^k pages.
+ * The page heap (bpf/buddy.bpf.c): 1-MiB chunks of 256 pages (64 of 16
+ * KiB), split into power-of-two page blocks, order 0 (one page) .. 8 (6:
+ * the whole chunk). The heap grows and trims by whole chunks;
+ * aa_heap_stats.free_blocks[k] counts the free blocks of 2^k pages.
+ *
+ * The page is the kernel's (an arena's pages are), fixed at build time:
+ * 4 KiB, or 16 KiB with -DAA_PAGE_SHIFT=14 (`make PAGE_KB=16`). Every
+ * side (BPF objects, library, CLI, embedders' programs) must be built
+ * alike; the loader refuses a kernel whose page differs.
  */
+#ifndef AA_PAGE_SHIFT
 #define AA_PAGE_SHIFT		12
+#endif
+#if AA_PAGE_SHIFT != 12 && AA_PAGE_SHIFT != 14
+#error "AA_PAGE_SHIFT: 12 (4-KiB pages) or 14 (16-KiB pages)"
+#endif
 #define AA_PAGE_SIZE		(1U << AA_PAGE_SHIFT)
 #define AA_CHUNK_SHIFT		20
 #define AA_CHUNK_SIZE		(1U << AA_CHUNK_SHIFT)
-#define AA_CHUNK_PAGES		(AA_CHUNK_SIZE / AA_PAGE_SIZE)	/* 256 */
-#define AA_MAX_ORDER		(AA_CHUNK_SHIFT - AA_PAGE_SHIFT)	/* 8 */
+#define AA_CHUNK_PAGES		(AA_CHUNK_SIZE / AA_PAGE_SIZE)	/* 256 (64) */
+#define AA_MAX_ORDER		(AA_CHUNK_SHIFT - AA_PAGE_SHIFT)	/* 8 (6) */
 #define AA_NR_ORDERS		(AA_MAX_ORDER + 1)
+/* The shared layout's per-order and per-page arrays hold what a 4-KiB
+ * page needs, the most of any page size: one layout for every build (its
+ * pins in aa_shared.h hold for all). With 16-KiB pages, orders 7 and 8
+ * and a chunk's pages 64..255 have entries that stay 0. */
+#define AA_LAYOUT_ORDERS	9
+#define AA_LAYOUT_CHUNK_PAGES	256
+#if AA_NR_ORDERS > AA_LAYOUT_ORDERS || AA_CHUNK_PAGES > AA_LAYOUT_CHUNK_PAGES
+#error "the layout's arrays must hold every page size's"
+#endif
+
+#include "aa_size_classes.h"
 
 /* The alignment rule. The smallest object is 16 bytes (two words: a
  * custody mark and a free-list link); classes are multiples of 8 bytes
@@ -148,7 +168,7 @@ enum aa_error {
 				 * not have (AA_PM_ABSENT) */		\
 	__u64 nr_grows;		/* chunks added by grow */		\
 	__u64 nr_trims;		/* chunks returned by trim/teardown */	\
-	__u64 free_blocks[AA_NR_ORDERS]; /* free page blocks per order */ \
+	__u64 free_blocks[AA_LAYOUT_ORDERS]; /* free page blocks per order */ \
 	__u64 err[AA_NR_ERRORS];					\
 	/* contention (atomic): recovered events, not errors */	\
 	__u64 lock_waits;	/* acquisitions that waited for another CPU */ \

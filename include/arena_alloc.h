@@ -56,8 +56,9 @@ struct bpf_object;
 
 struct aa_heap_opts {
 	size_t sz;		/* sizeof(struct aa_heap_opts) */
-	/* Arena size in 4-KiB pages (aa_heap__open only; attach uses the
-	 * object's arena as loaded). 0: 65536 (256 MiB). Max 2^20. */
+	/* Arena size in the kernel's pages (aa_heap__open only; attach uses
+	 * the object's arena as loaded). 0: 256 MiB (65536 pages of 4 KiB,
+	 * 16384 of 16 KiB). Max 4 GiB. */
 	__u32 arena_pages;
 	/* Grow the heap by this many bytes at init (whole 1-MiB chunks).
 	 * 0: one chunk. */

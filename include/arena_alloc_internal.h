@@ -51,9 +51,9 @@ struct aa_chunk_info {
 	__u32 slot;			/* 1-MiB slot of the arena */
 	__u32 state;			/* enum aa_slot_state */
 	__u32 free_pages, span_pages, run_pages;
-	__u32 free_blocks[AA_NR_ORDERS];	/* free blocks per order (2^k pages) */
+	__u32 free_blocks[AA_LAYOUT_ORDERS];	/* free blocks per order (2^k pages) */
 	__u32 largest_free;		/* pages of the largest free block */
-	char map[AA_CHUNK_PAGES];	/* per page: '.' free, 's' span, 'r' run,
+	char map[AA_LAYOUT_CHUNK_PAGES];	/* per page: '.' free, 's' span, 'r' run,
 					 * 'x' absent (a partial chunk: a page
 					 * the heap does not have) */
 };

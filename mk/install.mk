@@ -36,7 +36,7 @@ INSTALLED := $(addprefix $(HDR_DIR)/,$(PUBLIC_HDRS)) $(addprefix $(COMPAT_DIR)/,
 INSTALL_PATHS := $(PREFIX) $(LIBDIR) $(INCLUDEDIR)
 $(shell mkdir -p $(OUTPUT); [ "$$(cat $(OUTPUT)/.install-paths 2>/dev/null)" = '$(INSTALL_PATHS)' ] \
 	|| echo '$(INSTALL_PATHS)' > $(OUTPUT)/.install-paths)
-$(PC): $(OUTPUT)/.install-paths mk/install.mk
+$(PC): $(OUTPUT)/.install-paths mk/install.mk Makefile
 	$(call msg,GEN,$@)
 	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' \
 		'bpfincludedir=$${includedir}/arena-alloc' \
@@ -45,7 +45,7 @@ $(PC): $(OUTPUT)/.install-paths mk/install.mk
 		'Name: arena-alloc' \
 		'Description: memory allocator in a BPF arena (BPF object + loader library)' \
 		'Version: $(VERSION)' 'Requires: libbpf >= 1.4' \
-		'Cflags: -I$${includedir}/arena-alloc' \
+		'Cflags: -I$${includedir}/arena-alloc$(if $(filter-out 4,$(PAGE_KB)), $(PAGE_CFLAGS))' \
 		'Libs: -L$${libdir} -larena_alloc' 'Libs.private: -lelf -lz' > $@
 
 $(MAN): $(CLI)

@@ -24,9 +24,10 @@
 #     must fail.
 #   make vmtest-arm64   the arm64 cross build (make ARCH=arm64: build/arm64/)
 #     in Debian's arm64 guests under qemu-system-aarch64 (TCG), one run per
-#     ARCH:VERSION of VMTEST_ARM64_KERNELS (arm64-16k: 16-KiB pages),
-#     stopping at the first failure; each guest first prints its machine,
-#     kernel and page size. VMTEST_ARM64_CMD: what runs (the suite).
+#     ARCH:VERSION of VMTEST_ARM64_KERNELS (arm64-16k: 16-KiB pages, the
+#     PAGE_KB=16 build in build/arm64-16k/), stopping at the first
+#     failure; each guest first prints its machine, kernel, page size and
+#     build. VMTEST_ARM64_CMD: what runs (the suite), $$AA_BUILD its build.
 .PHONY: vmtest vmtest-6.1 vmtest-6.12 vmtest-7.3 vmtest-preempt vmtest-arm64
 VMTEST_KERNEL ?= 6.12
 VMTEST_CPUS ?= 2
@@ -36,7 +37,7 @@ VMTEST_TIMEOUT ?= 2400
 VMTEST_CMD ?= $(TEST_BIN) $(TEST_ARGS)
 VMTEST_PREEMPT_CPUS ?= 2 4
 VMTEST_ARM64_KERNELS ?= arm64:6.12 arm64:7.3 arm64-16k:7.3
-VMTEST_ARM64_CMD ?= build/arm64/aa_tests $(TEST_ARGS)
+VMTEST_ARM64_CMD ?= $$AA_BUILD/aa_tests $(TEST_ARGS)
 VMTEST_SH = bash scripts/vmtest.sh -k '$(VMTEST_KERNEL)' -m '$(VMTEST_MEM)' -t '$(VMTEST_TIMEOUT)'
 
 vmtest: export VMTEST_CMD := $(VMTEST_CMD)
@@ -67,11 +68,13 @@ vmtest-preempt: $(TEST_BIN)
 vmtest-arm64: export VMTEST_ARM64_CMD := $(VMTEST_ARM64_CMD)
 vmtest-arm64:
 	$(Q)bash scripts/install-deps.sh --vmtest --arm64
-	$(Q)$(MAKE) ARCH=arm64 all
 	$(call msg,VMTEST,$(VMTEST_ARM64_KERNELS))
 	$(Q)for k in $(VMTEST_ARM64_KERNELS); do \
+		case "$${k%%:*}" in *-16k) kb=16 b=build/arm64-16k;; *) kb=4 b=build/arm64;; esac; \
+		$(MAKE) ARCH=arm64 PAGE_KB=$$kb all || exit; \
 		$(VMTEST_SH) -A "$${k%%:*}" -k "$${k#*:}" -c '$(VMTEST_CPUS)' -a '$(VMTEST_APPEND)' -- \
-			"echo \"vmtest-arm64: \$$(uname -m -r), \$$(grep -m1 KernelPageSize /proc/self/smaps)\" && \
+			"export AA_BUILD=$$b && \
+			echo \"vmtest-arm64: \$$(uname -m -r), \$$(grep -m1 KernelPageSize /proc/self/smaps), \$$AA_BUILD\" && \
 			$$VMTEST_ARM64_CMD" || exit; \
 	done
 

@@ -18,11 +18,15 @@ Rules:
     1/16 of the span unused at its end; if no span of up to 16 pages does,
     the one that leaves least;
   - CPU cache capacity about 32 KiB of objects (8..128), batch a quarter of
-    it (2..32); objects per span <= 256 (the page map's object index).
+    it (2..32);
+  - one table per page size (AA_PAGE_SHIFT 12: 4 KiB, 14: 16 KiB), the
+    same classes with spans of the page's multiples: a span is at most
+    2^18 bytes, so that the object-start test's reciprocal is exact
+    (18 + 13 bits <= 32; include/aa_hit.h).
 """
 import sys
 
-PAGE = 4096
+PAGES = {12: 4096, 14: 16384}
 MAX = 8192
 
 GRAIN = 8       # the index step: AA_CLASS_INDEX holds the class of q * GRAIN bytes
@@ -41,24 +45,27 @@ def classes():
         cls.append(c)
     return cls
 
-def span_pages(size):
+def span_pages(size, PAGE):
     fits = [p for p in (1, 2, 4, 8, 16) if p * PAGE // size >= 4]
     for p in fits:
         if (p * PAGE) % size * 16 <= p * PAGE:
             return p
     return min(fits, key=lambda p: ((p * PAGE) % size / (p * PAGE), p))
 
-def main(out):
-    cls = classes()
+def rows_for(cls, PAGE):
     rows = []
     for i, s in enumerate(cls):
-        pages = span_pages(s)
+        pages = span_pages(s, PAGE)
         objs = pages * PAGE // s
         cap = max(8, min(128, 32768 // s))
         batch = max(2, min(32, cap // 4))
         recip = -(-(1 << 32) // s)
-        assert objs <= 256
+        assert pages * PAGE <= 1 << 18 and objs < 1 << 16
         rows.append((i, s, pages, objs, batch, cap, recip))
+    return rows
+
+def main(out):
+    cls = classes()
     index = []
     for q in range(MAX // GRAIN + 1):
         size = q * GRAIN
@@ -81,10 +88,17 @@ def main(out):
     w("#define AA_CLASS_GRAIN\t\t%d\n" % GRAIN)
     w("#define AA_CLASS_INDEX_OF(size)\t(((size) + %d) >> %d)\n\n"
       % (GRAIN - 1, GRAIN.bit_length() - 1))
-    w("#define AA_SIZE_CLASSES(X)\t\t\t\t\t\\\n")
-    for r in rows:
-        w("\tX(%2d, %4d, %d, %3d, %2d, %3d, %10du)\t\t\\\n" % r)
-    w("\t/* end */\n\n#define AA_CLASS_INDEX\t\t\t\t\t\t\\\n")
+    for k, (shift, page) in enumerate(sorted(PAGES.items())):
+        w("#%s AA_PAGE_SHIFT == %d\t/* %d-KiB pages */\n"
+          % ("if" if k == 0 else "elif", shift, page // 1024))
+        w("#define AA_SIZE_CLASSES(X)\t\t\t\t\t\\\n")
+        for r in rows_for(cls, page):
+            w("\tX(%2d, %4d, %d, %4d, %2d, %3d, %10du)\t\t\\\n" % r)
+        w("\t/* end */\n")
+        w("#define AA_SPAN_OBJS_MAX\t%d\t/* the most objects of any span */\n"
+          % max(r[3] for r in rows_for(cls, page)))
+    w("#else\n#error \"aa_size_classes.h: AA_PAGE_SHIFT (aa_types.h) first\"\n")
+    w("#endif\n\n#define AA_CLASS_INDEX\t\t\t\t\t\t\\\n")
     for k in range(0, len(index), 16):
         w("\t" + ", ".join("%2d" % x for x in index[k:k + 16]) +
           (",\t\\\n" if k + 16 < len(index) else "\n"))

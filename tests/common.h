@@ -80,6 +80,9 @@ static inline int t_kernel_major(void)
 	return atoi(u.release);
 }
 
+/* An arena of `bytes` in the kernel's pages (the build's AA_PAGE_SIZE). */
+#define T_PAGES(bytes)	((__u32)((bytes) / AA_PAGE_SIZE))
+
 /* Open the library's own heap; skip the test when this process cannot
  * create an arena. flags: AA_F_NO_CACHES tests the buddy alone. */
 static inline struct aa_heap *t_open_flags(__u32 arena_pages, __u64 init_bytes, __u32 flags)

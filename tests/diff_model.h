@@ -10,7 +10,7 @@
 
 #include "common.h"
 
-#define D_ARENA_PAGES	(1U << 15)		/* 128 MiB of address space */
+#define D_ARENA_PAGES	T_PAGES(128ULL << 20)	/* 128 MiB of address space */
 #define D_INIT_BYTES	(16ULL << 20)
 #define D_BATCH		1000U			/* ops per aa__batch run */
 #define D_MIN_OPS	100000U

@@ -79,7 +79,7 @@ Test(compat, the_first_bpf_alloc_initialises_the_heap)
 	cr_assert_eq(alloc(24, 1), 1, "no memory (self-init error %d)", root()->self_init_err);
 	cr_assert_eq(root()->magic, AA_ROOT_MAGIC);
 	cr_assert_eq(root()->self_inits, 1);
-	cr_assert_eq(root()->arena_size, COMPAT_ARENA_PAGES * 4096ULL);
+	cr_assert_eq(root()->arena_size, COMPAT_ARENA_PAGES * (__u64)AA_PAGE_SIZE);
 	cr_assert_lt(root()->stats.pages_mapped, 16, "%llu pages mapped for one allocation",
 		     (unsigned long long)root()->stats.pages_mapped);
 	cr_assert_eq(alloc(24, 99), 99);

@@ -29,7 +29,7 @@ static void open_sized(__u32 flags, __u64 init_bytes)
 	t_need_arena();
 	skel = test_concurrency__open();
 	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 15), 0);
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, T_PAGES(128 * MiB)), 0);
 	cr_assert_eq(test_concurrency__load(skel), 0, "load: %s", strerror(errno));
 	AA_OPTS(aa_heap_opts, o, .init_bytes = init_bytes, .flags = flags);
 	h = aa_heap__attach(skel->obj, &o);
@@ -562,7 +562,7 @@ Test(concurrency, whoever_sees_the_magic_sees_the_whole_heap)
 	t_need_arena();
 	skel = test_concurrency__open();
 	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 15), 0);
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, T_PAGES(128 * MiB)), 0);
 	cr_assert_eq(test_concurrency__load(skel), 0, "load: %s", strerror(errno));
 	root = &skel->arena->aa__root;
 	pin(0);

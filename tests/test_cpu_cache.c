@@ -545,7 +545,7 @@ static void fake_possible_cpus(const char *list)
 
 static void open_fake_cpus(const char *list)
 {
-	AA_OPTS(aa_heap_opts, o, .arena_pages = 1 << 14, .init_bytes = 4 * MiB);
+	AA_OPTS(aa_heap_opts, o, .arena_pages = T_PAGES(64 * MiB), .init_bytes = 4 * MiB);
 
 	t_need_arena();
 	fake_possible_cpus(list);
@@ -645,7 +645,7 @@ Test(cpu_cache, tunables_are_validated_and_used, .init = NULL, .fini = NULL)
 		t.cpu_cache_cap[c] = 4;
 		t.batch[c] = 2;
 	}
-	AA_OPTS(aa_heap_opts, o, .arena_pages = 1 << 12, .tunables = &t);
+	AA_OPTS(aa_heap_opts, o, .arena_pages = T_PAGES(16 * MiB), .tunables = &t);
 	hh = aa_heap__open(&o);
 	cr_assert_not_null(hh);
 	pin(0);

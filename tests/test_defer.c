@@ -16,7 +16,7 @@ static const struct aa_root *r;
 
 static void open_defer(void)
 {
-	h = t_open_flags(1 << 14 /* 64 MiB */, 4 * MiB, AA_F_DEFER);
+	h = t_open_flags(T_PAGES(64 * MiB), 4 * MiB, AA_F_DEFER);
 	r = aa_heap__root(h);
 }
 
@@ -123,7 +123,7 @@ Test(defer, without_the_flag_it_is_refused)
 	struct aa_heap *plain;
 
 	close_heap();	/* the suite's heap has the flag */
-	plain = t_open_flags(1 << 12, MiB, 0);
+	plain = t_open_flags(T_PAGES(16 * MiB), MiB, 0);
 	__u64 p = t_malloc(plain, 64);
 	struct aa_op_args a = t_call(plain, AA_OP_FREE_DEFERRED, 0, 0, p, 0);
 
@@ -162,7 +162,7 @@ Test(defer, limbo_over_its_limit_raises_the_signal)
 	cr_assert_eq(aa_tunables__default(&t), 0);
 	t.defer_limit = 64 << 10;
 	t.low_watermark = 0;	/* only limbo raises the signal here */
-	AA_OPTS(aa_heap_opts, o, .arena_pages = 1 << 12, .init_bytes = MiB,
+	AA_OPTS(aa_heap_opts, o, .arena_pages = T_PAGES(16 * MiB), .init_bytes = MiB,
 		.flags = AA_F_DEFER, .tunables = &t);
 	h = aa_heap__open(&o);
 	cr_assert_not_null(h);
@@ -201,7 +201,7 @@ Test(defer, limbo_never_holds_more_than_twice_its_limit)
 	close_heap();	/* this one with its own tunables */
 	cr_assert_eq(aa_tunables__default(&t), 0);
 	t.defer_limit = 64 << 10;
-	AA_OPTS(aa_heap_opts, o, .arena_pages = 1 << 12, .init_bytes = MiB,
+	AA_OPTS(aa_heap_opts, o, .arena_pages = T_PAGES(16 * MiB), .init_bytes = MiB,
 		.flags = AA_F_DEFER, .tunables = &t);
 	h = aa_heap__open(&o);
 	cr_assert_not_null(h);

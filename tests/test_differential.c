@@ -733,7 +733,7 @@ Test(differential, random_ops_caches, .timeout = 300)
 
 Test(differential, pattern_check_catches_corruption)
 {
-	struct aa_heap *h = t_open(1U << 12, AA_CHUNK_SIZE);
+	struct aa_heap *h = t_open(T_PAGES(16 * AA_CHUNK_SIZE), AA_CHUNK_SIZE);
 	struct obj a = { .size = 100, .seed = 1 }, b = { .size = 1000, .seed = 2 };
 	struct obj a_as_b;
 	unsigned char *p;

@@ -43,7 +43,7 @@ Test(embed, gpl_object_with_its_own_kfuncs_and_arena_links_and_runs)
 {
 	struct embed_args a = {};
 
-	cr_assert_eq(bpf_map__max_entries(skel->maps.flows_arena), 4096);
+	cr_assert_eq(bpf_map__max_entries(skel->maps.flows_arena), T_PAGES(16 << 20));
 	cr_assert_eq(aa_heap__arena_size(heap), 16 << 20, "the heap is not in flows_arena");
 	cr_assert_eq(t_run(skel->progs.embed_ops, &a, sizeof(a)), 0);
 	cr_assert_eq(a.sum, 16 * 17 / 2, "objects held %llu", (unsigned long long)a.sum);

@@ -49,7 +49,7 @@ static struct test_fault *load_skel(void)
 	t_need_arena();
 	s = test_fault__open();
 	cr_assert_not_null(s);
-	cr_assert_eq(bpf_map__set_max_entries(s->maps.arena, 1 << 14), 0);	/* 64 MiB */
+	cr_assert_eq(bpf_map__set_max_entries(s->maps.arena, T_PAGES(64 * MiB)), 0);	/* 64 MiB */
 	cr_assert_eq(test_fault__load(s), 0);
 	return s;
 }
@@ -126,7 +126,7 @@ Test(fault, init_fails_cleanly_or_succeeds)
  * accounts for after every step; trim and teardown give it all back. */
 Test(fault, grow_fails_cleanly_or_partly)
 {
-	AA_OPTS(aa_heap_opts, o, .arena_pages = 1 << 14, .init_bytes = MiB);
+	AA_OPTS(aa_heap_opts, o, .arena_pages = T_PAGES(64 * MiB), .init_bytes = MiB);
 	struct aa_heap *h;
 	const struct aa_root *r;
 	__u32 every, i, partial = 0, failed = 0, full = 0;
@@ -377,7 +377,7 @@ Test(fault, span_faults_give_null_counted_once_and_recover)
 
 Test(fault, options_come_from_opts_or_the_environment)
 {
-	AA_OPTS(aa_heap_opts, o, .arena_pages = 1 << 11, .fault_pages_every = 1000);
+	AA_OPTS(aa_heap_opts, o, .arena_pages = T_PAGES(8 * MiB), .fault_pages_every = 1000);
 	struct aa_heap *h;
 
 	t_need_arena();

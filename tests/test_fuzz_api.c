@@ -379,7 +379,7 @@ Test(fuzz_api, hostile_calls_never_corrupt_and_every_refusal_is_counted, .timeou
 		seed = (__u64)time(NULL);
 	cr_log_info("fuzz_api: seed %llu (AA_TEST_SEED replays it)\n", (unsigned long long)seed);
 	f.rng = xs_init(seed);
-	f.h = t_open_flags(1 << 14, 16 * MiB, AA_F_DEFER);
+	f.h = t_open_flags(T_PAGES(64 * MiB), 16 * MiB, AA_F_DEFER);
 	f.r = aa_heap__root(f.h);
 	for (i = 0; i < ops; i++) {
 		switch (rnd_below(&f.rng, 10)) {

@@ -15,7 +15,7 @@ static struct aa_heap *h;
 
 static void open_default(void)
 {
-	h = t_open(1 << 14 /* 64 MiB */, 4 * MiB);
+	h = t_open(T_PAGES(64 * MiB), 4 * MiB);
 }
 
 static void close_heap(void)
@@ -53,7 +53,7 @@ Test(heap, init_is_idempotent)
 Test(heap, bad_opts_are_rejected, .init = NULL, .fini = NULL)
 {
 	struct { struct aa_heap_opts o; char extra[8]; } big = { 0 };
-	AA_OPTS(aa_heap_opts, huge, .arena_pages = (1U << 20) + 1);
+	AA_OPTS(aa_heap_opts, huge, .arena_pages = AA_MAX_ARENA_PAGES + 1);
 
 	t_need_arena();
 	big.o.sz = sizeof(big);
@@ -183,7 +183,7 @@ Test(heap, aligned_alloc)
 {
 	__u64 align;
 
-	for (align = 16; align <= 4096; align <<= 1) {
+	for (align = 16; align <= AA_PAGE_SIZE; align <<= 1) {
 		struct aa_op_args a = t_call(h, AA_OP_ALIGNED, 24, align, 0, 0);
 
 		cr_assert_neq(a.ptr, 0);
@@ -196,7 +196,7 @@ Test(heap, aligned_alloc)
 Test(heap, aligned_alloc_bad_alignment)
 {
 	cr_assert_eq(t_call(h, AA_OP_ALIGNED, 24, 3, 0, 0).ptr, 0);
-	cr_assert_eq(t_call(h, AA_OP_ALIGNED, 24, 8192, 0, 0).ptr, 0);
+	cr_assert_eq(t_call(h, AA_OP_ALIGNED, 24, 2 * AA_PAGE_SIZE, 0, 0).ptr, 0);
 	cr_assert_eq(t_call(h, AA_OP_ALIGNED, 24, 0, 0, 0).ptr, 0);
 	cr_assert_eq(t_stats(h).err[AA_ERR_ALIGN], 3);
 }
@@ -289,7 +289,8 @@ Test(heap, interior_and_misaligned_pointers_are_refused)
 Test(heap, span_and_run_pointers_are_judged_by_the_page_map)
 {
 	__u64 a = t_malloc(h, 48), b = t_malloc(h, 48), run = t_malloc(h, 3 * AA_PAGE_SIZE);
-	__u64 span = a & ~(__u64)(AA_PAGE_SIZE - 1);	/* 48 B: 1-page spans, 85 objects */
+	__u64 span = a & ~(__u64)(AA_PAGE_SIZE - 1);	/* 48 B: 1-page spans */
+	__u32 objs = aa_class_span_pages(aa_size_class(48)) * AA_PAGE_SIZE / 48;
 	struct aa_stats before, after;
 
 	cr_assert(a && b && run);
@@ -297,7 +298,7 @@ Test(heap, span_and_run_pointers_are_judged_by_the_page_map)
 	snapshot(&before);
 	cr_assert_eq(t_free(h, a + 16), -ENOENT, "aligned, not an object start");
 	cr_assert_eq(t_free(h, a + 32), -ENOENT);
-	cr_assert_eq(t_free(h, span + 85 * 48), -ENOENT, "the span's unused tail");
+	cr_assert_eq(t_free(h, span + objs * 48), -ENOENT, "the span's unused tail");
 	cr_assert_eq(t_free(h, b + 48), -EALREADY, "a free object of the span");
 	cr_assert_eq(t_free(h, run + 16), -ENOENT, "inside a run's first page");
 	cr_assert_eq(t_free(h, run + AA_PAGE_SIZE), -ENOENT, "a run's tail page");
@@ -319,7 +320,8 @@ Test(heap, span_and_run_pointers_are_judged_by_the_page_map)
  * pages stay usable; at most a page lost to rounding. */
 Test(heap, large_allocations_give_back_their_last_chunk)
 {
-	__u64 p = t_malloc(h, AA_CHUNK_SIZE + 5000), q;
+	/* a chunk and a 2-page tail, whatever the page */
+	__u64 bytes = AA_CHUNK_SIZE + AA_PAGE_SIZE + 904, p = t_malloc(h, bytes), q;
 	struct aa_stats st = t_stats(h);
 
 	cr_assert_neq(p, 0);
@@ -327,12 +329,12 @@ Test(heap, large_allocations_give_back_their_last_chunk)
 	cr_assert_eq(st.large_chunks, 1);
 	cr_assert_eq(st.run_pages, 2, "the rest is a 2-page run in the next chunk");
 	cr_assert_eq(t_free(h, p + AA_CHUNK_SIZE), -ENOENT, "inside the tail run");
-	/* its pages 2.. went back as blocks of 2, 4, .. 128 pages: a 100-page
-	 * run fits the 128 best */
-	q = t_malloc(h, 100 * AA_PAGE_SIZE);
-	cr_assert_eq(q, p + AA_CHUNK_SIZE + 128 * AA_PAGE_SIZE,
+	/* its pages 2.. went back as blocks of 2, 4, .. half a chunk: a run
+	 * of one page less than half a chunk fits that last block best */
+	q = t_malloc(h, (AA_CHUNK_PAGES / 2 - 1) * AA_PAGE_SIZE);
+	cr_assert_eq(q, p + AA_CHUNK_SIZE + AA_CHUNK_PAGES / 2 * AA_PAGE_SIZE,
 		     "the next chunk's free pages serve others (got 0x%llx)", (unsigned long long)q);
-	memset(aa_heap__ptr(h, p), 0x5a, AA_CHUNK_SIZE + 5000);
+	memset(aa_heap__ptr(h, p), 0x5a, bytes);
 	cr_assert_eq(t_free(h, p), 0);
 	cr_assert_eq(t_free(h, q), 0);
 	st = t_stats(h);
@@ -358,7 +360,7 @@ Test(heap, exhaustion_gives_null_then_recovers, .init = NULL)
 	__u64 ptrs[64], p;
 	int n = 0;
 
-	h = t_open(1 << 11 /* 8 MiB arena */, 2 * MiB);
+	h = t_open(T_PAGES(8 * MiB), 2 * MiB);
 	while (n < 64 && (p = t_malloc(h, 256 << 10)))
 		ptrs[n++] = p;
 	cr_assert_eq(n, 8, "2 MiB heap holds 8 blocks of 256 KiB, got %d", n);
@@ -375,7 +377,7 @@ Test(heap, grow_until_the_arena_is_full, .init = NULL)
 {
 	int chunks;
 
-	h = t_open(1 << 11 /* 8 MiB = 8 slots */, 1 * MiB);
+	h = t_open(T_PAGES(8 * MiB) /* 8 slots */, 1 * MiB);
 	chunks = aa_heap__grow(h, 64 * MiB);
 	/* root and metadata pages occupy at least one slot */
 	cr_assert(chunks >= 5 && chunks <= 7, "grew %d chunks", chunks);
@@ -462,7 +464,7 @@ Test(heap, bulk_alloc_returns_what_it_got, .init = NULL)
 	__u64 arr, *u;
 	struct aa_op_args a;
 
-	h = t_open(1 << 11, 1 * MiB);
+	h = t_open(T_PAGES(8 * MiB), 1 * MiB);
 	arr = t_malloc(h, 64 * sizeof(__u64));	/* 512 B of the 1-MiB heap */
 	u = aa_heap__ptr(h, arr);
 	a = t_call(h, AA_OP_MALLOC_BULK, 128 << 10, 0, arr, 64);
@@ -624,9 +626,9 @@ Test(heap, checker_finds_broken_free_lists)
 	link[1] = 0x1000;
 	cr_assert_eq(aa_heap__check(h), 5, "a broken order-1 prev link");
 	link[1] = AA_NIL;
-	r->order_summary[7] ^= 1;
-	cr_assert_eq(aa_heap__check(h), 19, "an order-7 summary bit flipped");
-	r->order_summary[7] ^= 1;
+	r->order_summary[AA_MAX_ORDER - 1] ^= 1;
+	cr_assert_eq(aa_heap__check(h), 19, "an order-%u summary bit flipped", AA_MAX_ORDER - 1);
+	r->order_summary[AA_MAX_ORDER - 1] ^= 1;
 	t_check(h);
 	cr_assert_eq(t_free(h, p), 0);
 	t_check(h);

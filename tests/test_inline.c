@@ -170,7 +170,7 @@ Test(self_init, never_initialised_object_gets_null_or_initialises_itself)
 	cr_assert_eq(r->self_init_err, 0);
 	cr_assert_eq(r->init_state, AA_INIT_DONE);
 	cr_assert_eq(r->flags & AA_F_NO_CACHES, AA_F_NO_CACHES);
-	cr_assert_eq(r->arena_size, (__u64)bpf_map__max_entries(skel->maps.arena) * 4096);
+	cr_assert_eq(r->arena_size, (__u64)bpf_map__max_entries(skel->maps.arena) * AA_PAGE_SIZE);
 	a.size = 100000;
 	cr_assert_eq(run(skel->progs.inline_one, &a), 1, "a page run after self-init");
 	cr_assert_eq(r->stats.err[AA_ERR_UNINIT], 0);

@@ -176,7 +176,7 @@ static void run(__u32 flags, const char *what, bool strict)
 	t_need_arena();
 	skel = test_irq_nulls__open();
 	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 15), 0);
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, T_PAGES(128 * MiB)), 0);
 	cr_assert_eq(test_irq_nulls__load(skel), 0, "load: %s", strerror(errno));
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 64 * MiB, .flags = flags);
 	h = aa_heap__attach(skel->obj, &o);

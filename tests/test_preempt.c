@@ -129,7 +129,7 @@ static void run_stress(const struct ps_cfg *cfg, struct ps_result *r)
 	*r = (struct ps_result){ 0 };
 	skel = test_preempt__open();
 	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 15), 0);
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, T_PAGES(128 * MiB)), 0);
 	cr_assert_eq(test_preempt__load(skel), 0, "load: %s", strerror(errno));
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 64 * MiB, .flags = cfg->flags);
 	h = aa_heap__attach(skel->obj, &o);

@@ -50,15 +50,22 @@ Test(probe, a_created_map_is_available)
 	has("BPF arena maps can be created (Linux 6.12.0)");
 }
 
-/* A 16-KiB-page kernel (Debian's arm64-16k) creates arena maps whose pages
- * are 16 KiB: refused until the allocator's page follows the kernel's. */
+/* An arena's pages are the kernel's, and the allocator's page is fixed at
+ * build time: a kernel whose page differs (Debian's arm64-16k for the
+ * 4-KiB build) is refused, with the build that fits it. */
 Test(probe, a_kernel_page_other_than_the_allocators_is_refused)
 {
-	struct aa__arena_facts f = { .major = 7, .minor = 3, .page_size = 16384 };
+	long other = AA_PAGE_SIZE == 4096 ? 16384 : 4096;
+	struct aa__arena_facts f = { .major = 7, .minor = 3, .page_size = other };
+	char want[160];
 
 	cr_assert_eq(aa__arena_diagnose(&f, line, sizeof(line)), -EOPNOTSUPP);
-	has("BPF arena maps can be created (Linux 7.3.0), but this kernel's pages are 16384 bytes");
-	has("4096-byte pages only");
+	snprintf(want, sizeof(want), "BPF arena maps can be created (Linux 7.3.0), but this "
+		 "kernel's pages are %ld bytes", other);
+	has(want);
+	snprintf(want, sizeof(want), "%u-byte pages only (build it with `make PAGE_KB=%ld`)",
+		 AA_PAGE_SIZE, other / 1024);
+	has(want);
 	f.page_size = AA_PAGE_SIZE;
 	cr_assert_eq(aa__arena_diagnose(&f, line, sizeof(line)), 0);
 	lacks("but");

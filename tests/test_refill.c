@@ -25,7 +25,7 @@ static void setup(void)
 	t_need_arena();
 	skel = test_cpu_cache__open();
 	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 12), 0);
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, T_PAGES(16 * MiB)), 0);
 	cr_assert_eq(test_cpu_cache__load(skel), 0);
 	h = aa_heap__attach(skel->obj, &o);
 	cr_assert_not_null(h);

@@ -28,7 +28,7 @@ static void setup(void)
 	t_need_arena();
 	skel = test_cpu_cache__open();
 	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 15), 0);
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, T_PAGES(128 * MiB)), 0);
 	cr_assert_eq(test_cpu_cache__load(skel), 0, "load: %s", strerror(errno));
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 16 * MiB);
 	h = aa_heap__attach(skel->obj, &o);

@@ -32,7 +32,7 @@ static void open_heap(__u32 arena_mib, __u64 init_mib, __u32 flags)
 	t_need_arena();
 	skel = test_self_grow__open();
 	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, arena_mib << 8), 0);
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, T_PAGES(arena_mib * MiB)), 0);
 	cr_assert_eq(test_self_grow__load(skel), 0, "load: %s", strerror(errno));
 	h = aa_heap__attach(skel->obj, &o);
 	cr_assert_not_null(h, "attach: %s", strerror(errno));

@@ -22,7 +22,7 @@ static void setup(void)
 	t_need_arena();
 	skel = test_cpu_cache__open();
 	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 13), 0);
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, T_PAGES(32 * MiB)), 0);
 	cr_assert_eq(test_cpu_cache__load(skel), 0);
 	h = aa_heap__attach(skel->obj, &o);
 	cr_assert_not_null(h);
@@ -48,7 +48,7 @@ static __u64 bpf_calls(__u32 first, __u32 n, __u64 size)
  * of flags, set up by t_open_flags(). */
 static struct aa_heap *calls_from_userspace(__u32 flags, __u64 *p, int n, int frees)
 {
-	struct aa_heap *uh = t_open_flags(1 << 12, 4 * MiB, flags);
+	struct aa_heap *uh = t_open_flags(T_PAGES(16 * MiB), 4 * MiB, flags);
 	int i;
 
 	for (i = 0; i < n; i++)
@@ -156,7 +156,7 @@ Test(stats, deferred_frees_count_when_called)
  * hold. */
 Test(stats, a_deferral_without_the_heap_lock_takes_its_node_from_the_cpu_cache)
 {
-	struct aa_heap *dh = t_open_flags(1 << 12, 4 * MiB, AA_F_DEFER);
+	struct aa_heap *dh = t_open_flags(T_PAGES(16 * MiB), 4 * MiB, AA_F_DEFER);
 	struct aa_root *r = (struct aa_root *)aa_heap__root(dh);
 	__u64 p, q[4];
 	__u32 cached;
@@ -219,7 +219,7 @@ static void expect_calls(struct aa_heap *mh, const char *when, __u64 allocs, __u
  * after every step, and the totals are the calls the test made. */
 static void mixed_workload(__u32 flags)
 {
-	struct aa_heap *mh = t_open_flags(1 << 13, 8 * MiB, flags);
+	struct aa_heap *mh = t_open_flags(T_PAGES(32 * MiB), 8 * MiB, flags);
 	__u64 p[MIXED_N], allocs = 0, frees = 0, size;
 	struct aa_stats st;
 	int i;

@@ -32,7 +32,7 @@ static void open_heap_flags(__u32 flags)
 	t_need_arena();
 	skel = test_user_cache__open();
 	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, 1 << 15), 0);
+	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, T_PAGES(128 * MiB)), 0);
 	cr_assert_eq(test_user_cache__load(skel), 0, "load: %s", strerror(errno));
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 16 * MiB, .flags = flags);
 	h = aa_heap__attach(skel->obj, &o);

@@ -6,14 +6,52 @@
  * aa__heap_close_foreign()), the library's programs among them by name,
  * and its own mapping of the arena, at the address and with the root that
  * the aa_fast map next to the arena names. heap.c creates and frees the
- * handle; this file fills and closes its part only.
+ * handle; this file fills and closes its part only. And the other side of
+ * it: where aa_heap__open() puts the arena it creates, so that other
+ * processes can map it there.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "internal.h"
+
+/*
+ * An address for an arena that aa_heap__open() creates, which other
+ * processes will map where this one does (an arena has one address in
+ * every process). Left to the kernel, it lands where this process's mmaps
+ * go, top-down below its libraries, and in another process that range may
+ * hold a library or a stack: likelier on arm64 (18 bits of mmap
+ * randomization) than on x86-64 (28). Here: a random 4-GiB window of
+ * [1 TiB, 2 TiB), which neither the program loader nor top-down mmap
+ * reaches in an ordinary process, free in this one (checked: libbpf maps
+ * an arena with an address over whatever is there). 0 (the kernel's
+ * choice) when no window is free, or the address space is smaller.
+ */
+__u64 aa__arena_quiet_addr(__u64 bytes)
+{
+	unsigned int i, r = 0;
+	__u64 a;
+	void *m;
+
+	if (!bytes || bytes > (1ULL << 32))
+		return 0;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (unsigned int)getpid() * 2654435761U;
+	for (i = 0; i < 8; i++, r = r * 1103515245U + 12345U) {
+		a = (1ULL << 40) + ((__u64)(r >> 24) << 32);
+		m = mmap((void *)(unsigned long)a, bytes, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (m == MAP_FAILED)
+			continue;
+		munmap(m, bytes);
+		if ((__u64)(unsigned long)m == a)
+			return a;
+	}
+	return 0;
+}
 
 /* Keep fd in h (closed by aa_heap__destroy()); returns it. */
 int aa__heap_keep_fd(struct aa_heap *h, int fd)

@@ -300,6 +300,9 @@ AA_API struct aa_heap *aa_heap__open(const struct aa_heap_opts *opts)
 		goto fail;
 	}
 	err = bpf_map__set_max_entries(h->skel->maps.arena, pages);
+	if (!err)
+		err = bpf_map__set_map_extra(h->skel->maps.arena,
+					     aa__arena_quiet_addr((__u64)pages * AA_PAGE_SIZE));
 	if (err)
 		goto fail;
 	err = arena_alloc__load(h->skel);

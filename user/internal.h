@@ -137,6 +137,7 @@ int aa__env_u64(const char *name, __u64 *out);
 /* foreign.c: map the arena and find the root through aa_fast; where names
  * the source in messages. */
 int aa__heap_map_fds(struct aa_heap *h, int arena_fd, int fast_fd, const char *where);
+__u64 aa__arena_quiet_addr(__u64 bytes);
 /* probe.c: what aa_probe_arena() learns about this process, apart so
  * that tests can classify any refusal without the kernel that gives it. */
 enum aa__cx16 { AA_CX16_UNKNOWN, AA_CX16_PRESENT, AA_CX16_ABSENT };

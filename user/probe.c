@@ -18,8 +18,8 @@
  *                  otherwise out of memory (a memory cgroup) -> -ENOMEM
  *   anything else  said as it is                            -> -errno
  * And where the map can be created: a kernel page other than the
- * allocator's (AA_PAGE_SIZE: 16-KiB or 64-KiB arm64 kernels; the arena's
- * pages are the kernel's)                                   -> -EOPNOTSUPP
+ * allocator's (AA_PAGE_SIZE, fixed at build time: a 16-KiB kernel needs
+ * the PAGE_KB=16 build; the arena's pages are the kernel's) -> -EOPNOTSUPP
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -82,8 +82,10 @@ int aa__arena_diagnose(const struct aa__arena_facts *f, char *buf, size_t sz)
 		sz = 0;
 	if (!err && f->page_size && f->page_size != AA_PAGE_SIZE) {
 		snprintf(buf, sz, "BPF arena maps can be created (Linux %s), but this kernel's "
-			 "pages are %ld bytes and this arena-alloc manages %u-byte pages only",
-			 release(f, rel, sizeof(rel)), f->page_size, AA_PAGE_SIZE);
+			 "pages are %ld bytes and this arena-alloc manages %u-byte pages only "
+			 "(build it with `make PAGE_KB=%ld`)",
+			 release(f, rel, sizeof(rel)), f->page_size, AA_PAGE_SIZE,
+			 f->page_size / 1024);
 		return -EOPNOTSUPP;
 	}
 	if (!err) {

@@ -142,8 +142,8 @@ AA_API int aa_stats__print(const struct aa_stats *st, FILE *out)
 		(unsigned long long)st->heap_bytes, (unsigned long long)st->heap_peak_bytes,
 		(unsigned long long)st->heap_live, (unsigned long long)st->heap_allocs,
 		(unsigned long long)st->heap_frees);
-	fprintf(out, "pages: mapped %llu (peak %llu), chunks %llu (%llu whole in large "
-		"allocations), grown %llu, trimmed %llu\n",
+	fprintf(out, "pages of %u KiB: mapped %llu (peak %llu), chunks %llu (%llu whole in large "
+		"allocations), grown %llu, trimmed %llu\n", AA_PAGE_SIZE / 1024,
 		(unsigned long long)st->pages_mapped, (unsigned long long)st->peak_pages_mapped,
 		(unsigned long long)st->nr_chunks, (unsigned long long)st->large_chunks,
 		(unsigned long long)st->nr_grows, (unsigned long long)st->nr_trims);

@@ -20,7 +20,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-AA_ARENA(1 << 14);	/* 64 MiB of address space: the map, in this one file */
+AA_ARENA((64 << 20) / AA_PAGE_SIZE);	/* 64 MiB of address space: the map, in this one file */
 
 void __arena *bpf_arena_alloc_pages(void *map, void __arena *addr, __u32 page_cnt,
 				    int node_id, __u64 flags) __ksym __weak;

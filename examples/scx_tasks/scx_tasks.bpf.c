@@ -22,7 +22,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-AA_ARENA(1 << 14);	/* 64 MiB of address space */
+AA_ARENA((64 << 20) / AA_PAGE_SIZE);	/* 64 MiB of address space */
 
 #define STRUCT_OPS(name, args...)	SEC("struct_ops/" #name) BPF_PROG(name, ##args)
 #define STRUCT_OPS_SLEEPABLE(name, args...) SEC("struct_ops.s/" #name) BPF_PROG(name, ##args)

@@ -15,7 +15,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-AA_ARENA(1 << 12);	/* 16 MiB of address space */
+AA_ARENA((16 << 20) / AA_PAGE_SIZE);	/* 16 MiB of address space */
 
 const volatile __u64 limit = 256;	/* events kept; set before load */
 __u64 head;		/* arena address of the newest event, 0: empty */

@@ -75,7 +75,7 @@ static int st_aligned(void)
 		return 1;
 	if (((__u64)p & 4095) || ((__u64)q & 255))
 		return 2;
-	if (aa_aligned_alloc(3, 16) || aa_aligned_alloc(8192, 16))
+	if (aa_aligned_alloc(3, 16) || aa_aligned_alloc(2 * AA_PAGE_SIZE, 16))
 		return 3;
 	return aa_free(p) || aa_free(q) ? 4 : 0;
 }

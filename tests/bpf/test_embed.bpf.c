@@ -22,7 +22,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define EMBED_ARENA_PAGES	4096
+#define EMBED_ARENA_PAGES	((16 << 20) / AA_PAGE_SIZE)	/* 16 MiB */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARENA);

@@ -28,9 +28,11 @@
 #include "demo.h"
 #include "demo.skel.h"
 
+/* Object i's size: small classes, a page of 4 KiB, and a page run above
+ * the largest class (20000 B: 5 pages of 4 KiB, 2 of 16). */
 static __u64 batch_size(unsigned int i)
 {
-	static const __u64 sizes[] = { 16, 24, 64, 100, 256, 1000, 4096, 3000 };
+	static const __u64 sizes[] = { 16, 24, 64, 100, 256, 1000, 4096, 20000 };
 
 	return sizes[i % (sizeof(sizes) / sizeof(sizes[0]))];
 }
@@ -222,7 +224,7 @@ int cmd_demo(void)
 	if (cli_need_root("demo") || cli_need_arena("demo"))
 		return 1;
 	skel = demo_bpf__open();
-	if (!skel || bpf_map__set_max_entries(skel->maps.arena, demo_arena_mb * 256) ||
+	if (!skel || bpf_map__set_max_entries(skel->maps.arena, (demo_arena_mb << 20) / AA_PAGE_SIZE) ||
 	    demo_bpf__load(skel)) {
 		cli_err("demo: loading the demo's BPF object failed: %s", strerror(errno));
 		demo_bpf__destroy(skel);

@@ -10,7 +10,8 @@
 #include <string.h>
 #include "cli.h"
 
-#define BAR	64	/* characters per chunk: 4 pages each */
+/* characters per chunk: 4 pages each (1 with 16-KiB pages) */
+#define BAR	(AA_CHUNK_PAGES < 64 ? AA_CHUNK_PAGES : 64)
 
 static const char *state_name(__u32 s)
 {
@@ -23,7 +24,7 @@ static const char *state_name(__u32 s)
 	}
 }
 
-/* '#' all 4 pages used, '.' all free, '+' some of each. */
+/* '#' all of a character's pages used, '.' all free, '+' some of each. */
 static void bar(const struct aa_chunk_info *c, char *out)
 {
 	int i, j, used;
@@ -60,12 +61,19 @@ void cli_print_dump(const struct aa_heap *h, const char *where)
 		w = jw_new(stdout, cli.pretty);
 		jw_start_object(w);
 		jw_kv_string(w, "source", where);
+		jw_kv_uint(w, "page_size", AA_PAGE_SIZE);
+		jw_kv_uint(w, "chunk_pages", AA_CHUNK_PAGES);
 		jw_name(w, "chunks");
 		jw_start_array(w);
 	} else {
-		printf("chunks of the heap at %s\n", where);
+		char head[80];
+
+		snprintf(head, sizeof(head), "occupancy (# used, . free, + both; %u page%s each)",
+			 AA_CHUNK_PAGES / BAR, AA_CHUNK_PAGES / BAR > 1 ? "s" : "");
+		printf("chunks of the heap at %s (pages of %u KiB, %u per chunk)\n", where,
+		       AA_PAGE_SIZE / 1024, AA_CHUNK_PAGES);
 		printf("%5s %-9s %5s %5s %5s  %-*s  free blocks (pages:count)\n", "slot", "state",
-		       "free", "span", "run", BAR, "occupancy (# used, . free, + both; 4 pages each)");
+		       "free", "span", "run", BAR, head);
 	}
 	for (s = 0; !aa_heap__chunk(h, s, &c); s++) {
 		if (c.state == AA_SLOT_UNMAPPED)

@@ -167,7 +167,7 @@ int cmd_load(void)
 
 	if (cli_need_root("load") || cli_ensure_bpffs())
 		return 1;
-	AA_OPTS(aa_heap_opts, o, .arena_pages = load_arena_mb * 256,
+	AA_OPTS(aa_heap_opts, o, .arena_pages = (load_arena_mb << 20) / AA_PAGE_SIZE,
 		.init_bytes = load_init ? load_init : 1,
 		.flags = (load_no_caches ? AA_F_NO_CACHES : 0) | (load_defer ? AA_F_DEFER : 0) |
 			 (load_debug ? AA_F_DEBUG : 0),

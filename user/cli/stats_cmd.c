@@ -156,6 +156,7 @@ static void json_stats(const struct aa_heap *h, const char *where, const struct 
 	jw_start_object(w);
 	jw_kv_string(w, "source", where);
 	jw_kv_uint(w, "layout", r->version);
+	jw_kv_uint(w, "page_size", AA_PAGE_SIZE);
 	jw_kv_uint(w, "arena_bytes", aa_heap__arena_size(h));
 	jw_kv_uint(w, "nr_cpus", r->nr_cpus);
 	jw_name(w, "caches");
