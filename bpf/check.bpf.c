@@ -30,7 +30,8 @@
  * carry the mark of its list's order, have its page-map entry say so, a
  * consistent prev link and natural alignment; the chunk's bits in the order
  * maps must say whether its lists are empty; the list lengths must add up
- * to stats.free_blocks[]; its absent pages to its count of them (23), and
+ * to stats.free_blocks[], and the orders the page size has none of must
+ * stay empty (19); its absent pages to its count of them (23), and
  * all chunks' to stats.absent_pages (24). Then every central list: each
  * span's first entry must name its class, its free objects must carry
  * span marks and number objs - used. Finally the page invariant of
@@ -128,6 +129,10 @@ int aa__heap_check(void)
 				ret = 9;
 			free_pages += aa__root.stats.free_blocks[k] << k;
 		}
+		/* the layout's orders past this page size's (16 KiB: 7, 8) */
+		for (k = AA_NR_ORDERS; k < AA_LAYOUT_ORDERS; k++)
+			if (aa__root.stats.free_blocks[k] || aa__root.order_summary[k])
+				ret = 19;
 		if (!ret && pages != aa__root.stats.span_pages)
 			ret = 17;
 		if (!ret && absent != aa__root.stats.absent_pages)

@@ -14,49 +14,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "common.h"
-
-/* The class of the 64-B objects most tests use (aa_size_class(64)). */
-#define C64	6
-#include "test_cpu_cache.h"
-#include "test_cpu_cache.skel.h"
-
-#define MiB (1ULL << 20)
-
-static struct test_cpu_cache *skel;
-static struct aa_heap *h;
-
-static void open_with(__u32 arena_pages, __u64 init_bytes, __u32 flags)
-{
-	t_need_arena();
-	skel = test_cpu_cache__open();
-	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, arena_pages), 0);
-	cr_assert_eq(test_cpu_cache__load(skel), 0, "load: %s", strerror(errno));
-	AA_OPTS(aa_heap_opts, o, .init_bytes = init_bytes, .flags = flags);
-	h = aa_heap__attach(skel->obj, &o);
-	cr_assert_not_null(h, "attach: %s", strerror(errno));
-}
-
-static void setup(void)
-{
-	open_with(1 << 15, 16 * MiB, 0);
-}
-
-static void teardown(void)
-{
-	aa_heap__destroy(h);
-	test_cpu_cache__destroy(skel);
-	h = NULL;
-	skel = NULL;
-}
+#include "cpu_cache_fixture.h"
 
 TestSuite(cpu_cache, .init = setup, .fini = teardown, .timeout = 600);
-
-static void pin(int cpu)
-{
-	cr_assert_eq(t_pin_cpu(cpu), 0, "pin to CPU %d", cpu);
-}
 
 static int nr_cpus(void)
 {
@@ -220,7 +180,7 @@ Test(cpu_cache, reentrancy_from_hard_irq)
 /* An 8-MiB arena, a 1-MiB heap that does not grow itself (on any kernel). */
 static void setup_small(void)
 {
-	open_with(1 << 11, 1 * MiB, AA_F_NO_SELF_GROW);
+	open_with(T_PAGES(8 * MiB), 1 * MiB, AA_F_NO_SELF_GROW);
 }
 
 Test(cpu_cache, empty_heap_gives_null_and_refill_signal, .init = setup_small)
@@ -599,7 +559,7 @@ Test(cpu_cache, cpus_beyond_the_cache_table_use_the_shared_tiers, .init = NULL)
 
 static void setup_off(void)
 {
-	open_with(1 << 13, 2 * MiB, AA_F_NO_CACHES);
+	open_with(T_PAGES(32 * MiB), 2 * MiB, AA_F_NO_CACHES);
 }
 
 Test(cpu_cache, caches_off_switch_goes_straight_to_the_buddy, .init = setup_off)

@@ -629,6 +629,16 @@ Test(heap, checker_finds_broken_free_lists)
 	r->order_summary[AA_MAX_ORDER - 1] ^= 1;
 	cr_assert_eq(aa_heap__check(h), 19, "an order-%u summary bit flipped", AA_MAX_ORDER - 1);
 	r->order_summary[AA_MAX_ORDER - 1] ^= 1;
+	if (AA_NR_ORDERS < AA_LAYOUT_ORDERS) {	/* 16-KiB pages: orders 7 and 8 stay empty */
+		r->order_summary[AA_NR_ORDERS] ^= 1;
+		cr_assert_eq(aa_heap__check(h), 19, "a summary bit of order %u, past the last",
+			     AA_NR_ORDERS);
+		r->order_summary[AA_NR_ORDERS] ^= 1;
+		r->stats.free_blocks[AA_LAYOUT_ORDERS - 1]++;
+		cr_assert_eq(aa_heap__check(h), 19, "a free block of order %u, past the last",
+			     AA_LAYOUT_ORDERS - 1);
+		r->stats.free_blocks[AA_LAYOUT_ORDERS - 1]--;
+	}
 	t_check(h);
 	cr_assert_eq(t_free(h, p), 0);
 	t_check(h);

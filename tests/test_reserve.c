@@ -11,44 +11,9 @@
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
-#include "common.h"
-
-/* The class of the 64-B objects the tests use (aa_size_class(64)). */
-#define C64	6
-#include "test_cpu_cache.h"
-#include "test_cpu_cache.skel.h"
-
-#define MiB (1ULL << 20)
-
-static struct test_cpu_cache *skel;
-static struct aa_heap *h;
-
-static void setup(void)
-{
-	t_need_arena();
-	skel = test_cpu_cache__open();
-	cr_assert_not_null(skel);
-	cr_assert_eq(bpf_map__set_max_entries(skel->maps.arena, T_PAGES(128 * MiB)), 0);
-	cr_assert_eq(test_cpu_cache__load(skel), 0, "load: %s", strerror(errno));
-	AA_OPTS(aa_heap_opts, o, .init_bytes = 16 * MiB);
-	h = aa_heap__attach(skel->obj, &o);
-	cr_assert_not_null(h, "attach: %s", strerror(errno));
-}
-
-static void teardown(void)
-{
-	aa_heap__destroy(h);
-	test_cpu_cache__destroy(skel);
-	h = NULL;
-	skel = NULL;
-}
+#include "cpu_cache_fixture.h"
 
 TestSuite(reserve, .init = setup, .fini = teardown, .timeout = 600);
-
-static void pin(int cpu)
-{
-	cr_assert_eq(t_pin_cpu(cpu), 0, "pin to CPU %d", cpu);
-}
 
 /* --- The reserve --------------------------------------------------------------- */
 
