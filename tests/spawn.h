@@ -2,8 +2,8 @@
 /*
  * spawn.h - run a shell command in the conditions a test needs, with no
  * outside tool: on a pseudo-terminal, as nobody, without address-space
- * randomization (util-linux's script, setpriv and setarch are busybox
- * applets, or absent, in some guests: arm64's run busybox).
+ * randomization (util-linux's script and setpriv are busybox applets in
+ * the arm64 guests).
  */
 #ifndef _GNU_SOURCE
 #error "spawn.h: define _GNU_SOURCE first (setresuid())"
@@ -22,7 +22,9 @@
 #include "common.h"
 
 #define T_TTY		1U	/* stdin, stdout and stderr on a pseudo-terminal */
-#define T_NOBODY	2U	/* uid and gid 65534, no supplementary groups */
+#define T_NOBODY	2U	/* uid and gid 65534, no supplementary groups: what
+				 * it runs must be reachable by nobody (or run
+				 * through an fd: /proc/self/fd/N) */
 #define T_NO_ASLR	4U	/* personality(ADDR_NO_RANDOMIZE) */
 
 static inline double t_now(void)

@@ -28,7 +28,7 @@
 #include "demo.h"
 #include "demo.skel.h"
 
-/* Object i's size: small classes, a page of 4 KiB, and a page run above
+/* Object i's size: small classes, 4 KiB, and a page run above
  * the largest class (20000 B: 5 pages of 4 KiB, 2 of 16). */
 static __u64 batch_size(unsigned int i)
 {
