@@ -91,12 +91,13 @@ def main(out):
     for k, (shift, page) in enumerate(sorted(PAGES.items())):
         w("#%s AA_PAGE_SHIFT == %d\t/* %d-KiB pages */\n"
           % ("if" if k == 0 else "elif", shift, page // 1024))
+        rows = rows_for(cls, page)
         w("#define AA_SIZE_CLASSES(X)\t\t\t\t\t\\\n")
-        for r in rows_for(cls, page):
+        for r in rows:
             w("\tX(%2d, %4d, %d, %4d, %2d, %3d, %10du)\t\t\\\n" % r)
         w("\t/* end */\n")
         w("#define AA_SPAN_OBJS_MAX\t%d\t/* the most objects of any span */\n"
-          % max(r[3] for r in rows_for(cls, page)))
+          % max(r[3] for r in rows))
     w("#else\n#error \"aa_size_classes.h: AA_PAGE_SHIFT (aa_types.h) first\"\n")
     w("#endif\n\n#define AA_CLASS_INDEX\t\t\t\t\t\t\\\n")
     for k in range(0, len(index), 16):

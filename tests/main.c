@@ -36,7 +36,7 @@
  *                          (getauxval(AT_BASE), hex) and exit 0: how a
  *                          test learns the address that every dynamic
  *                          program run without randomization maps
- *                          (tests/test_cli_heap.c)
+ *                          (tests/test_cli_foreign.c)
  *
  * --help, --version, --list and unknown options run no test and exit 0,
  * as with Criterion's main; so does --always-succeed whatever happened.

@@ -47,6 +47,7 @@ static inline int t_spawn(const char *cmd, unsigned int flags, double secs, char
 	char drop[512];
 	pid_t pid;
 	ssize_t n;
+	bool keep;
 
 	if (flags & T_TTY)
 		cr_assert_eq(openpty(&rfd, &wfd, NULL, NULL, NULL), 0, "openpty: %s", strerror(errno));
@@ -89,13 +90,11 @@ static inline int t_spawn(const char *cmd, unsigned int flags, double secs, char
 			continue;
 		/* a pipe reads 0 at its end, a pty EIO once the last holder of
 		 * its other side is gone */
-		if (out && len + 1 < sz)
-			n = read(rfd, out + len, sz - 1 - len);
-		else
-			n = read(rfd, drop, sizeof(drop));
+		keep = out && len + 1 < sz;
+		n = keep ? read(rfd, out + len, sz - 1 - len) : read(rfd, drop, sizeof(drop));
 		if (n <= 0)
 			break;
-		if (out && len + 1 < sz)
+		if (keep)
 			len += n;
 	}
 	close(rfd);

@@ -14,15 +14,23 @@
 #include <unistd.h>
 #include "cli_run.h"
 #include "spawn.h"
+#include "test_embed.skel.h"
 
 TestSuite(cli_foreign, .init = cli_setup, .fini = cli_teardown);
+
+/* skel's arena pinned at <pin>/flows_arena (cli_teardown() unlinks it),
+ * that path into path. */
+static void pin_flows_arena(struct test_embed *skel, char *path, size_t sz)
+{
+	cr_assert_eq(mkdir(pin, 0700), 0);
+	snprintf(path, sz, "%s/flows_arena", pin);
+	cr_assert_eq(bpf_map__pin(skel->maps.flows_arena, path), 0);
+}
 
 /* Arenas the CLI cannot read, each refused with its cause: one no
  * program uses, an embedder's that was never initialised, a root of
  * another layout version, a root whose magic is gone; the same heap read
  * fine once the root is put back. */
-#include "test_embed.skel.h"
-
 Test(cli_foreign, refuses_arenas_without_a_readable_root)
 {
 	AA_OPTS(aa_heap_opts, o, .init_bytes = 1 << 20);
@@ -117,9 +125,7 @@ Test(cli_foreign, a_taken_arena_address_is_tried_again_then_explained)
 	cr_assert_not_null(h);
 	cr_assert_geq((__u64)(unsigned long)aa_heap__root(h), base, "the arena is not at its address");
 	cr_assert_lt((__u64)(unsigned long)aa_heap__root(h), base + span);
-	cr_assert_eq(mkdir(pin, 0700), 0);
-	snprintf(path, sizeof(path), "%s/flows_arena", pin);
-	cr_assert_eq(bpf_map__pin(skel->maps.flows_arena, path), 0);
+	pin_flows_arena(skel, path, sizeof(path));
 	snprintf(args, sizeof(args), "--map %s stats", path);
 	cr_assert_eq(run(NULL, 0, false, "%s", args), 0, "a free address refused");
 
@@ -152,9 +158,7 @@ Test(cli_foreign, a_missing_program_is_named)
 	cr_assert_eq(test_embed__load(skel), 0);
 	h = aa_heap__attach(skel->obj, &o);
 	cr_assert_not_null(h);
-	cr_assert_eq(mkdir(pin, 0700), 0);
-	snprintf(path, sizeof(path), "%s/flows_arena", pin);
-	cr_assert_eq(bpf_map__pin(skel->maps.flows_arena, path), 0);
+	pin_flows_arena(skel, path, sizeof(path));
 	snprintf(args, sizeof(args), "--map %s trim", path);
 	bad(1, "program aa__trim is missing from the BPF object", args);
 	snprintf(args, sizeof(args), "--map %s check", path);
@@ -185,9 +189,7 @@ Test(cli_foreign, finds_an_embedders_heap_by_map_prog_id_and_pid)
 	cr_assert_not_null(h);
 	for (i = 0; i < 7; i++)
 		cr_assert_neq(objs[i] = aa_heap__malloc(h, 200), 0);
-	cr_assert_eq(mkdir(pin, 0700), 0);
-	snprintf(path, sizeof(path), "%s/flows_arena", pin);
-	cr_assert_eq(bpf_map__pin(skel->maps.flows_arena, path), 0);
+	pin_flows_arena(skel, path, sizeof(path));
 	cr_assert_eq(bpf_prog_get_info_by_fd(bpf_program__fd(skel->progs.embed_ops), &info, &len), 0);
 	snprintf(how[0], sizeof(how[0]), "--map %s", path);
 	snprintf(how[1], sizeof(how[1]), "--prog-id %u", info.id);

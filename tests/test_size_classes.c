@@ -123,7 +123,8 @@ Test(size_classes, a_multiple_of_16_gets_16_byte_alignment)
 }
 
 /* Spans: a power of two of pages (one page-heap block), whole objects, at
- * least 4 of them, at most AA_SPAN_OBJS_MAX (256; 1024 with 16-KiB pages), at most 1/12 of
+ * least 4 of them, at most 256 per 4 KiB of page (the carving loop's
+ * bound, AA_SPAN_OBJS_MAX: 256, or 1024 with 16-KiB pages), at most 1/12 of
  * the span left over at its end (1/16 where a span of up to 16 pages
  * allows it). */
 Test(size_classes, spans_hold_their_objects)
@@ -131,6 +132,7 @@ Test(size_classes, spans_hold_their_objects)
 	unsigned int i;
 	__u32 bytes;
 
+	cr_assert_leq(AA_SPAN_OBJS_MAX, 256U << (AA_PAGE_SHIFT - 12), "the carving loop's bound");
 	for (i = 0; i < NROWS; i++) {
 		bytes = rows[i].pages * AA_PAGE_SIZE;
 		cr_assert(rows[i].pages >= 1 && rows[i].pages <= 16 &&
