@@ -3,7 +3,7 @@
  * memory.c - build/aa_bench_mem: what size mixes cost in memory.
  *
  * For each mix: a fresh heap (caches on, as users run it), N allocations
- * drawn from the mix with a fixed seed, made by aa__batch runs and kept
+ * drawn from the mix with a fixed seed, made by aa__run batch calls and kept
  * live; then
  *   internal waste  1 - requested / usable bytes (rounding to a class);
  *   mapped          pages the heap holds (chunks + their metadata), MiB,

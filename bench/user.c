@@ -6,9 +6,9 @@
  * Pairs (ns per malloc + free pair, amortized over the loop):
  *   user      aa_heap__malloc() + aa_heap__free(): the calling thread's
  *             cache in the arena (user/user_cache.c); a miss or an
- *             overflow runs the aa__user syscall program
+ *             overflow runs aa__run's user calls
  *   syscall   aa_heap__call() with AA_OP_MALLOC, then AA_OP_FREE: one
- *             aa__call program run (bpf_prog_test_run) per call
+ *             aa__run program run (bpf_prog_test_run) per call
  *   glibc     malloc() + free() of private memory
  * Patterns: loop (malloc, touch, free, --iters times: every user call a
  * hit) and batch (malloc 256, then free them in the same order, --iters
@@ -23,7 +23,7 @@
  *
  * Cross-side frees (ns per object freed, batches of 256 objects, rounds
  * of: allocate a batch untimed, free it timed):
- *   BPF's -> user   AA_OP_MALLOC_BULK (one aa__call run fills an arena
+ *   BPF's -> user   AA_OP_MALLOC_BULK (one aa__run call fills an arena
  *                   array of 256 addresses), then 256 aa_heap__free()
  *   user's -> user  the same frees of 256 aa_heap__malloc() objects: the
  *                   reference
@@ -311,7 +311,7 @@ static void calibrate(struct row *w)
 }
 
 /* The calling thread's user cache, or NULL (none: the user path ran
- * aa__call). Read over the mmap: only this thread writes its counters. */
+ * aa__run). Read over the mmap: only this thread writes its counters. */
 static const struct aa_cpu_cache *own_user_cache(void)
 {
 	const struct aa_root *r = aa_heap__root(heap);
@@ -340,7 +340,7 @@ static const struct aa_cpu_cache *cpu_cache(int cpu)
 }
 
 /* Misses + spills of class cls in cc: each one a slow path (in a user
- * cache, an aa__user run). */
+ * cache, an aa__run user call). */
 static __u64 slow_calls(const struct aa_cpu_cache *cc, int cls)
 {
 	return cc ? cc->cls[cls].stats.misses + cc->cls[cls].stats.spills : 0;
@@ -455,7 +455,7 @@ static void *thread_main(void *arg)
 	else
 		t->slow = w->path == PATH_USER ? 1000.0 * (slow_calls(cc, cls) - s0) / n : NAN;
 	if (w->path == PATH_USER && !w->cross && !cc)
-		t->err = -ENOENT;	/* aa_heap__malloc() ran aa__call: no user cache */
+		t->err = -ENOENT;	/* aa_heap__malloc() ran aa__run: no user cache */
 	if (arr && aa_heap__free(heap, arr))
 		t->errors++;
 	return NULL;
@@ -822,7 +822,7 @@ int main(int argc, char **argv)
 	if (n < 0) {
 		err = n;
 		fprintf(stderr, "\nuser: %s\n", err == -ENOENT ? "aa_heap__malloc() found no user "
-			"cache (aa__user missing?): not the path measured here" : strerror(-err));
+			"cache (aa__run missing?): not the path measured here" : strerror(-err));
 		n = 0;
 	}
 	if (n && opt.count_pairs) {

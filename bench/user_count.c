@@ -28,7 +28,7 @@
  * callgrind counts with the caller (the none cell's count per pair is in
  * the table beside: how the loop compiles around each path varies).
  * Userspace only: valgrind does not see the kernel, so a user-path miss
- * or spill counts its syscall's setup, not the aa__user run (slow/1k says
+ * or spill counts its syscall's setup, not the aa__run user call (slow/1k says
  * how many there were; none in the loop).
  *
  * Checks, each a failure instead of a figure: the probe (the calibration's

@@ -68,7 +68,7 @@ static void print_count_header(const struct row *w)
 	printf("\nCounted, not timed (valgrind callgrind, %llu pairs a cell, where: %s):\n"
 	       "instructions and locked instructions (lock prefix, xchg with memory) per malloc +\n"
 	       "free pair inside the calls, in userspace: not the loop's own functions (loop: the\n"
-	       "instructions per pair of the same loop with no calls); an aa__user run's kernel\n"
+	       "instructions per pair of the same loop with no calls); an aa__run user call's kernel\n"
 	       "side is in no count (slow/1k: how many there were)\n",
 	       (unsigned long long)w->pairs, w->where);
 	printf("  %-6s %-5s %5s %11s %12s %8s %6s\n", "path", "pat", "size", "insns/pair",
@@ -111,7 +111,7 @@ static const char *tcg_caution =
 	"slow/1k (counts), 1 against 2 threads of one path and pattern, the BPF side's\n"
 	"cross/own (JIT-ed BPF both). Do not: user/syscall (userspace C against a syscall\n"
 	"into the kernel and JIT-ed BPF), ratios across different slow/1k (hits against\n"
-	"aa__user runs: loop against batch, the user side's cross/own), user/glibc (userspace\n"
+	"aa__run user calls: loop against batch, the user side's cross/own), user/glibc (userspace\n"
 	"C both, another mix of locked and plain instructions: a hint only). Absolute ns are\n"
 	"the emulator's.";
 
@@ -206,7 +206,7 @@ void print_rows(const struct row *rows, int n)
 			       rows[j].threads > 1 ? "s" : "", rows[j].kernel);
 	printf("  loop: malloc, write a byte, free, again; batch: %d mallocs, then their frees;\n"
 	       "  user/syscall as 1/N: the syscall pair costs N user pairs; slow/1k: misses +\n"
-	       "  spills per 1000 pairs (user path: of the thread's user cache, an aa__user run\n"
+	       "  spills per 1000 pairs (user path: of the thread's user cache, an aa__run user call\n"
 	       "  each) or per 1000 frees (cross: of the cache the frees go to, the thread's or\n"
 	       "  its CPU's); cross/own: the free of the other side's objects over the free of\n"
 	       "  the freeing side's own; >BPF: one AA_OP_FREE_BULK run per batch, its syscall\n"

@@ -13,7 +13,7 @@
  *             alloc.bpf.c, free_deferred_inline() of defer.bpf.c,
  *             self_grow_for() of self_grow.bpf.c; lifecycle.bpf.c's
  *             self-init.
- * To above:   users' programs; entry.bpf.c's aa__call and aa__batch.
+ * To above:   users' programs; entry.bpf.c's allocator and batch calls.
  * Locking:    none of its own.
  *
  * Call frames: each function here is frame 1 of internal.h's model; they

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * check.bpf.c - the heap's validity checker (aa__check): the central lists
+ * check.bpf.c - the heap's validity checker (aa__run's check call): the central lists
  * (tier 3) and the page heap (tier 4) against their invariants.
  *
- * Role:       aa__heap_check() for the aa__check program (entry.bpf.c), and
+ * Role:       aa__heap_check() for aa__run's check call (entry.bpf.c), and
  *             so for aa_heap__check() and `arena-alloc check`: each tier's
  *             own check in tier order (arena_check_tables(),
  *             buddy_check_chunk_locked(), central_check_spans_locked(),

@@ -5,7 +5,7 @@
  *
  * Role:       a deferred free (free_deferred_inline(), the body of
  *             api.bpf.c's aa_free_deferred_u64()) puts a live allocation
- *             in limbo; the agent's aa__reclaim program frees it after an
+ *             in limbo; the agent's reclaim call (aa__run) frees it after an
  *             RCU grace period. Heaps initialised with AA_F_DEFER only.
  * From below: aa__heap_judge(), aa_heap_return_bulk() and, for the
  *             limbo's own 16-byte nodes, aa__heap_alloc_chain() and
@@ -14,8 +14,8 @@
  *             grows itself. No page kfunc but through that; the heap lock
  *             only when the spare nodes run out.
  * To above:   free_deferred_inline() for api.bpf.c; the epoch and reclaim
- *             steps for entry.bpf.c's aa__reclaim, and the spare nodes'
- *             return for its aa__drain; defer_reset() for lifecycle.bpf.c.
+ *             steps for entry.bpf.c's reclaim call, and the spare nodes'
+ *             return for its drain call; defer_reset() for lifecycle.bpf.c.
  * Locking:    lock-free: limbo in internal.h's model. An object in limbo
  *             is still allocated for every tier, its bit set in its
  *             chunk's pending bitmap (one bit per 16-byte granule, metadata
@@ -59,7 +59,7 @@
 #include "cpu_cache.h"
 #include "self_grow.h"
 
-#define AA_RECLAIM_MAX		(1U << 16)	/* nodes per aa__reclaim run */
+#define AA_RECLAIM_MAX		(1U << 16)	/* nodes per reclaim call */
 _Static_assert(sizeof(struct aa_defer_node) == AA_MIN_SIZE, "a limbo node is one 16-B object");
 _Static_assert(__builtin_offsetof(struct aa_defer_node, next) == 0,
 	       "aa__heap_alloc_chain() links through the first 32-bit word");
@@ -340,7 +340,7 @@ static __always_inline int free_deferred_inline(__u64 ptr)
 	return 0;
 }
 
-/* --- Reclaim (the aa__reclaim syscall program) ---------------------------- */
+/* --- Reclaim (aa__run's reclaim call) ------------------------------------ */
 
 /* Start a round: returns the epoch it will reclaim (then: a grace period,
  * then aa_defer_reclaim() of it). */

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * entry.bpf.c - SEC("syscall") programs userspace runs with
- * bpf_prog_test_run_opts(): init, grow, trim, teardown, check, and single
- * or batched allocator calls (used by the loader, the CLI and the tests),
- * and aa__user, the slow paths of userspace threads' caches.
+ * bpf_prog_test_run_opts(): the lifecycle's aa__init, aa__grow, aa__trim
+ * and aa__teardown, and aa__run for every other call (enum aa_call_kind):
+ * single or batched allocator calls (the loader, the CLI, the tests), the
+ * user calls (the slow paths of userspace threads' caches), drain,
+ * deferred-free reclaim and check. Those six are one program because each
+ * program a load verifies verifies every global function it reaches again:
+ * as six programs they cost a load about twice the instructions.
  *
  * These are sleepable: they reach the page kfuncs (lifecycle.bpf.c,
  * grow.bpf.c) that other programs only reach where the kernel allows it
  * (self_grow.bpf.c).
  * Each reports its results in its ctx (copied back to the caller) and
  * returns 0, so that a verifier-level failure and an allocator error
- * differ; aa__check, which has no ctx, returns the first failing check's
- * code (0: the heap is consistent).
+ * differ; the check call returns the first failing check's code (0: the
+ * heap is consistent).
  */
 #include "internal.h"
 #include "arena_alloc.bpf.h"
@@ -108,8 +112,7 @@ int aa__teardown(struct aa_trim_args *args)
  * the parked frees.
  * Caches claimed by someone else are reported in busy[] and user_busy:
  * try again. */
-SEC("syscall")
-int aa__drain(struct aa_drain_args *args)
+static int call_drain(struct aa_drain_args *args)
 {
 	__u32 nr = aa__root.nr_cpus;
 	__u64 objects = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0, bit;
@@ -177,8 +180,7 @@ int aa__drain(struct aa_drain_args *args)
 /* A reclaim round of deferred frees, in two runs with an RCU grace period
  * between them (defer.bpf.c has the protocol): ADVANCE, then FREE of the
  * epoch ADVANCE gave, again while `more`. */
-SEC("syscall")
-int aa__reclaim(struct aa_reclaim_args *a)
+static int call_reclaim(struct aa_reclaim_args *a)
 {
 	if (!aa_heap_ready() || !(aa__root.flags & AA_F_DEFER)) {
 		a->err = aa_heap_ready() ? -EOPNOTSUPP : -ENODEV;
@@ -198,14 +200,7 @@ int aa__reclaim(struct aa_reclaim_args *a)
 	return 0;
 }
 
-/* Validity checker: returns 0 or the first failing check's code. */
-SEC("syscall")
-int aa__check(void *ctx)
-{
-	return aa__heap_check();
-}
-
-/* Why an allocation got NULL, for aa__call's ret: the argument checks of
+/* Why an allocation got NULL, for the allocator call's ret: the argument checks of
  * alloc.bpf.c first (deterministic), else an uninitialised or exhausted
  * heap; -ENOMEM also covers a lock that could not be taken (counted in
  * err[BUSY] / err[NESTED]). */
@@ -223,8 +218,7 @@ static int alloc_errno(__u32 op, __u64 size, __u64 arg)
 	return -ENOMEM;
 }
 
-SEC("syscall")
-int aa__call(struct aa_op_args *a)
+static int call_op(struct aa_op_args *a)
 {
 	__u64 p;
 
@@ -279,8 +273,7 @@ int aa__call(struct aa_op_args *a)
 /* Run n ops from an arena array in one program run (the differential test
  * and the demo workload): ptr != 0 frees it, ptr == 0 allocates size.
  * Through the inline API, as users' programs call it. */
-SEC("syscall")
-int aa__batch(struct aa_batch_args *a)
+static int call_batch(struct aa_batch_args *a)
 {
 	struct aa_batch_op __arena *ops = (struct aa_batch_op __arena *)a->ops;
 	__u32 n = a->n, done = AA_ZERO;
@@ -306,9 +299,8 @@ int aa__batch(struct aa_batch_args *a)
 
 /* A userspace thread's cache (user_cache.bpf.c): open, the slow halves of
  * its hits, close and reap. A miss that the cache's refill cannot serve
- * (heap locked, or empty) takes the front door, as aa__call would. */
-SEC("syscall")
-int aa__user(struct aa_user_args *a)
+ * (heap locked, or empty) takes the front door, as aa__run would. */
+static int call_user(struct aa_user_args *a)
 {
 	__u64 p;
 
@@ -336,4 +328,29 @@ int aa__user(struct aa_user_args *a)
 		a->ret = -EINVAL;
 	}
 	return 0;
+}
+
+/* Every call but the lifecycle's, by c->kind (aa_syscall.h): the callee
+ * reads its arguments at the ctx itself. Returns 0, or for AA_CALL_CHECK
+ * the first failing check's code (0: the heap is consistent); an unknown
+ * kind is -EINVAL. */
+SEC("syscall")
+int aa__run(struct aa_call_args *c)
+{
+	switch (c->kind) {
+	case AA_CALL_OP:
+		return call_op((struct aa_op_args *)c);
+	case AA_CALL_BATCH:
+		return call_batch((struct aa_batch_args *)c);
+	case AA_CALL_USER:
+		return call_user((struct aa_user_args *)c);
+	case AA_CALL_DRAIN:
+		return call_drain((struct aa_drain_args *)c);
+	case AA_CALL_RECLAIM:
+		return call_reclaim((struct aa_reclaim_args *)c);
+	case AA_CALL_CHECK:
+		return aa__heap_check();
+	default:
+		return -EINVAL;
+	}
 }

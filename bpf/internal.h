@@ -32,7 +32,7 @@
  *   CPU cache cls[] (not .nested   the claim holder           CPU cache claim
  *     nor the reserve)
  *   user cache (the same struct)   the claim holder: its      CPU cache claim;
- *                                    thread, aa__user, drain,   owner_pid by
+ *                                    thread, user calls, drain,   owner_pid by
  *                                    close, reap, teardown      cmpxchg
  *   transfer cache tc[c]           its lock holder            tc[c].lock
  *   reserves (a CPU's per class,   any (take, put, fill from  atomic exchange /
@@ -60,7 +60,7 @@
  *    waits: it takes or puts one object in that reserve, else in the
  *    transfer cache (its reserve, then under its lock), else goes to the
  *    heap; counted in stats.nested. A user cache's owner thread claims it as
- *    AA_CC_OWNER from userspace for each hit (aa_hit.h), and the aa__user
+ *    AA_CC_OWNER from userspace for each hit (aa_hit.h), and aa__run's user calls
  *    program for its misses; whoever finds it claimed (drain, close: the
  *    thread is inside a call, or stopped there) gives up with -EBUSY, and
  *    only a reap of a dead owner takes an AA_CC_OWNER claim over (a hit
@@ -422,7 +422,7 @@ static __always_inline __u32 aa_meta_pages(void)
 }
 
 /* --- Argument checks: the front door's (alloc.bpf.c, api.bpf.c,
- * heap.bpf.c), and aa__call's report of why an allocation got NULL
+ * heap.bpf.c), and aa__run's report of why an allocation got NULL
  * (entry.bpf.c) ---------------------------------------------------------- */
 
 /* A size the heap may serve: 1 .. AA_MAX_ALLOC and no more than the arena. */

@@ -209,7 +209,7 @@ int aa__transfer_cache_push(__u32 cls, __u64 ptr)
 
 /* Empty every class, its reserve too, onto the parked list (lock-free,
  * no call under the lock); the caller completes them under the heap lock
- * (aa__drain in entry.bpf.c). Returns the number of objects, or -EBUSY if
+ * (the drain call in entry.bpf.c). Returns the number of objects, or -EBUSY if
  * a lock could not be taken (those objects stay). */
 int aa__transfer_cache_drain(void)
 {

@@ -6,7 +6,7 @@
  * Role:       a userspace thread allocates and frees through its own
  *             struct aa_cpu_cache in the arena, over its mmap, with the
  *             hit path of aa_hit.h (user/user_cache.c); what the hit
- *             cannot do runs here, in the aa__user syscall program
+ *             cannot do runs here, in aa__run's user calls
  *             (entry.bpf.c): open a cache for the thread, refill it on a
  *             miss, spill it on an overflow, close it (its objects back to
  *             the heap), and reap the caches of a process that died or
@@ -15,7 +15,7 @@
  *             (cache_alloc_slow(), cache_free_slow(), cache_empty() of
  *             cpu_cache.bpf.c: transfer caches, then the heap); pages for
  *             a new cache from arena.bpf.c (pages_get()).
- * To above:   the aa__user program; aa__user_cache_drain() for aa__drain;
+ * To above:   aa__run's user calls; aa__user_cache_drain() for the drain call;
  *             the caches' pages, resets and teardown claims for
  *             lifecycle.bpf.c (user_caches_*(); the rest through
  *             cpu_cache.bpf.c's caches_*() over aa__root.user.off[]).
@@ -94,7 +94,7 @@ static void user_caches_reset(void)
 /* A new user cache for process pid (its owner from the start: no OPEN can
  * take it before its owner fields are set), registered at the first free
  * index. Returns the index, -ENOMEM (no pages) or -ENOSPC (all
- * AA_MAX_USER_CACHES registered). Sleepable only (the aa__user program). */
+ * AA_MAX_USER_CACHES registered). Sleepable only (aa__run's user calls). */
 int aa__user_cache_new(__u32 pid)
 {
 	struct aa_cpu_cache __arena *cc;
@@ -194,7 +194,7 @@ int aa__user_cache_drain(__u32 idx)
 }
 
 /* --- Owners ---------------------------------------------------------------
- * aa__user runs in the calling thread, so the kernel records a cache's
+ * aa__run's user call runs in the calling thread, so the kernel records a cache's
  * owner itself (user_open()): owner_pid and owner_tid, its ids in the
  * initial pid namespace (whatever namespace it runs in), and owner_start
  * and owner_exec, what tells this process from a later one with the same
@@ -224,7 +224,7 @@ static __always_inline bool owner_identity(__u32 pid, __u64 *start, __u64 *exec)
 /* AA_USER_OPEN: a cache for the calling thread, one without owner if
  * there is one, else new pages. 0 with a->idx, a->cache, a->gen and the
  * owner's ids, or -ENODEV (no heap), -EOPNOTSUPP (caches off, or debug
- * mode: userspace then calls the heap through aa__call), -ESRCH, -ENOMEM,
+ * mode: userspace then calls the heap through aa__run), -ESRCH, -ENOMEM,
  * -ENOSPC. */
 static int user_open(struct aa_user_args *a)
 {

@@ -284,7 +284,7 @@ struct aa_cpu_cache {
  */
 #define AA_FAST_MODES		(AA_F_NO_CACHES | AA_F_DEFER | AA_F_DEBUG)
 /* The modes in which no fast path runs: no inline hit (cc[] and
- * arena_size stay 0) and no user cache (aa__user's OPEN refuses). */
+ * arena_size stay 0) and no user cache (the user call's OPEN refuses). */
 #define AA_FAST_OFF		(AA_F_NO_CACHES | AA_F_DEBUG)
 
 struct aa_fast {
@@ -449,7 +449,7 @@ struct aa_debug {
  * a 16-byte node (a class-0 object, the limbo's own: struct aa_defer's
  * spare and nodes) on the stack limbo[epoch & 1], epoch as read after the
  * caller unlinked it. The agent advances epoch, waits for an RCU grace
- * period, then reclaims the nodes of the epoch before (aa__reclaim).
+ * period, then reclaims the nodes of the epoch before (aa__run's reclaim call).
  */
 struct aa_defer_node {
 	__u32 next;		/* arena offset of the next node, AA_NIL */
@@ -556,7 +556,7 @@ struct aa_fault {
  * (aa_heap__malloc(), user/user_cache.c) owns a struct aa_cpu_cache in the
  * arena, which it claims and uses over its mmap with the CPU caches' code
  * and protocol (include/aa_hit.h); its misses and overflows run the
- * aa__user syscall program (bpf/user_cache.bpf.c), which moves batches
+ * aa__run's user calls (bpf/user_cache.bpf.c), which moves batches
  * from and to the tiers below as a CPU cache's slow paths do.
  * Ownership: a cache is taken by a cmpxchg of owner_pid from 0
  * (AA_USER_OPEN, which records its caller as the kernel knows it) and

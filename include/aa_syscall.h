@@ -78,7 +78,7 @@ struct aa_batch_args {
 	__u32 done;		/* out: ops executed */
 };
 
-/* aa__user: a userspace thread's cache (aa_shared.h, "User caches"). */
+/* The user call: a userspace thread's cache (aa_shared.h, "User caches"). */
 enum aa_user_op {
 	AA_USER_OPEN = 0,	/* take a cache without owner, else map a new
 				 * one, for the calling thread: idx, cache,
@@ -113,7 +113,7 @@ struct aa_user_args {
 	__s64 ret;		/* out: 0, a count, or -errno */
 };
 
-/* aa__drain: the quarantine (debug mode), every CPU and user cache it can
+/* The drain call: the quarantine (debug mode), every CPU and user cache it can
  * claim (from whatever CPU it runs on), the transfer caches and the parked frees
  * back to the heap; then the empty spans the central lists kept, to the
  * page heap. */
@@ -128,7 +128,7 @@ struct aa_drain_args {
 	__u32 pad;
 };
 
-/* aa__reclaim: op ADVANCE starts a round (epoch out: the epoch whose frees
+/* The reclaim call: op ADVANCE starts a round (epoch out: the epoch whose frees
  * the round reclaims); after an RCU grace period, op FREE with that epoch
  * frees them and those of earlier epochs, again while `more`. -EBUSY while
  * another reclaimer runs. */
@@ -145,6 +145,35 @@ struct aa_reclaim_args {
 	__u64 kept;		/* FREE out: nodes of later epochs, kept */
 	__s32 err;		/* out */
 	__u32 more;		/* FREE out: 1 if the loop budget ended it */
+};
+
+/*
+ * aa__run: the one program of every call but the lifecycle's (one program
+ * verifies the allocator's functions once where six did, for each load).
+ * The ctx is struct aa_call_args: one of the calls' arguments at offset 0
+ * (each call's code reads its struct at the ctx itself: the verifier takes
+ * no access through a ctx pointer moved off its start), then which call.
+ */
+enum aa_call_kind {
+	AA_CALL_OP = 0,		/* struct aa_op_args: one allocator call */
+	AA_CALL_BATCH = 1,	/* struct aa_batch_args */
+	AA_CALL_USER = 2,	/* struct aa_user_args */
+	AA_CALL_DRAIN = 3,	/* struct aa_drain_args */
+	AA_CALL_RECLAIM = 4,	/* struct aa_reclaim_args */
+	AA_CALL_CHECK = 5,	/* none: the program returns the checker's code */
+	AA_NR_CALLS
+};
+
+struct aa_call_args {
+	union {
+		struct aa_op_args op;
+		struct aa_batch_args batch;
+		struct aa_user_args user;
+		struct aa_drain_args drain;
+		struct aa_reclaim_args reclaim;
+	};
+	__u32 kind;		/* in: enum aa_call_kind, which member */
+	__u32 pad;
 };
 
 #endif /* __AA_SYSCALL_H */

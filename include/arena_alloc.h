@@ -250,7 +250,7 @@ AA_API long aa_heap__drain(struct aa_heap *heap);
 /** @brief **aa_heap__reap()** closes the user caches (aa_heap__malloc()'s) of
  * processes that died with them, or exec()ed since: their objects go back
  * to the heap, the caches to threads that open one later. The kernel
- * tells (the aa__user program looks the owner up by its pid in the initial
+ * tells (the user call looks the owner up by its pid in the initial
  * pid namespace and compares its start time and exec count), so any
  * process reaps any other's, across pid namespaces; a zombie's caches are
  * reaped once its parent has waited for it. Also closes the caches of
@@ -380,9 +380,8 @@ AA_API int aa_heap__check(struct aa_heap *heap);
  * accounting. Up to AA_MAX_CLASS_SIZE it comes from the calling thread's
  * own cache in the arena (opened on the thread's first call, closed when
  * it exits or the handle is destroyed): no syscall on a hit, a batch
- * through the aa__user program on a miss. Larger sizes, heaps without CPU
- * caches, debug mode and objects without aa__user run one aa__call per
- * call. The address is a pointer into this process's mapping too
+ * through aa__run's user call on a miss. Larger sizes, heaps without CPU
+ * caches and debug mode run aa__run once per call. The address is a pointer into this process's mapping too
  * (aa_heap__ptr() of it is the same value).
  * @return the arena address, or 0 with errno set */
 AA_API __u64 aa_heap__malloc(struct aa_heap *heap, __u64 size);

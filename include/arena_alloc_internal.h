@@ -80,7 +80,7 @@ AA_API const struct aa_cpu_cache *aa_heap__cpu_cache(const struct aa_heap *heap,
 AA_API const struct aa_cpu_cache *aa_heap__user_cache(const struct aa_heap *heap, int idx);
 
 /** @brief **aa_heap__call()** runs one allocator call (struct aa_op_args,
- * enum aa_op_kind in aa_syscall.h) through the aa__call syscall program.
+ * enum aa_op_kind in aa_syscall.h) through the aa__run syscall program.
  * @return 0 when the program ran (the call's own result is in args->ret);
  * negative error, otherwise */
 AA_API int aa_heap__call(struct aa_heap *heap, struct aa_op_args *args);

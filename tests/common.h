@@ -141,13 +141,13 @@ static inline int t_read_cmd(const char *cmd, char *out, size_t sz)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-/* One allocator call through the aa__call program; asserts the program ran. */
+/* One allocator call through the aa__run program; asserts the program ran. */
 static inline struct aa_op_args t_call(struct aa_heap *h, __u32 op, __u64 size,
 				       __u64 arg, __u64 ptr, __u32 n)
 {
 	struct aa_op_args a = { .op = op, .size = size, .arg = arg, .ptr = ptr, .n = n };
 
-	cr_assert_eq(aa_heap__call(h, &a), 0, "aa__call did not run: %s", strerror(errno));
+	cr_assert_eq(aa_heap__call(h, &a), 0, "aa__run did not run: %s", strerror(errno));
 	return a;
 }
 

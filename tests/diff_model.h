@@ -12,7 +12,7 @@
 
 #define D_ARENA_PAGES	T_PAGES(128ULL << 20)	/* 128 MiB of address space */
 #define D_INIT_BYTES	(16ULL << 20)
-#define D_BATCH		1000U			/* ops per aa__batch run */
+#define D_BATCH		1000U			/* ops per batch call */
 #define D_MIN_OPS	100000U
 #define D_MAX_LIVE	2000U			/* live objects (op array aside) */
 #define D_MAX_LIVE_BYTES (40ULL << 20)		/* usable bytes of those */

@@ -2,7 +2,7 @@
 /*
  * test_cli_heap.c - the arena-alloc CLI's heap commands, run as the real
  * binary on a heap pinned in a test directory: load -> grow -> a workload
- * (the pinned aa__call program, through aa_heap__open_pinned) -> stats
+ * (the pinned aa__run program, through aa_heap__open_pinned) -> stats
  * --json, parsed with jansson and checked against the workload -> dump
  * --json, checked against stats -> check ->
  * drain -> trim -> unload; and bad input, each with its message and exit
@@ -75,7 +75,7 @@ Test(cli_heap, load_grow_work_stats_check_drain_trim_unload)
 	json_decref(j);
 
 	/* the workload: N_OBJS allocations of 64 B by this thread, through
-	 * its user cache (refilled by the pinned aa__user) */
+	 * its user cache (refilled by the pinned aa__run's user calls) */
 	h = aa_heap__open_pinned(pin);
 	cr_assert_not_null(h, "aa_heap__open_pinned: %s", strerror(errno));
 	for (i = 0; i < N_OBJS; i++)

@@ -2,7 +2,7 @@
 /*
  * test_differential.c - randomized differential test of the allocator.
  *
- * The allocator runs for real on the kernel (aa__batch program, 1000 mixed
+ * The allocator runs for real on the kernel (aa__run's batch call, 1000 mixed
  * frees and allocations per run); next to it a userspace model keeps every
  * live allocation (address, requested size, expected usable size, pattern
  * seed). After each batch the two must agree:

@@ -200,7 +200,7 @@ static void keep(struct span_run *t, __u64 p)
 	t->n++;
 }
 
-/* n allocations of size from a syscall program (the library's aa__call). */
+/* n allocations of size from a syscall program (the library's aa__run). */
 static void alloc_syscall(struct span_run *t, __u64 size, __u32 n)
 {
 	__u32 i;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * test_fuzz_api.c - hostile input to every allocator call (the BPF API's
- * fuzzing; tests/fuzz/ fuzzes the userspace parsers). Random calls through the aa__call program:
+ * fuzzing; tests/fuzz/ fuzzes the userspace parsers). Random calls through the aa__run program:
  * malloc, calloc and aligned_alloc with random, edge and invalid sizes,
  * counts and alignments; free, deferred free and usable_size with random
  * pointers of every kind: live, freed, in limbo, interior, misaligned,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * test_heap.c - the buddy tier and the loader, driven from userspace
- * through the library's syscall programs (aa__call, aa__grow, aa__trim, ...):
+ * through the library's syscall programs (aa__run, aa__grow, aa__trim, ...):
  * sizes, alignment, calloc, bad pointers, exhaustion, large allocations,
  * bulk API, grow/trim/teardown and stats read from the mmap.
  */

@@ -213,7 +213,7 @@ static void expect_calls(struct aa_heap *mh, const char *when, __u64 allocs, __u
 #define MIXED_N	300
 
 /* MIXED_N allocations of mixed sizes (every 50th a 3-page run), half by
- * the aa__call program (a CPU cache) and half by this thread (its user
+ * the aa__run program (a CPU cache) and half by this thread (its user
  * cache, where the mode has them); a third freed plainly, a third
  * deferred; reclaim rounds; a drain; the rest freed. The equations hold
  * after every step, and the totals are the calls the test made. */

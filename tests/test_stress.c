@@ -10,7 +10,7 @@
  *  - a userspace thread pinned to each CPU doing the same through the
  *    library's userspace calls (aa_heap__malloc(), aa_heap__calloc(),
  *    aa_heap__free(), aa_heap__free_deferred(): its own user cache, the
- *    aa__user and aa__call programs), same stamps, same slots: objects
+ *    aa__run's user and allocator calls), same stamps, same slots: objects
  *    cross between BPF and userspace both ways;
  *  - a perf_event program allocating and freeing in hard IRQ on every CPU
  *    (10 kHz; its NULLs reported per 10^5 allocations of the size

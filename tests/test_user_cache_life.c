@@ -3,7 +3,7 @@
  * test_user_cache_life.c - the lifecycle of userspace threads' caches
  * (user/user_cache.c, bpf/user_cache.bpf.c) where it meets something
  * else: a close that finds a drain holding the cache, a free whose
- * aa__user run fails after the object was claimed, an init between a
+ * aa__run user call fails after the object was claimed, an init between a
  * thread's look at the heap's generation and its open, and owners that
  * the pid alone does not tell apart: a process that exec()ed, a process
  * in another pid namespace; a teardown against a thread opening its
@@ -205,7 +205,7 @@ Test(user_cache_life, a_close_busy_too_long_is_left_to_reap)
 	t_check(h);
 }
 
-/* --- A failed aa__user FREE run after the claim ------------------------- */
+/* --- A failed user FREE call after the claim ---------------------------- */
 
 Test(user_cache_life, a_failed_free_run_keeps_the_object)
 {
@@ -220,7 +220,7 @@ Test(user_cache_life, a_failed_free_run_keeps_the_object)
 	idx = cache_of(getpid(), gettid_());
 	cr_assert_geq(idx, 0);
 	cc = t_user_cache_mmap(h, idx);
-	/* the hit cannot push (a drain holds the cache) and the aa__user run
+	/* the hit cannot push (a drain holds the cache) and the aa__run user call
 	 * finds no cache idx: it fails after the free claimed the object */
 	cr_assert_eq(__sync_val_compare_and_swap(&cc->busy, AA_CC_FREE, AA_CC_DRAIN), AA_CC_FREE);
 	off = r->user.off[idx];
@@ -423,7 +423,7 @@ Test(user_cache_life, an_open_during_a_teardown_takes_no_cache)
 	cr_assert_eq(pthread_create(&t, NULL, caller_run, &c), 0);
 	pthread_join(t, NULL);
 	r->user.closing = 0;
-	cr_assert_neq(c.p, 0, "the allocation went through aa__call");
+	cr_assert_neq(c.p, 0, "the allocation went through aa__run");
 	cr_assert_eq(c.caches, 0, "the thread took a cache the teardown may not have claimed");
 	cr_assert_eq(r->user.opens, opens, "an OPEN succeeded");
 	cr_assert_eq(caches_of(getpid(), -1, NULL), 0, "a cache kept its owner");

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * defer.c - deferred free from userspace: free through aa__call, and the
+ * defer.c - deferred free from userspace: free through aa__run, and the
  * reclaim round (bpf/defer.bpf.c has the protocol and the guarantee):
- *   1. aa__reclaim ADVANCE: the epoch e this round reclaims;
+ *   1. aa__run reclaim ADVANCE: the epoch e this round reclaims;
  *   2. an RCU grace period: an update of a one-slot BPF_MAP_TYPE_ARRAY_OF_MAPS
  *      map, which the kernel follows with synchronize_rcu() so that no
  *      running program still uses the old inner map (kernel/bpf/syscall.c,
@@ -18,7 +18,7 @@
  *      otherwise the round fails (-EAGAIN): its objects stay in limbo,
  *      counted (defer.pending_objs, stats.limbo_objs), for a later round
  *      that can wait. Not on nohz_full kernels (-EINVAL);
- *   3. aa__reclaim FREE(e), again while the run's loop budget ended it.
+ *   3. aa__run reclaim FREE(e), again while the run's loop budget ended it.
  */
 #define _GNU_SOURCE
 #include <linux/membarrier.h>
@@ -108,7 +108,7 @@ static int grace_period(struct aa_heap *h)
 
 static int run_reclaim(struct aa_heap *h, struct aa_reclaim_args *a)
 {
-	int err = aa__run_prog(h, AA_PROG_RECLAIM, a, sizeof(*a));
+	int err = aa__run_call(h, AA_CALL_RECLAIM, a, sizeof(*a));
 
 	if (err)
 		return err < 0 ? err : -EINVAL;

@@ -24,10 +24,10 @@ struct aa_uc;
 /* The library's SEC("syscall") programs (bpf/entry.bpf.c): an index into
  * aa_heap.prog[] and into aa__prog_names[] (prog.c), the one list of their
  * names, which the BPF object, a pin directory and the kernel's program
- * info all use. */
+ * info all use. The lifecycle's four, then aa__run, which runs every other
+ * call (enum aa_call_kind, aa__run_call()). */
 enum aa_prog {
-	AA_PROG_INIT, AA_PROG_GROW, AA_PROG_TRIM, AA_PROG_TEARDOWN, AA_PROG_CHECK,
-	AA_PROG_CALL, AA_PROG_BATCH, AA_PROG_DRAIN, AA_PROG_RECLAIM, AA_PROG_USER,
+	AA_PROG_INIT, AA_PROG_GROW, AA_PROG_TRIM, AA_PROG_TEARDOWN, AA_PROG_RUN,
 	AA_NR_PROGS
 };
 extern const char *const aa__prog_names[AA_NR_PROGS];
@@ -84,6 +84,7 @@ struct aa_heap {
  * (heap.c calls the modules' close hooks down; no module calls it.) */
 /* prog.c */
 int aa__run_prog(struct aa_heap *h, enum aa_prog p, void *ctx, size_t ctx_sz);
+int aa__run_call(struct aa_heap *h, enum aa_call_kind k, void *args, size_t args_sz);
 /* addr.c */
 int aa__heap_set_root(struct aa_heap *h, __u64 addr);
 /* heap.c: the parsers of the library, apart so that tests/fuzz/ can call

@@ -59,7 +59,7 @@ AA_API int aa_heap__check(struct aa_heap *h)
 	int ret;
 
 	AA_CHECK_HEAP(h, -EINVAL);
-	ret = aa__run_prog(h, AA_PROG_CHECK, NULL, 0);
+	ret = aa__run_call(h, AA_CALL_CHECK, NULL, 0);
 
 	if (ret > 0)
 		pr_warn("heap check failed with code %d\n", ret);
@@ -74,7 +74,7 @@ AA_API int aa_heap__batch(struct aa_heap *h, __u64 ops, __u32 n)
 	AA_CHECK_HEAP(h, -EINVAL);
 	if (!aa_heap__ptr(h, ops) || !aa_heap__ptr(h, ops + (__u64)n * sizeof(struct aa_batch_op) - 1))
 		return aa_err(-EFAULT);
-	err = aa__run_prog(h, AA_PROG_BATCH, &a, sizeof(a));
+	err = aa__run_call(h, AA_CALL_BATCH, &a, sizeof(a));
 	if (err)
 		return aa_err(err < 0 ? err : -EINVAL);
 	return (int)a.done;
@@ -99,7 +99,7 @@ AA_API long aa_heap__drain(struct aa_heap *h)
 	aa_heap__reap(h);	/* dead processes' caches, before they count as busy */
 	for (tries = 0; tries < DRAIN_TRIES; tries++) {
 		memset(&a, 0, sizeof(a));
-		err = aa__run_prog(h, AA_PROG_DRAIN, &a, sizeof(a));
+		err = aa__run_call(h, AA_CALL_DRAIN, &a, sizeof(a));
 		if (err)
 			return aa_err(err < 0 ? err : -EINVAL);
 		total += a.objects;

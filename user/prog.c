@@ -14,9 +14,13 @@
 const char *const aa__prog_names[AA_NR_PROGS] = {
 	[AA_PROG_INIT] = "aa__init",		[AA_PROG_GROW] = "aa__grow",
 	[AA_PROG_TRIM] = "aa__trim",		[AA_PROG_TEARDOWN] = "aa__teardown",
-	[AA_PROG_CHECK] = "aa__check",		[AA_PROG_CALL] = "aa__call",
-	[AA_PROG_BATCH] = "aa__batch",		[AA_PROG_DRAIN] = "aa__drain",
-	[AA_PROG_RECLAIM] = "aa__reclaim",	[AA_PROG_USER] = "aa__user",
+	[AA_PROG_RUN] = "aa__run",
+};
+
+static const char *const call_names[AA_NR_CALLS] = {
+	[AA_CALL_OP] = "call",		[AA_CALL_BATCH] = "batch",
+	[AA_CALL_USER] = "user",	[AA_CALL_DRAIN] = "drain",
+	[AA_CALL_RECLAIM] = "reclaim",	[AA_CALL_CHECK] = "check",
 };
 
 int aa__run_prog(struct aa_heap *h, enum aa_prog p, void *ctx, size_t ctx_sz)
@@ -38,6 +42,30 @@ int aa__run_prog(struct aa_heap *h, enum aa_prog p, void *ctx, size_t ctx_sz)
 	return (int)topts.retval;
 }
 
+/* One run of aa__run for call k: args (args_sz bytes, the member of struct
+ * aa_call_args that k names) copied in and back. The ctx is always the
+ * whole struct: the kernel refuses a ctx shorter than the farthest offset
+ * the program reads, whichever call it runs. */
+int aa__run_call(struct aa_heap *h, enum aa_call_kind k, void *args, size_t args_sz)
+{
+	struct aa_call_args c = { .kind = k };
+	int ret;
+
+	if (k >= AA_NR_CALLS || args_sz > sizeof(c) - sizeof(c.kind) - sizeof(c.pad)) {
+		pr_warn("aa__run: no call %u of %zu bytes\n", k, args_sz);
+		return -EINVAL;
+	}
+	if (args_sz)
+		memcpy(&c, args, args_sz);
+	ret = aa__run_prog(h, AA_PROG_RUN, &c, sizeof(c));
+	if (args_sz)
+		memcpy(args, &c, args_sz);
+	if (ret == -EINVAL)
+		pr_warn("aa__run refused call %s: a BPF object of another release?\n",
+			call_names[k]);
+	return ret;
+}
+
 AA_API int aa_heap__call(struct aa_heap *h, struct aa_op_args *args)
 {
 	int err;
@@ -45,6 +73,6 @@ AA_API int aa_heap__call(struct aa_heap *h, struct aa_op_args *args)
 	AA_CHECK_HEAP(h, -EINVAL);
 	if (!args)
 		return aa_err(-EINVAL);
-	err = aa__run_prog(h, AA_PROG_CALL, args, sizeof(*args));
+	err = aa__run_call(h, AA_CALL_OP, args, sizeof(*args));
 	return aa_err(err > 0 ? -EINVAL : err);
 }

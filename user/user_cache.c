@@ -6,7 +6,7 @@
  * over this process's mmap: the same claim, pop, push and custody marks
  * as a BPF program's on its CPU's cache, so userspace and BPF free each
  * other's objects, and a double or foreign free is refused on either side.
- * Misses and overflows run the aa__user syscall program
+ * Misses and overflows run aa__run's user calls
  * (bpf/user_cache.bpf.c), which moves a batch.
  *
  * Lifetime: a thread's first call opens its cache (pthread key per heap
@@ -21,7 +21,7 @@
  *
  * The fast path needs a heap with CPU caches and without debug mode (a
  * debug heap checks every free in BPF): otherwise, and for sizes above
- * AA_MAX_CLASS_SIZE, every call runs aa__call as before.
+ * AA_MAX_CLASS_SIZE, every call runs aa__run as before.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -106,7 +106,7 @@ static void atfork_register(void)
 
 static int run_user(struct aa_heap *h, struct aa_user_args *a)
 {
-	int err = aa__run_prog(h, AA_PROG_USER, a, sizeof(*a));
+	int err = aa__run_call(h, AA_CALL_USER, a, sizeof(*a));
 
 	return err ? (err < 0 ? err : -EINVAL) : 0;
 }
@@ -195,7 +195,7 @@ static void uc_thread_exit(void *v)
 }
 
 /* Open a cache for this thread (replacing old, a record of another gen or
- * of the parent process). NULL: use aa__call (no cache for this thread in
+ * of the parent process). NULL: use aa__run (no cache for this thread in
  * this gen, or user caches off for this heap). Out of line: the hit path
  * that calls it on a miss keeps no frame for it. */
 static __attribute__((noinline, cold)) struct aa_uc *uc_open(struct aa_heap *h,
@@ -239,7 +239,7 @@ static __attribute__((noinline, cold)) struct aa_uc *uc_open(struct aa_heap *h,
 		if (uc->cc && a.cache + sizeof(*uc->cc) <= h->arena_base + h->arena_size) {
 			aa__heap_fast_refresh(h);
 		} else {
-			pr_warn("aa__user opened a cache outside the arena (0x%llx)\n",
+			pr_warn("the user call opened a cache outside the arena (0x%llx)\n",
 				(unsigned long long)a.cache);
 			uc->cc = NULL;
 			close_cache(h, a.idx, a.owner_tid);
@@ -258,7 +258,7 @@ static __attribute__((noinline, cold)) struct aa_uc *uc_open(struct aa_heap *h,
 	return uc->cc ? uc : NULL;
 }
 
-/* First use of h's user caches: on (1) when its object has aa__user and
+/* First use of h's user caches: on (1) when its object has aa__run and
  * a root, else off (-1). */
 static int uc_setup(struct aa_heap *h)
 {
@@ -269,7 +269,7 @@ static int uc_setup(struct aa_heap *h)
 	st = h->uc_state;
 	if (!st) {
 		st = -1;
-		if (h->prog[AA_PROG_USER] >= 0 && h->root &&
+		if (h->prog[AA_PROG_RUN] >= 0 && h->root &&
 		    !pthread_key_create(&h->uc_key, uc_thread_exit)) {
 			aa__heap_fast_refresh(h);
 			h->uc_serial = ++uc_serials;	/* under uc_lock */
@@ -313,7 +313,7 @@ static __attribute__((noinline)) struct aa_uc *thread_cache_slow(struct aa_heap 
 	return uc_open(h, uc);
 }
 
-/* This thread's cache of h, opened on first use, or NULL (aa__call). The
+/* This thread's cache of h, opened on first use, or NULL (aa__run). The
  * hit path's case inline: the handle this thread used last (uc_last; a
  * serial is set only once h's caches are) and its cache current. */
 static inline struct aa_uc *thread_cache(struct aa_heap *h)
@@ -346,7 +346,7 @@ static int call_free(struct aa_heap *h, __u64 addr)
 	return err ? err : aa_err((int)a.ret);
 }
 
-/* A miss: refill class c through aa__user. */
+/* A miss: refill class c through aa__run's user call. */
 static __u64 uc_alloc_slow(struct aa_heap *h, struct aa_uc *uc, __u32 c, __u64 size)
 {
 	struct aa_user_args a = { .op = AA_USER_ALLOC, .idx = uc->idx, .cls = c, .size = size };
@@ -415,7 +415,7 @@ AA_API int aa_heap__free(struct aa_heap *h, __u64 addr)
 		return call_free(h, addr);	/* judged and counted there */
 	if (__aa_hit_free(uc->cc, addr, c))
 		return 0;
-	/* full (or drained under us): aa__user spills a batch and takes it */
+	/* full (or drained under us): aa__run's user call spills a batch and takes it */
 	a.idx = uc->idx;
 	a.cls = c;
 	a.ptr = addr;
@@ -424,7 +424,7 @@ AA_API int aa_heap__free(struct aa_heap *h, __u64 addr)
 		return aa_err((int)a.ret);	/* taken */
 	/* not taken (the run failed, or found no cache): the block is still
 	 * ours, claimed; word 0 back as it was (the claim undone), and the
-	 * free goes through aa__call, which claims it again */
+	 * free goes through aa__run, which claims it again */
 	__sync_val_compare_and_swap((__aa_word64 *)(unsigned long)addr,
 				    h->fast.key ^ addr ^ AA_TAG_FREED, v);
 	return call_free(h, addr);
@@ -482,7 +482,7 @@ AA_API int aa_heap__reap(struct aa_heap *h)
 	int n, err;
 
 	AA_CHECK_HEAP(h, -EINVAL);
-	if (h->prog[AA_PROG_USER] < 0 || !h->root)
+	if (h->prog[AA_PROG_RUN] < 0 || !h->root)
 		return 0;
 	n = uc_close_exited(h);
 	err = run_user(h, &a);

@@ -4,7 +4,7 @@
  * tests (test_fault.c): each run allocates tf_size bytes and keeps the
  * object in tf_held[], stamped (word 0: its address ^ TF_STAMP, word 1:
  * its slot), or counts the NULL. The syscall side is the library's own
- * aa__call, linked into this object.
+ * aa__run, linked into this object.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -127,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = aa_heap__unpin(path);
 	if (r != -ENOENT && r != -ENAMETOOLONG)
 		fuzz_fail("aa_heap__unpin(%s) = %d", fuzz_show(path), r);
-	if (r == -ENAMETOOLONG && strlen(path) + sizeof("/aa__reclaim") <= PATH_MAX)
+	if (r == -ENAMETOOLONG && strlen(path) + sizeof("/aa__teardown") <= PATH_MAX)
 		fuzz_fail("aa_heap__unpin(%s): -ENAMETOOLONG for %zu bytes", fuzz_show(path),
 			  strlen(path));
 	free(path);
