@@ -14,13 +14,19 @@ EX_STAGE := $(abspath $(OUTPUT))/stage
 EX_OUT := $(abspath $(OUTPUT))/examples
 EX_LIBDIR := /usr/lib$(if $(MULTIARCH),/$(MULTIARCH))
 EX_ENV := PKG_CONFIG_SYSROOT_DIR=$(EX_STAGE) PKG_CONFIG_PATH=$(EX_STAGE)$(EX_LIBDIR)/pkgconfig
+# A cross build (make ARCH=arm64 [PAGE_KB=16] examples-build, run in an
+# arm64 guest): the examples get the target, its compiler and the types of
+# the target's $(EX_SCX_KERNEL) kernel, as an embedder's cross build would.
+EX_BTF = $(if $(CROSS_COMPILE),bash scripts/kernel-btf.sh --arch $(ARCH) $(EX_SCX_KERNEL),\
+	bash scripts/kernel-btf.sh $(EX_SCX_KERNEL))
+EX_CROSS := $(if $(CROSS_COMPILE),ARCH=$(ARCH) CC=$(CC))
 
 examples-build: lib $(CLI)
 	$(Q)rm -rf $(EX_STAGE) $(EX_OUT)
 	$(Q)$(MAKE) install DESTDIR=$(EX_STAGE) PREFIX=/usr
 	$(Q)for e in $(EXAMPLES); do btf=; \
-		[ $$e != scx_tasks ] || btf="VMLINUX_BTF=$$(bash scripts/kernel-btf.sh $(EX_SCX_KERNEL))" || exit 1; \
-		$(EX_ENV) $(MAKE) -s -C examples/$$e OUT=$(EX_OUT)/$$e $$btf || exit 1; done
+		[ $$e != scx_tasks ] && [ -z "$(CROSS_COMPILE)" ] || btf="VMLINUX_BTF=$$($(EX_BTF))" || exit 1; \
+		$(EX_ENV) $(MAKE) -s -C examples/$$e OUT=$(EX_OUT)/$$e $(EX_CROSS) $$btf || exit 1; done
 	$(Q){ echo 'set -e'; echo 'export LD_LIBRARY_PATH=$(EX_STAGE)$(EX_LIBDIR)'; \
 	      for e in $(EXAMPLES); do a=; [ $$e != scx_tasks ] || a="--cli $(EX_STAGE)/usr/bin/arena-alloc"; \
 		echo "echo '== $$e'; $(EX_OUT)/$$e/$$e $$a"; done; \

@@ -18,8 +18,9 @@
  *   kind << 30 | code << 24 | owner << 16 | seq (16 bits)
  * kind ST_K_CLASS: an object of class `code` (malloc, calloc, bulk), asked
  *   for class_size[code] - (seq & 3) bytes (at least 13); usable size == class size;
- * kind ST_K_RUN: a page run of code + 1 pages (code 2 .. 63), asked for
- *   code * 4096 + 1 + (seq & 0xfff) bytes; usable size == its pages;
+ * kind ST_K_RUN: a page run (code 2 .. 63), asked for code * 4096 + 1 +
+ *   (seq & 0xfff) bytes; usable size == those bytes rounded up to the page
+ *   (code + 1 pages of 4 KiB);
  * kind ST_K_ALIGNED: aa_aligned_alloc() of class `code`'s size (as
  *   ST_K_CLASS); usable size >= that.
  * The object carries the stamp in its first word, its complement in the

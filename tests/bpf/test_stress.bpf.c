@@ -106,7 +106,8 @@ static __always_inline bool st_usable_ok(__u32 stamp, __u64 usable)
 	case ST_K_CLASS:
 		return usable == (st_debug ? st_size(stamp) : st_csize(ST_CODE(stamp)));
 	case ST_K_RUN:
-		return usable == (st_debug ? st_size(stamp) : ((__u64)ST_CODE(stamp) + 1) * 4096);
+		return usable == (st_debug ? st_size(stamp) :
+				  (st_size(stamp) + AA_PAGE_SIZE - 1) & ~(__u64)(AA_PAGE_SIZE - 1));
 	default:
 		return usable >= st_size(stamp);
 	}
