@@ -4,8 +4,9 @@
  * handle runs them: aa__prog_names[], the one list of their names (the BPF
  * object's, a pin directory's, the kernel's program info), aa__run_prog()
  * (one bpf_prog_test_run_opts() on the handle's fd, the ctx copied in and
- * out), and aa_heap__call(), the one-operation program that every module's
- * fallback runs. Calls nothing of the library but messages.
+ * out), aa__run_call() (one call of aa__run, enum aa_call_kind) and
+ * aa_heap__call(), the one-operation call that every module's fallback
+ * runs. Calls nothing of the library but messages.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -51,7 +52,7 @@ int aa__run_call(struct aa_heap *h, enum aa_call_kind k, void *args, size_t args
 	struct aa_call_args c = { .kind = k };
 	int ret;
 
-	if (k >= AA_NR_CALLS || args_sz > sizeof(c) - sizeof(c.kind) - sizeof(c.pad)) {
+	if (k >= AA_NR_CALLS || args_sz > offsetof(struct aa_call_args, kind)) {
 		pr_warn("aa__run: no call %u of %zu bytes\n", k, args_sz);
 		return -EINVAL;
 	}
