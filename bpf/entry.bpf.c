@@ -7,7 +7,7 @@
  * user calls (the slow paths of userspace threads' caches), drain,
  * deferred-free reclaim and check. Those six are one program because each
  * program a load verifies verifies every global function it reaches again:
- * as six programs they cost a load about twice the instructions.
+ * as six programs they cost a load 1.6 to 1.8 times the instructions.
  *
  * These are sleepable: they reach the page kfuncs (lifecycle.bpf.c,
  * grow.bpf.c) that other programs only reach where the kernel allows it
@@ -200,10 +200,10 @@ static int call_reclaim(struct aa_reclaim_args *a)
 	return 0;
 }
 
-/* Why an allocation got NULL, for the allocator call's ret: the argument checks of
- * alloc.bpf.c first (deterministic), else an uninitialised or exhausted
- * heap; -ENOMEM also covers a lock that could not be taken (counted in
- * err[BUSY] / err[NESTED]). */
+/* Why an allocation got NULL, for the allocator call's ret: the argument
+ * checks of alloc.bpf.c first (deterministic), else an uninitialised or
+ * exhausted heap; -ENOMEM also covers a lock that could not be taken
+ * (counted in err[BUSY] / err[NESTED]). */
 static int alloc_errno(__u32 op, __u64 size, __u64 arg)
 {
 	if (op == AA_OP_CALLOC) {
@@ -299,7 +299,8 @@ static int call_batch(struct aa_batch_args *a)
 
 /* A userspace thread's cache (user_cache.bpf.c): open, the slow halves of
  * its hits, close and reap. A miss that the cache's refill cannot serve
- * (heap locked, or empty) takes the front door, as aa__run would. */
+ * (heap locked, or empty) takes the front door, as the allocator call
+ * would. */
 static int call_user(struct aa_user_args *a)
 {
 	__u64 p;
