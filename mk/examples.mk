@@ -17,8 +17,7 @@ EX_ENV := PKG_CONFIG_SYSROOT_DIR=$(EX_STAGE) PKG_CONFIG_PATH=$(EX_STAGE)$(EX_LIB
 # A cross build (make ARCH=arm64 [PAGE_KB=16] examples-build, run in an
 # arm64 guest): the examples get the target, its compiler and the types of
 # the target's $(EX_SCX_KERNEL) kernel, as an embedder's cross build would.
-EX_BTF = $(if $(CROSS_COMPILE),bash scripts/kernel-btf.sh --arch $(ARCH) $(EX_SCX_KERNEL),\
-	bash scripts/kernel-btf.sh $(EX_SCX_KERNEL))
+EX_BTF = bash scripts/kernel-btf.sh $(if $(CROSS_COMPILE),--arch $(ARCH)) $(EX_SCX_KERNEL)
 EX_CROSS := $(if $(CROSS_COMPILE),ARCH=$(ARCH) CC=$(CC))
 
 examples-build: lib $(CLI)
