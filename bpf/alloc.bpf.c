@@ -22,6 +22,7 @@
 #include "alloc.h"
 #include "buddy.h"
 #include "self_grow.h"
+#include "lookup.h"
 #include "heap.h"
 #include "cpu_cache.h"
 #include "debug.h"

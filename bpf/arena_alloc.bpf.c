@@ -16,6 +16,7 @@
 #include "buddy_chunks.bpf.c"
 #include "grow.bpf.c"
 #include "self_grow.bpf.c"
+#include "lookup.bpf.c"
 #include "heap.bpf.c"
 #include "transfer_cache.bpf.c"
 #include "cpu_cache.bpf.c"

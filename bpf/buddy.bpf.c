@@ -16,9 +16,9 @@
  *             the heap calls a page kfunc: any program may use them.
  * To above:   static helpers only (everything here REQUIRES the heap lock):
  *             run_alloc_locked / run_free_locked, large_*_locked, the
- *             page-map accessors; buddy_reset() for lifecycle.bpf.c. The
- *             entry points are in heap.bpf.c.
- * Locking:    the heap lock (aa_lock() in internal.h, preemption disabled
+ *             page-map accessors (for lookup.bpf.c too); buddy_reset()
+ *             for lifecycle.bpf.c. The entry points are in heap.bpf.c.
+ * Locking:    the heap lock (aa_lock() in lock.h, preemption disabled
  *             while held) guards the free lists, the page map, the span
  *             table, the slot table and the stats. Without it, only reads
  *             (lock-free readers: internal.h's model).

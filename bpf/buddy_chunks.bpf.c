@@ -16,6 +16,7 @@
  *             with no lock held.
  */
 #include "internal.h"
+#include "lock.h"
 #include "buddy_chunks.h"
 #include "arena.h"
 #include "buddy.h"

@@ -17,6 +17,7 @@
  *             model).
  */
 #include "internal.h"
+#include "lock.h"
 #include "check.h"
 #include "arena.h"
 #include "buddy.h"

@@ -41,6 +41,7 @@
 #include "internal.h"
 #include "cpu_cache.h"
 #include "arena.h"
+#include "lookup.h"
 #include "heap.h"
 #include "transfer_cache.h"
 
@@ -443,7 +444,7 @@ int aa__cpu_cache_vet(__u64 arr, __u32 n, __u32 cls)
 	if (n > AA_CPU_CACHE_MAX)
 		return 0;
 	aa_for(i, 0, n) {
-		if (heap_transit_obj(objs[i & (AA_CPU_CACHE_MAX - 1)], cls)) {
+		if (lookup_transit(objs[i & (AA_CPU_CACHE_MAX - 1)], cls)) {
 			kept++;
 			continue;
 		}
@@ -531,7 +532,7 @@ int aa__cpu_cache_drain(__u32 cpu)
 	return n;
 }
 
-/* The CPUs' reserves against their invariant (heap_check_reserve()), for
+/* The CPUs' reserves against their invariant (lookup_check_reserve()), for
  * the checker (check.bpf.c). Returns 0, or 28. */
 static __always_inline int cpu_caches_check(void)
 {
@@ -545,7 +546,7 @@ static __always_inline int cpu_caches_check(void)
 			continue;
 		cc = aa_addr(off);
 		aa_for(c, 0, AA_NR_CLASSES) {
-			ret = heap_check_reserve(&cc->cls[c].reserve, c);
+			ret = lookup_check_reserve(&cc->cls[c].reserve, c);
 			if (ret)
 				return ret;
 		}

@@ -48,6 +48,7 @@
  */
 #include "internal.h"
 #include "debug.h"
+#include "lookup.h"
 #include "heap.h"
 #include "cpu_cache.h"
 

@@ -52,6 +52,7 @@
  * holds objects counts defer.nomem_in_limbo.
  */
 #include "internal.h"
+#include "lock.h"
 #include "defer.h"
 #include "buddy.h"
 #include "heap.h"

@@ -8,10 +8,6 @@
 
 #include "internal.h"
 
-/* Kinds of allocation lookup() reports, after the classes 0..NR-1. */
-#define AA_KIND_RUN	AA_NR_CLASSES		/* page run inside a chunk */
-#define AA_KIND_LARGE	(AA_NR_CLASSES + 1)	/* whole chunks (+ a run) */
-
 /* A parked block: claimed (word 0 = FREED mark), waiting for the lock. */
 struct aa_parked {
 	__u64 mark;
@@ -36,12 +32,9 @@ static int heap_check_locked(void);
 static __always_inline __u64 heap_alloc(__u64 size, int cls);
 static __always_inline void heap_reset(void);
 static __always_inline void heap_settle(void);
-static __always_inline int heap_check_reserve(struct aa_reserve __arena *r, __u32 cls);
-static __always_inline bool heap_transit_obj(__u64 p, __u32 cls);
 static __always_inline int heap_return(__u64 ptr);
 static __always_inline long heap_take(__u32 cls);
 static __always_inline __u64 kind_bytes(int kind, __u32 off, __u32 pmw);
-static int lookup(__u64 ptr, __u32 *off, __u32 *pmw);
 static __always_inline void park_chain(__u32 first, __u32 last, __u32 n);
 static __noinline void refill_notify(__u32 reason);
 

@@ -2,8 +2,8 @@
 /*
  * internal.h - private helpers shared by the tier files of arena-alloc:
  * the arena map and root, address conversion, the concurrency primitives
- * (claims, locks, custody marks), error accounting and the cross-file
- * (global) functions of each tier.
+ * (claims, custody marks, reserves; the locks are in lock.h), error
+ * accounting and the cross-file (global) functions of each tier.
  *
  * CONCURRENCY MODEL (the one description: every other file points here)
  *
@@ -93,7 +93,7 @@
  *    below); a live block's word 0 is the user's. A block changes hands
  *    only by changing its mark.
  *  - The claim (__aa_claim(), aa_hit.h; aa_claim() in
- *    heap.bpf.c adds a caller's tail check): a free makes its caller the
+ *    lookup.bpf.c adds a caller's tail check): a free makes its caller the
  *    block's sole owner, lock-free, any context. check is the word that
  *    says the block is allocated (its page-map entry, or its slot's state),
  *    expect its value at the lookup, meta the chunk metadata the lookup
@@ -494,100 +494,6 @@ static __always_inline bool aa_on_task_stack(void)
 	if (bpf_probe_read_kernel(&sp, sizeof(sp), &p) || !base)
 		return false;
 	return sp - base < AA_TASK_STACK_MAX;
-}
-
-/* --- Locks -----------------------------------------------------------------
- * Test-and-set locks in arena words: 0 free, else the holder's CPU + 1.
- * The heap lock (aa__root.lock) protects the central lists and spans, the
- * page heap's free lists and order maps, the chunk metadata (page map),
- * the slot table and aa__root.stats (but the atomic counters); each transfer
- * cache has its own. The rules (preemption, nesting, waiting, bounded
- * holds, order): the model at the top. Callers count a failure in err[]
- * only if their operation fails.
- */
-#define AA_HOLD_OBJS		16
-#define AA_WAIT_IRQ_NS		5000ULL		/* 5 us */
-#define AA_WAIT_TASK_NS		50000000ULL	/* 50 ms */
-#define AA_WAIT_CHECK		16		/* spins between clock reads */
-
-/* The slow half of aa_lock_acquire(): preemption is disabled; re-enabled
- * on failure. A static function (a leaf frame: call frames, below),
- * callable with preemption off. */
-static int aa_lock_wait(__u32 __arena *lock, __u32 me, __u64 budget)
-{
-	__u64 start = bpf_ktime_get_ns();
-	__u32 v, spins = AA_ZERO;
-
-	__sync_fetch_and_add(&aa__root.lock_waiters, 1);
-	aa_repeat(AA_MAX_LOOPS) {
-		v = *(volatile __u32 __arena *)lock;
-		if (v == 0 && __sync_val_compare_and_swap(lock, 0, me) == 0) {
-			__sync_fetch_and_sub(&aa__root.lock_waiters, 1);
-			aa_count(lock_waits);
-			return 0;
-		}
-		if (++spins % AA_WAIT_CHECK == 0 && bpf_ktime_get_ns() - start > budget)
-			break;
-	}
-	__sync_fetch_and_sub(&aa__root.lock_waiters, 1);
-	bpf_preempt_enable___aa();
-	return -AA_ERR_BUSY;
-}
-
-/* Between two holds of one operation (the rounds of a bulk call): while
- * another CPU waits for a lock, wait until one got it, at most
- * AA_WAIT_IRQ_NS. A test-and-set lock goes to whoever tries first, and
- * that is the holder that just let go unless it waits. */
-static __always_inline void aa_lock_yield(void)
-{
-	__u64 start;
-
-	if (!READ_ONCE_ARENA(aa__root.lock_waiters))
-		return;
-	start = bpf_ktime_get_ns();
-	aa_repeat(AA_MAX_LOOPS)
-		if (!READ_ONCE_ARENA(aa__root.lock_waiters) ||
-		    bpf_ktime_get_ns() - start > AA_WAIT_IRQ_NS)
-			break;
-}
-
-/* Take lock, waiting at most `budget` ns for another CPU (0: the context's
- * budget). Returns 0 holding it with preemption disabled, or
- * -AA_ERR_NESTED / -AA_ERR_BUSY (not counted) with preemption as before. */
-static __always_inline int aa_lock_acquire(__u32 __arena *lock, __u64 budget)
-{
-	__u32 me = bpf_get_smp_processor_id() + 1, v;
-
-	bpf_preempt_disable___aa();
-	v = __sync_val_compare_and_swap(lock, 0, me);
-	if (v == 0)
-		return 0;
-	if (v == me) {		/* we interrupted the holder: it cannot go on */
-		bpf_preempt_enable___aa();
-		return -AA_ERR_NESTED;
-	}
-	if (!budget)
-		budget = aa_on_task_stack() ? AA_WAIT_TASK_NS : AA_WAIT_IRQ_NS;
-	return aa_lock_wait(lock, me, budget);
-}
-
-static __always_inline void aa_lock_release(__u32 __arena *lock)
-{
-	aa_store_release(lock, 0);
-	bpf_preempt_enable___aa();
-}
-
-static __always_inline int aa_lock(void)
-{
-	return aa_lock_acquire(&aa__root.lock, 0);
-}
-
-/* Release the heap lock; lock_gen counts the holds, so that work done in
- * rounds (aa__heap_check()) can tell whether anyone held it in between. */
-static __always_inline void aa_unlock(void)
-{
-	aa__root.lock_gen++;
-	aa_lock_release(&aa__root.lock);
 }
 
 /* --- Custody marks --------------------------------------------------------

@@ -35,6 +35,7 @@
  * caches that a reader of the mmap would not let go (close_readers()).
  */
 #include "internal.h"
+#include "lock.h"
 #include "lifecycle.h"
 #include "arena.h"
 #include "buddy.h"

@@ -28,7 +28,9 @@
  * tun.transfer_cap[cls] <= AA_TRANSFER_MAX.
  */
 #include "internal.h"
+#include "lock.h"
 #include "transfer_cache.h"
+#include "lookup.h"
 #include "heap.h"
 
 /* Class cls's transfer cache (aa_root.tc_off: init maps the table with
@@ -250,14 +252,14 @@ int aa__transfer_cache_drain(void)
 	return err ? err : total;
 }
 
-/* The reserves against their invariant (heap_check_reserve()), for the
+/* The reserves against their invariant (lookup_check_reserve()), for the
  * checker (check.bpf.c). Returns 0, or 28. */
 static __always_inline int transfer_cache_check(void)
 {
 	int c, ret;
 
 	aa_for(c, 0, aa__root.tc_off ? AA_NR_CLASSES : 0) {
-		ret = heap_check_reserve(&tc_of(c)->reserve, c);
+		ret = lookup_check_reserve(&tc_of(c)->reserve, c);
 		if (ret)
 			return ret;
 	}
