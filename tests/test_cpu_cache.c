@@ -503,17 +503,21 @@ static void fake_possible_cpus(const char *list)
 	unlink(path);
 }
 
+/* A heap of its own (aa_heap__open()) that sees the possible CPUs `list`,
+ * in place of the suite's (closed first: Criterion runs the suite's init
+ * before every test's). */
 static void open_fake_cpus(const char *list)
 {
 	AA_OPTS(aa_heap_opts, o, .arena_pages = T_PAGES(64 * MiB), .init_bytes = 4 * MiB);
 
+	teardown();
 	t_need_arena();
 	fake_possible_cpus(list);
 	h = aa_heap__open(&o);
 	cr_assert_not_null(h, "aa_heap__open with possible CPUs %s: %s", list, strerror(errno));
 }
 
-Test(cpu_cache, more_than_256_possible_cpus_work, .init = NULL)
+Test(cpu_cache, more_than_256_possible_cpus_work)
 {
 	__u64 p;
 
@@ -530,7 +534,7 @@ Test(cpu_cache, more_than_256_possible_cpus_work, .init = NULL)
 
 /* A CPU without a cache uses the shared tiers: the transfer cache (one
  * object at a time), else the buddy; never CPU 0's cache. */
-Test(cpu_cache, cpus_beyond_the_cache_table_use_the_shared_tiers, .init = NULL)
+Test(cpu_cache, cpus_beyond_the_cache_table_use_the_shared_tiers)
 {
 	__u64 p, before;
 
@@ -575,7 +579,7 @@ Test(cpu_cache, caches_off_switch_goes_straight_to_the_buddy, .init = setup_off)
 	cr_assert_eq(aa_heap__flags(h) & ~AA_F_SELF_GROW, AA_F_NO_CACHES);
 }
 
-Test(cpu_cache, tunables_are_validated_and_used, .init = NULL, .fini = NULL)
+Test(cpu_cache, tunables_are_validated_and_used)
 {
 	struct aa_tunables t;
 	struct aa_heap *hh;
@@ -599,6 +603,7 @@ Test(cpu_cache, tunables_are_validated_and_used, .init = NULL, .fini = NULL)
 	unsetenv("ARENA_ALLOC_CPU_CACHE_CAP");
 
 	t_need_arena();
+	teardown();	/* the suite's heap: this test opens its own */
 	/* a heap built with cap 4 / batch 2 refills two objects at a time */
 	cr_assert_eq(aa_tunables__default(&t), 0);
 	for (int c = 0; c < AA_NR_CLASSES; c++) {
@@ -670,7 +675,7 @@ Test(cpu_cache, tunables_out_of_range_in_the_arena_stay_inside_the_caches)
 }
 
 /* The tests above name the 64-B class C64. */
-Test(cpu_cache, c64_is_the_class_of_64_bytes, .init = NULL, .fini = NULL)
+Test(cpu_cache, c64_is_the_class_of_64_bytes)
 {
 	cr_assert_eq(aa_size_class(64), C64);
 	cr_assert_eq(aa_class_size(C64), 64);

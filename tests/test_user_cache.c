@@ -346,11 +346,12 @@ Test(user_cache, teardown_and_init_make_threads_open_again)
 	t_check(h);
 }
 
-Test(user_cache, debug_mode_checks_userspace_frees, .init = NULL)
+Test(user_cache, debug_mode_checks_userspace_frees)
 {
 	struct aa_debug_error e;
 	__u64 total = 0, p;
 
+	close_heap();	/* the suite's heap: this test's is in debug mode */
 	open_heap_flags(AA_F_DEBUG);
 	p = aa_heap__malloc(h, 24);
 	cr_assert_neq(p, 0);
