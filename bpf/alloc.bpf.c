@@ -235,7 +235,12 @@ static __always_inline int malloc_bulk_inline(__u64 arr, __u32 n, __u64 size)
 		return got;
 	}
 	aa_for(i, 0, n) {	/* page runs, and everything in debug mode */
-		__u64 p = malloc_inline(size);
+		__u64 sz = size, p;
+
+		/* nothing derived from size is hoisted out of the loop:
+		 * kept across its iterations, it took 4 stack slots */
+		barrier_var(sz);
+		p = malloc_inline(sz);
 
 		if (!p)
 			break;

@@ -310,11 +310,17 @@ static __always_inline __u32 high_order(__u32 x)
  * REQUIRES: heap lock held; the pages are ours (a run or span at off).
  * Verifier: one flat loop with one free_unlink() and one free_push() site,
  * and two call sites in all (free_claimed_locked(), the release of empty
- * spans): every locked path that frees pages funnels into one of them. */
+ * spans): every locked path that frees pages funnels into one of them.
+ * pos and coff are 64-bit so that their spills fill whole stack slots:
+ * Linux 6.12 compares a loop's states slot by slot, dead ones included,
+ * and a slot that one path fills with 4 bytes and another with 8 keeps
+ * the loop from converging (the frees' programs verified ~9% more
+ * instructions with them 32-bit). */
 static __always_inline void run_free_locked(__u32 off, __u32 pages)
 {
 	__u32 chunk_off = off & ~(AA_CHUNK_SIZE - 1);
-	__u32 pos = off - chunk_off, left = pages, coff = 0, k = 0, buddy;
+	__u32 left = pages, k = 0, buddy;
+	__u64 pos = off - chunk_off, coff = 0;
 	bool piece = false;
 	int i;
 
