@@ -44,6 +44,20 @@ layer-check: $(OUTPUT)/vmlinux.h $(OUTPUT)/.bpf-arch | $(DEPS_STAMP)
 	$(call msg,LAYERS,bpf/)
 	$(Q)scripts/layer-check.sh "$(CLANG) $(BPF_CFLAGS) $(INCLUDES) $(CLANG_BPF_SYS_INCLUDES)"
 
+# --- stack-check: the library's deepest call chain against the promise -------
+# docs/EMBEDDING.md promises a user's frames 512 - AA_STACK_CHAIN_MAX bytes
+# on the way to any library call; scripts/stack-check.py reads every public
+# function's deepest chain (frames rounded to 16, as the JIT-ed verifier
+# counts them) from the library object and fails past it.
+.PHONY: stack-check
+AA_STACK_CHAIN_MAX := 352
+stack-check: $(LIB_BPF) scripts/stack-check.py
+	$(call msg,STACK,$(LIB_BPF))
+	$(Q)$(LLVM_OBJDUMP) -dr $(LIB_BPF) > $(OUTPUT)/stack-check.dr.txt
+	$(Q)$(LLVM_OBJDUMP) -t $(LIB_BPF) > $(OUTPUT)/stack-check.sym.txt
+	$(Q)python3 scripts/stack-check.py $(if $(Q),,--table) $(AA_STACK_CHAIN_MAX) \
+		$(OUTPUT)/stack-check.dr.txt $(OUTPUT)/stack-check.sym.txt
+
 # --- ordering-check: the userspace hit path's barriers, on arm64 --------------
 # The hit path of include/aa_hit.h and user/user_cache.c, cross-compiled for
 # aarch64 (weakly ordered) with -DAA_ORDERING_CHECK, which keeps each
@@ -115,7 +129,7 @@ $(foreach v,$(ORDER_VARIANTS),$(eval $(call order_asm,$(v),user)))
 # checks (mk/asan.mk, where BPF runs): any failing fails make test.
 TEST_ARGS ?= -j2
 HOST_TESTS := @(probe|size_classes|tunables)/*
-test: $(TEST_BIN) header-check layer-check ordering-check fuzz-build asan-build
+test: $(TEST_BIN) header-check layer-check stack-check ordering-check fuzz-build asan-build
 	$(Q)where=$$($(RUN_BPF) --name 'the test suite' --where) && \
 	if [ "$$where" = guest ]; then \
 		printf '  %-8s %s\n' TEST "$(TEST_BIN) --filter '$(HOST_TESTS)' (host)"; \
