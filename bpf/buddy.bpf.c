@@ -242,18 +242,18 @@ static __always_inline __u32 free_order_from(__u32 order)
 static __always_inline __u32 block_alloc_locked(__u32 order)
 {
 	__u32 j = free_order_from(order), off;
-	int i, k;
+	int k;
 
 	if (j > AA_MAX_ORDER)
 		return AA_NIL;
 	off = meta_of(order_map_first(j))->free_head[j];
 	free_unlink(j, off);
-	/* split: iterators, not unrolled loops, keep the verifier's paths
-	 * few (free_push() branches) */
-	aa_for(i, order, j) {
-		k = j - 1 - (i - order);	/* j - 1 down to order */
+	/* split: the upper halves, one block of each order in [order, j),
+	 * each on a list of its own (so pushed in any order); an iterator,
+	 * not an unrolled loop, keeps the verifier's paths few (free_push()
+	 * branches) */
+	aa_for(k, order, j)
 		free_push(k, off + (AA_PAGE_SIZE << k));
-	}
 	return off;
 }
 
@@ -281,7 +281,14 @@ static __always_inline void block_trim_locked(__u32 off, __u32 order, __u32 page
  */
 static __u32 run_alloc_locked(__u32 pages)
 {
-	__u32 order = pages_to_order(pages), off;
+	__u64 order = pages_to_order(pages);
+	__u32 off;
+
+	/* order's spill fills a whole stack slot, as the trim loop's later
+	 * spills into the same slot do (run_free_locked(): Linux 6.12 does
+	 * not prune a loop's states whose slots differ in width, dead or
+	 * not) */
+	barrier_var(order);
 
 	if (pages == 0 || pages > AA_CHUNK_PAGES)
 		return AA_NIL;
