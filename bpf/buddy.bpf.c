@@ -321,8 +321,7 @@ static __always_inline __u32 high_order(__u32 x)
  * pos and coff are 64-bit so that their spills fill whole stack slots:
  * Linux 6.12 compares a loop's states slot by slot, dead ones included,
  * and a slot that one path fills with 4 bytes and another with 8 keeps
- * the loop from converging (the frees' programs verified ~9% more
- * instructions with them 32-bit). */
+ * the loop from converging. */
 static __always_inline void run_free_locked(__u32 off, __u32 pages)
 {
 	__u32 chunk_off = off & ~(AA_CHUNK_SIZE - 1);
