@@ -121,8 +121,9 @@ static bool close_readers(void)
 }
 
 /* --- The root's tables ---------------------------------------------------
- * The slot table (nr_slots entries, in whole pages) and, for a heap with
- * CPU caches, the transfer caches: pages mapped where the kernel likes by
+ * The slot table (nr_slots entries) with the page map after it
+ * (AA_ROOT_TABLE_PAGES(), aa_shared.h) and, for a heap with CPU caches,
+ * the transfer caches: pages mapped where the kernel likes by
  * the first init that needs them, kept for the arena's life as the root
  * is (a teardown empties them, the next init reuses them; a failed init
  * keeps them too), in the page ledger as table_pages. Each is installed
@@ -169,17 +170,23 @@ int aa__arena_table(__u64 base, __u32 pages, __u32 tc)
  * caches if caches: installed. Returns 0 or -ENOMEM. */
 static __always_inline int tables_get(__u64 base, __u64 bytes, bool caches)
 {
-	int err = aa__arena_table(base, AA_SLOT_TABLE_PAGES(slot_count(bytes)), 0);
+	int err = aa__arena_table(base, AA_ROOT_TABLE_PAGES(slot_count(bytes)), 0);
 
 	if (!err && caches)
 		err = aa__arena_table(base, AA_TC_TABLE_PAGES, 1);
 	return err;
 }
 
-/* The root has the tables the heap needs: 0 or -ENOMEM. */
-static __always_inline int tables_check(bool caches)
+/* The root has the tables the heap needs: 0, with the page map's address
+ * in aa__root.pm, or -ENOMEM. REQUIRES: aa__root.nr_slots set. */
+static __always_inline int tables_ready(bool caches)
 {
-	return !aa__root.slots || (caches && !aa__root.tc_off) ? -ENOMEM : 0;
+	__u32 n = aa__root.nr_slots;
+
+	if (!aa__root.slots || (caches && !aa__root.tc_off))
+		return -ENOMEM;
+	aa__root.pm = AA_PM_TABLE(aa__root.slots, n < AA_MAX_SLOTS ? n : AA_MAX_SLOTS);
+	return 0;
 }
 
 /* The arena at arena_base, arena_size bytes, holds the root: 0 or -EINVAL. */
@@ -196,20 +203,21 @@ static __always_inline int geometry_check(__u64 arena_base, __u64 arena_size)
 
 /* --- Checks (check.bpf.c's aa__heap_check()) -------------------------------- */
 
-/* The root's tables: a slot table on a page of the arena;
- * the transfer caches wherever the heap has CPU caches; table_pages their
- * pages (the page ledger). Returns 0 or 26. They are installed before the
- * heap is first published, and never change after. */
+/* The root's tables: a slot table on a page of the arena, the page map
+ * after it; the transfer caches wherever the heap has CPU caches;
+ * table_pages their pages (the page ledger). Returns 0 or 26. They are
+ * installed before the heap is first published, and never change after. */
 static __always_inline int arena_check_tables(void)
 {
 	__u64 rel = aa__root.slots - aa__root.arena_base;
-	__u32 pages;
+	__u32 n = aa__root.nr_slots, pages;
 
-	if (!aa__root.slots || (rel & (AA_PAGE_SIZE - 1)) || rel >= aa__root.arena_size)
+	if (!aa__root.slots || (rel & (AA_PAGE_SIZE - 1)) || rel >= aa__root.arena_size ||
+	    aa__root.pm != AA_PM_TABLE(aa__root.slots, n < AA_MAX_SLOTS ? n : AA_MAX_SLOTS))
 		return 26;
 	if ((!(aa__root.flags & AA_F_NO_CACHES) && !aa__root.tc_off) ||
 	    (aa__root.tc_off && aa__root.tc_classes != AA_NR_CLASSES))
 		return 26;
-	pages = AA_SLOT_TABLE_PAGES(aa__root.nr_slots) + (aa__root.tc_off ? AA_TC_TABLE_PAGES : 0);
+	pages = AA_ROOT_TABLE_PAGES(aa__root.nr_slots) + (aa__root.tc_off ? AA_TC_TABLE_PAGES : 0);
 	return pages == aa__root.table_pages ? 0 : 26;
 }

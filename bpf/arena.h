@@ -19,7 +19,7 @@ static void open_readers(void);
 static __always_inline void __arena *pages_get(void __arena *addr, __u32 pages);
 static __always_inline void pages_put(void __arena *addr, __u32 pages);
 static __always_inline __u32 slot_count(__u64 bytes);
-static __always_inline int tables_check(bool caches);
+static __always_inline int tables_ready(bool caches);
 static __always_inline int tables_get(__u64 base, __u64 bytes, bool caches);
 
 #endif /* __AA_ARENA_H */

@@ -59,10 +59,17 @@ static __always_inline aa_meta_t *meta_of(__u32 slot)
 	return (aa_meta_t *)aa_addr(slot_at(slot)->meta_off);
 }
 
-/* The page-map entry of the page holding arena offset off. */
+/* The page-map entry of the page holding arena offset off (the page map:
+ * aa_shared.h). */
 static __always_inline __u32 __arena *pm_at(__u32 off)
 {
-	return &meta_of(off >> AA_CHUNK_SHIFT)->pm[(off >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
+	return (__u32 __arena *)aa__root.pm + ((off >> AA_PAGE_SHIFT) & (AA_MAX_ARENA_PAGES - 1));
+}
+
+/* The page-map entries of slot s: page p's is chunk_pm(s)[p]. */
+static __always_inline __u32 __arena *chunk_pm(__u32 s)
+{
+	return pm_at((s & (AA_MAX_SLOTS - 1)) << AA_CHUNK_SHIFT);
 }
 
 /* The span descriptor of the span whose first page is at arena offset off. */
@@ -80,12 +87,12 @@ static __always_inline __u64 pages_bytes(__u32 pages)
  * pages (same chunk) to tail. */
 static __always_inline void pm_fill(__u32 off, __u32 pages, __u32 head, __u32 tail)
 {
-	aa_meta_t *meta = meta_of(off >> AA_CHUNK_SHIFT);
+	__u32 __arena *pm = chunk_pm(off >> AA_CHUNK_SHIFT);
 	__u32 p = (off >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1);
 	int i;
 
 	aa_for(i, 0, pages)
-		meta->pm[(p + i) & (AA_CHUNK_PAGES - 1)] = i ? tail : head;
+		pm[(p + i) & (AA_CHUNK_PAGES - 1)] = i ? tail : head;
 }
 
 /* --- Which chunks have free blocks -----------------------------------------
@@ -181,7 +188,7 @@ static __always_inline void free_push(__u32 order, __u32 off)
 	else
 		order_map_set(order, off >> AA_CHUNK_SHIFT);
 	meta->free_head[order] = off;
-	meta->pm[(off >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)] = AA_PM(AA_PM_FREE_HEAD, order);
+	*pm_at(off) = AA_PM(AA_PM_FREE_HEAD, order);
 	aa__root.stats.free_blocks[order]++;
 }
 
@@ -200,7 +207,7 @@ static __always_inline void free_unlink(__u32 order, __u32 off)
 	else if (prev == AA_NIL)
 		order_map_clear(order, off >> AA_CHUNK_SHIFT);
 	/* hdr->mark stays a custody mark: no free can claim this word */
-	meta->pm[(off >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)] = AA_PM_FREE;
+	*pm_at(off) = AA_PM_FREE;
 	aa__root.stats.free_blocks[order]--;
 }
 
@@ -529,14 +536,29 @@ static void buddy_reset(void)
  * REQUIRES: heap lock held, slot s a chunk. */
 static int check_absent_locked(__u32 s, __u64 *absent)
 {
-	aa_meta_t *meta = meta_of(s);
+	__u32 __arena *pm = chunk_pm(s);
 	__u32 n = AA_ZERO;
 	int p;
 
 	aa_for(p, 0, AA_CHUNK_PAGES)
-		n += meta->pm[p & (AA_CHUNK_PAGES - 1)] == AA_PM(AA_PM_ABSENT, 0);
+		n += pm[p & (AA_CHUNK_PAGES - 1)] == AA_PM(AA_PM_ABSENT, 0);
 	*absent += n;
-	return n == meta->absent ? 0 : 23;
+	return n == meta_of(s)->absent ? 0 : 23;
+}
+
+/* Slot s, which holds no chunk (UNMAPPED, or a multi-chunk allocation's):
+ * every page-map entry 0 (aa_shared.h; the lock-free lookups take any
+ * other for what its page is). Returns 0 or 29.
+ * REQUIRES: heap lock held. */
+static int check_no_chunk_locked(__u32 s)
+{
+	__u32 __arena *pm = chunk_pm(s);
+	int p;
+
+	aa_for(p, 0, AA_CHUNK_PAGES)
+		if (pm[p & (AA_CHUNK_PAGES - 1)])
+			return 29;
+	return 0;
 }
 
 /* Chunk s's free lists; adds their lengths to cnt[order], its absent
@@ -553,6 +575,8 @@ static int buddy_check_chunk_locked(__u32 s, __u64 *cnt, __u64 *absent)
 	listed = slot_at(s)->state == AA_SLOT_CHUNK;
 	if (listed && check_absent_locked(s, absent))
 		return 23;
+	if (!listed && slot_at(s)->state != AA_SLOT_RELEASING && check_no_chunk_locked(s))
+		return 29;
 	aa_for(k, 0, AA_NR_ORDERS) {
 		off = listed ? meta_of(s)->free_head[k] : AA_NIL;
 		if (((aa__root.order_map[k][(s >> 6) & 63] >> (s & 63)) & 1) != (off != AA_NIL))

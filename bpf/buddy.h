@@ -22,6 +22,7 @@ static __always_inline __u32 aa_popcount32(__u32 x);
 static int buddy_check_chunk_locked(__u32 s, __u64 *cnt, __u64 *absent);
 static void buddy_reset(void);
 static __always_inline bool chunk_is_free(__u32 slot);
+static __always_inline __u32 __arena *chunk_pm(__u32 s);
 static __always_inline __u32 free_order_from(__u32 order);
 static __always_inline void free_push(__u32 order, __u32 off);
 static __always_inline void free_unlink(__u32 order, __u32 off);

@@ -56,19 +56,29 @@ static void page_add_locked(__u32 off)
 	run_free_locked(off, 1);
 }
 
-/* Push the present pages of a partial chunk at slot (absent ones,
- * AA_PM_ABSENT in meta, set by the grower, stay out) into the page heap,
- * where they merge into the largest blocks they form. Returns the pages
- * pushed.
+/* Is page p absent in the grower's map of a chunk it has not published
+ * (aa_chunk_meta.absent_map)? */
+static __always_inline bool absent_in(aa_meta_t *meta, __u32 p)
+{
+	return (meta->absent_map[(p / 64) & (AA_ABSENT_WORDS - 1)] >> (p & 63)) & 1;
+}
+
+/* Push the present pages of a partial chunk at slot into the page heap,
+ * where they merge into the largest blocks they form, and mark the
+ * absent ones (set by the grower in meta's absent_map) AA_PM_ABSENT in
+ * the page map. Returns the pages pushed.
  * REQUIRES: heap lock held; the slot published with meta. */
 static __always_inline __u32 push_present_locked(__u32 slot, aa_meta_t *meta)
 {
+	__u32 __arena *pm = chunk_pm(slot);
 	__u32 pushed = AA_ZERO;
 	int p;
 
 	aa_for(p, 0, AA_CHUNK_PAGES) {
-		if (meta->pm[p & (AA_CHUNK_PAGES - 1)] == AA_PM(AA_PM_ABSENT, 0))
+		if (absent_in(meta, p)) {
+			pm[p & (AA_CHUNK_PAGES - 1)] = AA_PM(AA_PM_ABSENT, 0);
 			continue;
+		}
 		page_add_locked((slot << AA_CHUNK_SHIFT) + (p << AA_PAGE_SHIFT));
 		pushed++;
 	}
@@ -76,7 +86,7 @@ static __always_inline __u32 push_present_locked(__u32 slot, aa_meta_t *meta)
 }
 
 /* Register a freshly mapped chunk at slot with its metadata (zeroed but for
- * a partial chunk's AA_PM_ABSENT entries and their count, meta->absent).
+ * a partial chunk's absent_map and its count, meta->absent).
  * Called by grow after the pages exist; unpublished: by init's first grow,
  * before it publishes the heap. Frame 3 of internal.h's call frames: it
  * calls only aa_lock_wait(). partial: a constant, pruned in the whole
@@ -106,6 +116,8 @@ static __always_inline int add_chunk(__u32 slot, __u32 meta_off, __u32 unpublish
 		aa_unlock();
 		return -EEXIST;
 	}
+	/* the slot's page-map entries are 0 (aa_shared.h): they are ours
+	 * from here on, and a whole chunk's stay FREE */
 	for (k = 0; k < AA_NR_ORDERS; k++)
 		meta->free_head[k] = AA_NIL;
 	if (aa__fault_publish_delay_ns)
@@ -115,7 +127,7 @@ static __always_inline int add_chunk(__u32 slot, __u32 meta_off, __u32 unpublish
 	*(volatile __u64 __arena *)slot_at(slot) = AA_SLOT_WORD(AA_SLOT_CHUNK, meta_off);
 	if (partial) {
 		/* pushed + absent = AA_CHUNK_PAGES unless the grower's count
-		 * was wrong: the heap goes by the page map */
+		 * was wrong: the heap goes by its map */
 		absent = AA_CHUNK_PAGES - push_present_locked(slot, meta);
 		meta->absent = absent;
 		aa__root.stats.absent_pages += absent;
@@ -137,8 +149,8 @@ int aa__buddy_add_chunk(__u32 slot, __u32 meta_off, __u32 unpublished)
 	return add_chunk(slot, meta_off, unpublished, false);
 }
 
-/* A partial chunk: the pages of the slot whose page-map entries are not
- * AA_PM_ABSENT are mapped (sleepable grow only). */
+/* A partial chunk: the pages of the slot that meta's absent_map does not
+ * name are mapped (sleepable grow only). */
 int aa__buddy_add_partial(__u32 slot, __u32 meta_off, __u32 unpublished)
 {
 	return add_chunk(slot, meta_off, unpublished, true);
@@ -162,11 +174,11 @@ int aa__buddy_fill_page(__u32 slot, __u32 p)
 		return aa_errno(-err);
 	meta = meta_of(slot);
 	if (!aa_heap_ready() || slot_at(slot)->state != AA_SLOT_CHUNK || !meta->absent ||
-	    meta->pm[p & (AA_CHUNK_PAGES - 1)] != AA_PM(AA_PM_ABSENT, 0)) {
+	    chunk_pm(slot)[p & (AA_CHUNK_PAGES - 1)] != AA_PM(AA_PM_ABSENT, 0)) {
 		aa_unlock();
 		return -ENOENT;
 	}
-	meta->pm[p & (AA_CHUNK_PAGES - 1)] = 0;
+	chunk_pm(slot)[p & (AA_CHUNK_PAGES - 1)] = 0;
 	meta->absent--;
 	aa__root.stats.absent_pages--;
 	if (++aa__root.stats.pages_mapped > aa__root.stats.peak_pages_mapped)
@@ -247,33 +259,41 @@ int aa__buddy_release_slot(__u32 slot)
 
 /* --- Chunks back to the kernel (trim, teardown) ---------------------------- */
 
-/* Give back the pages of the chunk at arena offset off that its page map
- * does not mark absent, one by one. */
-static __always_inline void put_present(__u64 off, aa_meta_t *meta)
+/* Give back the pages of slot s that its page map does not mark absent,
+ * one by one. */
+static __always_inline void put_present(__u32 s)
 {
+	__u32 __arena *pm = chunk_pm(s);
+	__u64 off = (__u64)(s & (AA_MAX_SLOTS - 1)) << AA_CHUNK_SHIFT;
 	int p;
 
 	aa_for(p, 0, AA_CHUNK_PAGES)
-		if (meta->pm[p & (AA_CHUNK_PAGES - 1)] != AA_PM(AA_PM_ABSENT, 0))
+		if (pm[p & (AA_CHUNK_PAGES - 1)] != AA_PM(AA_PM_ABSENT, 0))
 			pages_put(aa_addr(off + ((__u64)p << AA_PAGE_SHIFT)), 1);
 }
 
-/* Return a RELEASING slot's chunk pages and metadata pages, then make the
- * slot mappable again. meta_off cannot change meanwhile: no grower takes a
- * RELEASING slot. */
+/* Return a RELEASING slot's chunk pages and metadata pages, zero its
+ * page-map entries (aa_shared.h: a slot without a chunk has none), then
+ * make the slot mappable again. meta_off and the entries are the
+ * releaser's alone meanwhile: no grower takes a RELEASING slot, and the
+ * heap holds nothing in it. */
 static void return_chunk(__u32 slot)
 {
 	__u32 s = slot & (AA_MAX_SLOTS - 1);
 	aa_meta_t *meta = aa_addr(slot_at(s)->meta_off);
+	__u32 __arena *pm = chunk_pm(s);
+	int p;
 
 	grow_retry_clear();	/* a slot to grow into */
 	if (meta->absent)	/* a partial chunk: only its pages */
-		put_present((__u64)s << AA_CHUNK_SHIFT, meta);
+		put_present(s);
 	else
 		pages_put(aa_addr(s << AA_CHUNK_SHIFT), AA_CHUNK_PAGES);
 	if (aa__fault_trim_delay_ns)
 		fault_delay(aa__fault_trim_delay_ns);
 	pages_put(meta, aa_meta_pages());
+	aa_for(p, 0, AA_CHUNK_PAGES)
+		pm[p & (AA_CHUNK_PAGES - 1)] = 0;
 	aa__buddy_release_slot(s);
 }
 

@@ -32,16 +32,18 @@
  * consistent prev link and natural alignment; the chunk's bits in the order
  * maps must say whether its lists are empty; the list lengths must add up
  * to stats.free_blocks[], and the orders the page size has none of must
- * stay empty (19); its absent pages to its count of them (23), and
- * all chunks' to stats.absent_pages (24). Then every central list: each
- * span's first entry must name its class, its free objects must carry
- * span marks and number objs - used. Finally the page invariant of
- * buddy.bpf.c must hold (10), the pages mapped must be the chunks' less
- * their absent ones (25: arena.bpf.c's ledger), and the parked list its
- * counters' bound (heap_check_locked()), and the modes its flags name
- * must be the ones the fast paths and the tiers follow (27). First of all
- * the root's tables must be whole (26), and then every reserve of the
- * transfer and CPU caches must hold free objects of its class only (28).
+ * stay empty (19); its absent pages to its count of them (23), and all
+ * chunks' to stats.absent_pages (24); a slot without a chunk must have no
+ * page-map entry but 0 (29: the lock-free lookups go by them). Then every
+ * central list: each span's first entry must name its class, its free
+ * objects must carry span marks and number objs - used. Finally the page
+ * invariant of buddy.bpf.c must hold (10), the pages mapped must be the
+ * chunks' less their absent ones (25: arena.bpf.c's ledger), and the
+ * parked list its counters' bound (heap_check_locked()), and the modes its
+ * flags name must be the ones the fast paths and the tiers follow, and
+ * their page map the root's (27). First of all the root's tables must be
+ * whole (26), and then every reserve of the transfer and CPU caches must
+ * hold free objects of its class only (28).
  * One chunk or one class per hold of the heap lock (a waiter in IRQ
  * context waits for one at most); the totals are compared only if no one
  * else held the lock in between (lock_gen), which is so at rest.
@@ -53,11 +55,14 @@
  * inline free's bound (the arena size, 0 where the heap defers frees or
  * no fast path runs), and the carve tail (debug mode's poison, else
  * none), which lifecycle.bpf.c's init sets through the tiers' resets
- * after the flags. Returns 0 or 27. */
+ * after the flags; and the page map the fast paths read, the one after
+ * the root's slot table. Returns 0 or 27. */
 static __always_inline int check_modes(void)
 {
 	__u32 f = aa__root.flags;
 
+	if (aa_fast.pm != aa__root.pm || aa_fast.slots != aa__root.slots)
+		return 27;
 	if (aa_fast.mode != (f & AA_FAST_MODES) || aa_fast.defer != (f & AA_F_DEFER) ||
 	    aa_fast.free_size != (f & (AA_F_DEFER | AA_FAST_OFF) ? 0 : aa_fast.arena_size))
 		return 27;

@@ -37,9 +37,9 @@
  * inside the arena, one page at a time, limit at most (the others are
  * another owner's: the root, metadata, caches, a user's pages; past the
  * arena's end; or beyond the limit: fill_page() may map them later),
- * with meta (fresh, zero) as its metadata. Returns 0, -ENOENT (no page),
- * or -errno from the page heap; on failure the pages went back and meta
- * is zero again. */
+ * with meta (fresh, zero) as its metadata, where absent_map names the
+ * pages it did not get. Returns 0, -ENOENT (no page), or -errno from the
+ * page heap; on failure the pages went back and meta is zero again. */
 static __always_inline int grow_partial(__u32 s, aa_meta_t *meta, __u32 meta_off,
 					__u32 unpublished, __u32 limit)
 {
@@ -51,7 +51,7 @@ static __always_inline int grow_partial(__u32 s, aa_meta_t *meta, __u32 meta_off
 	aa_for(p, 0, AA_CHUNK_PAGES) {
 		if (got >= limit || off + ((__u64)p << AA_PAGE_SHIFT) >= size ||
 		    !pages_get(aa_addr(off + ((__u64)p << AA_PAGE_SHIFT)), 1)) {
-			meta->pm[p & (AA_CHUNK_PAGES - 1)] = AA_PM(AA_PM_ABSENT, 0);
+			meta->absent_map[(p / 64) & (AA_ABSENT_WORDS - 1)] |= 1ULL << (p & 63);
 			continue;
 		}
 		got++;
@@ -62,9 +62,11 @@ static __always_inline int grow_partial(__u32 s, aa_meta_t *meta, __u32 meta_off
 	else
 		err = got ? aa__buddy_add_partial(s, meta_off, unpublished) : -ENOENT;
 	if (err) {
-		put_present(off, meta);
 		aa_for(p, 0, AA_CHUNK_PAGES)
-			meta->pm[p & (AA_CHUNK_PAGES - 1)] = 0;
+			if (!absent_in(meta, p))
+				pages_put(aa_addr(off + ((__u64)p << AA_PAGE_SHIFT)), 1);
+		aa_for(p, 0, AA_ABSENT_WORDS)
+			meta->absent_map[p & (AA_ABSENT_WORDS - 1)] = 0;
 		meta->absent = 0;
 	}
 	return err;
@@ -190,7 +192,7 @@ static __always_inline int fill_page(__u32 s, __u32 p)
  * absent is checked again under it (aa__buddy_fill_page()). */
 static __always_inline __u32 fill_chunk(__u32 s, __u32 want)
 {
-	aa_meta_t *meta = meta_of(s);
+	__u32 __arena *pm = chunk_pm(s);
 	__u64 size = aa__root.arena_size, base = (__u64)s << AA_CHUNK_SHIFT;
 	__u32 got = AA_ZERO;
 	int p;
@@ -198,7 +200,7 @@ static __always_inline __u32 fill_chunk(__u32 s, __u32 want)
 	aa_for(p, 0, AA_CHUNK_PAGES) {
 		if (got >= want || base + ((__u64)p << AA_PAGE_SHIFT) >= size)
 			break;
-		if (READ_ONCE_ARENA(meta->pm[p & (AA_CHUNK_PAGES - 1)]) == AA_PM(AA_PM_ABSENT, 0))
+		if (READ_ONCE_ARENA(pm[p & (AA_CHUNK_PAGES - 1)]) == AA_PM(AA_PM_ABSENT, 0))
 			got += fill_page(s, p);
 	}
 	return got;

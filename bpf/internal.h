@@ -95,14 +95,13 @@
  *  - The claim (__aa_claim(), aa_hit.h; aa_claim() in
  *    lookup.bpf.c adds a caller's tail check): a free makes its caller the
  *    block's sole owner, lock-free, any context. check is the word that
- *    says the block is allocated (its page-map entry, or its slot's state),
- *    expect its value at the lookup, meta the chunk metadata the lookup
- *    used, state the slot state it saw:
+ *    says the block is allocated (its page-map entry; a multi-chunk
+ *    allocation's slot state), at an address the pointer alone gives, and
+ *    expect its value at the lookup:
  *
  *      v = word0                   user data, or a custody mark: refused
  *      cmpxchg(word0, v, FREED)    lost: another free won (or it is cached)
  *      *check == expect,           unchanged since the lookup,
- *      slot == (state, meta),      the metadata read is still this chunk's,
  *      word0 == FREED, and         still ours,
  *      pending bit clear           not in limbo: claimed
  *
@@ -114,15 +113,16 @@
  *    their page-map entry or slot state is written, so "check as before,
  *    then word 0 still FREED" is a live allocation that we own; otherwise
  *    the stray write is undone and the caller reports a double free. The
- *    slot re-check covers a lookup whose loads straddle a trim and a grow
- *    of the slot (it may have read the page map of the chunk's old
- *    metadata). While word 0 still holds our mark, ptr's page was not
- *    returned (returned pages come back zeroed), so the slot word cannot
- *    change between the re-check and the last load. A claimed block is the
- *    claimer's until it hands it to a tier. A caller that gives a tail
- *    (debug mode: its poison) has a claimed class object that ends with
- *    it counted free all the same (a write after free replaced its mark):
- *    the claim is undone, -EALREADY.
+ *    page map is one table for the arena's life and a slot without a chunk
+ *    has only 0 entries (a trim zeroes them before the slot is let go, a
+ *    grower writes them once it holds the slot), so an entry says what its
+ *    own page is and nothing else, whatever trims and grows a lookup
+ *    straddles. A claimed block keeps its chunk (its span or page run
+ *    counts it as out), so the pending bit is read through the slot after
+ *    the claim. A claimed block is the claimer's until it hands it to a
+ *    tier. A caller that gives a tail (debug mode: its poison) has a
+ *    claimed class object that ends with it counted free all the same (a
+ *    write after free replaced its mark): the claim is undone, -EALREADY.
  *  - Lock-free readers: a live allocation's own page-map entry and slot
  *    state change only when that allocation is freed, which its claimer
  *    alone can do, so lookups without the lock are exact for live
@@ -179,10 +179,11 @@
  *    and teardown return -EBUSY). Two growers that race for a slot are
  *    told apart by the kernel: the second page allocation at an address
  *    fails, and that grower moves on. Chunks leave the heap through the
- *    RELEASING slot state, so their metadata stays put until freed; a
- *    lock-free claim checks the slot word again. Pages that userspace
- *    reads from the mmap (chunk metadata, CPU caches) go back only while
- *    no reader is counted (the reader pin, aa_shared.h).
+ *    RELEASING slot state, so their metadata stays put until freed, and
+ *    their page-map entries are zeroed before the slot is UNMAPPED again
+ *    (the claim above). Pages that userspace reads from the mmap (chunk
+ *    metadata, CPU caches) go back only while no reader is counted (the
+ *    reader pin, aa_shared.h).
  *  - Publication: init writes the whole root, then stores the magic with an
  *    atomic exchange (full barrier); callers check the magic before using
  *    anything, and their first claim or lock is a full barrier too. A CPU

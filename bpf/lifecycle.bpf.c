@@ -152,7 +152,7 @@ static __always_inline int init_root(__u64 arena_base, __u64 arena_size, __u32 f
 	aa__root.arena_base = arena_base;
 	aa__root.arena_size = arena_size;
 	aa__root.nr_slots = slot_count(arena_size);	/* the last may be partial */
-	err = tables_check(!(flags & AA_F_NO_CACHES));
+	err = tables_ready(!(flags & AA_F_NO_CACHES));
 	if (err)
 		return err;
 	aa__root.flags = flags;	/* first: a tier's reset may follow its mode */
@@ -301,7 +301,7 @@ int aa__arena_self_init(void)
 	if (!err && bytes < (__u64)AA_MIN_ARENA_PAGES * AA_PAGE_SIZE)
 		err = -ENOSPC;
 	if (!err)
-		err = aa__arena_table(base, AA_SLOT_TABLE_PAGES(slot_count(bytes)), 0);
+		err = aa__arena_table(base, AA_ROOT_TABLE_PAGES(slot_count(bytes)), 0);
 	if (err) {
 		aa__root.self_init_err = err;
 		return err;

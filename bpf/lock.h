@@ -13,9 +13,9 @@
 /*
  * Test-and-set locks in arena words: 0 free, else the holder's CPU + 1.
  * The heap lock (aa__root.lock) protects the central lists and spans, the
- * page heap's free lists and order maps, the chunk metadata (page map),
- * the slot table and aa__root.stats (but the atomic counters); each transfer
- * cache has its own. The rules (preemption, nesting, waiting, bounded
+ * page heap's free lists and order maps, the page map, the chunk
+ * metadata, the slot table and aa__root.stats (but the atomic counters);
+ * each transfer cache has its own. The rules (preemption, nesting, waiting, bounded
  * holds, order): the model at the top of internal.h. Callers count a
  * failure in err[] only if their operation fails.
  */

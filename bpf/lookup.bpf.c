@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * lookup.bpf.c - what a pointer is and who owns it, without the heap lock:
- * the lookup of a pointer through its slot and page-map entry, and the
- * claim that makes a free the sole owner of a live block.
+ * the lookup of a pointer through its page-map entry (and its slot, for
+ * whole chunks), and the claim that makes a free the sole owner of a live
+ * block.
  *
  * Role:       lookup() names a pointer's allocation (a class, a page run,
  *             whole chunks) or says why it is none; aa_claim() claims a
@@ -10,8 +11,8 @@
  *             lock-free core is __aa_claim() of aa_hit.h, which the inline
  *             free runs too); lookup_transit() and lookup_check_reserve()
  *             judge the objects a cache tier holds.
- * From below: the slots and page map of buddy.bpf.c (slot_at(), pm_at(),
- *             meta_of()); the size classes.
+ * From below: the slots and page map of buddy.bpf.c (slot_at(), pm_at());
+ *             the size classes.
  * To above:   heap.bpf.c (its frees and its judgement of a pointer),
  *             debug.bpf.c (reports), the cache tiers' checks.
  * Locking:    none of its own: a lookup without the heap lock is a
@@ -146,9 +147,9 @@ static __always_inline bool tail_says_free(__u64 ptr, int kind, __u64 tail)
  * has not written its own last word yet gets its word 0 back by the undo. */
 static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw, __u64 tail)
 {
-	__u32 slot = off >> AA_CHUNK_SHIFT, state = AA_SLOT_CHUNK;
+	__u32 slot = off >> AA_CHUNK_SHIFT;
 	__u32 __arena *check;
-	__u64 v = 0, meta, sw;
+	__u64 v = 0;
 
 	if (slot >= AA_MAX_SLOTS)
 		return -AA_ERR_DOUBLE_FREE;
@@ -156,16 +157,12 @@ static __always_inline int aa_claim(__u64 ptr, __u32 off, int kind, __u32 pmw, _
 		if (off & (AA_CHUNK_SIZE - 1))
 			return -AA_ERR_DOUBLE_FREE;
 		check = &slot_at(slot)->state;
-		pmw = state = AA_SLOT_LARGE_HEAD;
-		meta = (__u64)meta_of(slot);
+		pmw = AA_SLOT_LARGE_HEAD;
 	} else {
-		check = pm_at(off);	/* the page map is in meta's first page */
-		meta = (__u64)check & ~(__u64)(AA_PAGE_SIZE - 1);
+		check = pm_at(off);
 	}
-	sw = AA_SLOT_WORD(state, meta - aa__root.arena_base);
 	if (!__aa_claim_word(ptr, aa__root.cache_key, &v) ||
-	    __aa_claim(&aa_fast, ptr, aa__root.cache_key, v, check, pmw,
-		       (__aa_word64 __arena *)slot_at(slot), sw, aa_fast.defer))
+	    __aa_claim(&aa_fast, ptr, aa__root.cache_key, v, check, pmw, aa_fast.defer))
 		return -AA_ERR_DOUBLE_FREE;
 	if (tail_says_free(ptr, kind, tail)) {
 		__sync_val_compare_and_swap((__u64 __arena *)ptr, aa_custody(ptr, AA_TAG_FREED), v);

@@ -225,8 +225,9 @@ static __always_inline bool owner_identity(__u32 pid, __u64 *start, __u64 *exec)
  * there is one, else new pages. 0 with a->idx, a->cache, a->gen and the
  * owner's ids, or -ENODEV (no heap), -EOPNOTSUPP (caches off, or debug
  * mode: userspace then calls the heap through aa__run), -ESRCH, -ENOMEM,
- * -ENOSPC. */
-static int user_open(struct aa_user_args *a)
+ * -ENOSPC. A frame of its own, as user_reap(): inlined, their locals
+ * would sit in aa__run's frame, under the stack of every call it makes. */
+static __noinline int user_open(struct aa_user_args *a)
 {
 	struct aa_cpu_cache __arena *cc;
 	__u64 id = bpf_get_current_pid_tgid(), start = 0, exec = 0;
@@ -358,8 +359,9 @@ static __always_inline int user_reap_one(__u32 idx)
 }
 
 /* AA_USER_REAP: cache a->idx, or every cache (AA_USER_ALL), whose owner
- * is gone. Returns the number reaped, or -ENODEV, -ENOENT. */
-static int user_reap(struct aa_user_args *a)
+ * is gone. Returns the number reaped, or -ENODEV, -ENOENT. A frame of its
+ * own (user_open()). */
+static __noinline int user_reap(struct aa_user_args *a)
 {
 	__u32 from = a->idx, to = a->idx + 1;
 	int i, n = 0;

@@ -15,7 +15,7 @@ static __always_inline bool user_caches_claim_all(void);
 static __always_inline void user_caches_release_all(void);
 static void user_caches_reset(void);
 static int user_close(struct aa_user_args *a);
-static int user_open(struct aa_user_args *a);
-static int user_reap(struct aa_user_args *a);
+static __noinline int user_open(struct aa_user_args *a);
+static __noinline int user_reap(struct aa_user_args *a);
 
 #endif /* __AA_USER_CACHE_H */

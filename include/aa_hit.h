@@ -118,9 +118,8 @@ static __always_inline __u32 __aa_size_class(__u64 size)
 	return aa_class_index[q];
 }
 
-/* Lock-free frees find a chunk's metadata from its page-map entry's page,
- * and load a slot's state and meta_off as one word (state the low half). */
-_Static_assert(sizeof(((struct aa_chunk_meta *)0)->pm) <= AA_PAGE_SIZE, "pm[] in one page");
+/* A claim in a heap that defers frees loads a slot's state and meta_off
+ * as one word (state the low half). */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "AA_SLOT_WORD: state is the low half");
 
 /* struct aa_fast from the root r, whose user address is root_addr: every
@@ -135,6 +134,7 @@ static __always_inline void __aa_fast_fill(struct aa_fast *f, const struct aa_ro
 	f->root = root_addr;
 	f->arena_base = r->arena_base;
 	f->slots = r->slots;
+	f->pm = r->pm;
 	f->key = r->cache_key;
 	f->zero = 0;
 	f->mode = r->flags & AA_FAST_MODES;
@@ -327,56 +327,44 @@ static __always_inline int __aa_span_object(__u32 off, __u32 e)
 	return __aa_object_start(off, e, aa_class_hot[cls]) ? (int)cls : -AA_ERR_INTERIOR;
 }
 
-/* The slot word (AA_SLOT_WORD()) of the chunk slot holding arena offset
- * rel, which is inside the arena (rel < arena_size: its slot is below
- * nr_slots, inside the slot table), and in *sp its address. */
-static __always_inline __u64 __aa_slot_word(const struct aa_fast *f, __u64 rel,
-					    __aa_word64 __arena **sp)
+/* The page-map entry of arena offset rel, which is inside the arena (rel
+ * < arena_size: its entry is inside the page map), and in *pm its
+ * address. */
+static __always_inline __u32 __aa_pm_entry(const struct aa_fast *f, __u64 rel, __u32 __arena **pm)
 {
-	struct aa_slot __arena *slots = (struct aa_slot __arena *)f->slots;
-
-	*sp = (__aa_word64 __arena *)&slots[(rel >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)];
-	return *(volatile __aa_word64 __arena *)*sp;
+	*pm = (__u32 __arena *)f->pm + ((rel >> AA_PAGE_SHIFT) & (AA_MAX_ARENA_PAGES - 1));
+	return *(volatile __u32 __arena *)*pm;
 }
 
 /* What a lock-free lookup of a span object saw, for its claim to check
- * again: the page-map entry and its address, the slot word (state
- * AA_SLOT_CHUNK, so its meta_off says it all) and its address. In BPF,
- * packed in two words, an address by its low 32 bits, because they live
- * across the claim's cmpxchg, where an inline free in a program's loop
- * has two or three scratch registers to spare: an arena never crosses a
- * 4-GiB boundary of the address space (the kernel refuses such a map),
- * and a BPF access uses the low half of an arena address only (the JIT
- * adds it to the kernel's mapping). Userspace keeps them as they are. */
+ * again: the page-map entry and its address. In BPF one word, the address
+ * by its low 32 bits, because it lives across the claim's cmpxchg, where
+ * an inline free in a program's loop has two or three scratch registers
+ * to spare: an arena never crosses a 4-GiB boundary of the address space
+ * (the kernel refuses such a map), and a BPF access uses the low half of
+ * an arena address only (the JIT adds it to the kernel's mapping).
+ * Userspace keeps both as they are. */
 #ifdef __BPF__
 struct aa_seen {
 	__u64 pm_e;		/* page-map entry address << 32 | entry */
-	__u64 slot_meta;	/* slot word address << 32 | meta_off */
 };
 #else
 struct aa_seen {
 	__u32 *pm;
-	__aa_word64 *slot;
 	__u32 e;
-	__u32 meta_off;
 };
 #endif
 
-static __always_inline void __aa_seen_set(struct aa_seen *s, __u32 __arena *pm, __u32 e,
-					  __aa_word64 __arena *slot, __u32 meta_off)
+static __always_inline void __aa_seen_set(struct aa_seen *s, __u32 __arena *pm, __u32 e)
 {
 #ifdef __BPF__
 	s->pm_e = (__u64)(__u32)(__u64)pm << 32 | e;
-	s->slot_meta = (__u64)(__u32)(__u64)slot << 32 | meta_off;
-	/* two registers, not their four parts: the compiler must not see
+	/* one register, not its two parts: the compiler must not see
 	 * through the packing */
 	barrier_var(s->pm_e);
-	barrier_var(s->slot_meta);
 #else
 	s->pm = pm;
 	s->e = e;
-	s->slot = slot;
-	s->meta_off = meta_off;
 #endif
 }
 
@@ -398,49 +386,25 @@ static __always_inline __u32 __arena *__aa_seen_pm(const struct aa_seen *s)
 #endif
 }
 
-static __always_inline __aa_word64 __arena *__aa_seen_slot(const struct aa_seen *s)
-{
-#ifdef __BPF__
-	return (__aa_word64 __arena *)(s->slot_meta >> 32);
-#else
-	return s->slot;
-#endif
-}
-
-static __always_inline __u64 __aa_seen_sw(const struct aa_seen *s)
-{
-#ifdef __BPF__
-	return AA_SLOT_WORD(AA_SLOT_CHUNK, (__u32)s->slot_meta);
-#else
-	return AA_SLOT_WORD(AA_SLOT_CHUNK, s->meta_off);
-#endif
-}
-
 /* The span page under ptr, lock-free: its class (>= 0) with *off = ptr's
  * arena offset and *s what the lookup saw, or -1 for anything else (at or
  * above bound: outside the arena, or 0, not published; not in a span: the
  * global aa_free_u64() judges it). Whether ptr starts an object (or is
- * even aligned) is the caller's to check: __aa_object_start(). One slot
- * load, one page-map load. */
+ * even aligned) is the caller's to check: __aa_object_start(). One
+ * page-map load, at an address that ptr alone gives: the entries of a
+ * slot without a chunk are 0 (aa_shared.h), never a span's. */
 static __always_inline int __aa_span_entry(const struct aa_fast *f, __u64 bound, __u64 ptr,
 					   __u32 *off, struct aa_seen *s)
 {
-	__u64 base = f->arena_base, rel = ptr - base, sw;
-	struct aa_chunk_meta __arena *meta;
-	__aa_word64 __arena *sp;
+	__u64 rel = ptr - f->arena_base;
 	__u32 __arena *pm;
 	__u32 cls, e;
 
 	if (rel >= bound)
 		return -1;
-	sw = __aa_slot_word(f, rel, &sp);
-	if ((__u32)sw != AA_SLOT_CHUNK)
-		return -1;
-	meta = (struct aa_chunk_meta __arena *)(base + (sw >> 32));
+	e = __aa_pm_entry(f, rel, &pm);
 	*off = rel;
-	pm = &meta->pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
-	e = *pm;
-	__aa_seen_set(s, pm, e, sp, sw >> 32);
+	__aa_seen_set(s, pm, e);
 	/* kind SPAN and class < AA_NR_CLASSES, in one comparison */
 	cls = (e >> 8) - (AA_PM_SPAN << (AA_PM_KIND_SHIFT - 8));
 	if (cls >= AA_NR_CLASSES)
@@ -480,12 +444,22 @@ static __always_inline __u64 __arena *__aa_pending_map(__u64 rel, __u64 meta, __
 	return (__u64 __arena *)(meta + AA_META_DEFER_OFF);
 }
 
-/* Is the object at ptr (its chunk's metadata at meta) in limbo? */
-static __always_inline bool __aa_defer_pending(const struct aa_fast *f, __u64 ptr, __u64 meta)
+/* Is the block at ptr, which the caller claimed, in limbo? Its chunk's
+ * metadata through its slot: the claim keeps the chunk (the span or the
+ * page heap counts the block as out), so the slot holds it, a chunk or
+ * the head of a multi-chunk allocation, both with their metadata; a slot
+ * that does not (a heap corrupted under us) answers yes, and the claim is
+ * undone. */
+static __always_inline bool __aa_defer_pending(const struct aa_fast *f, __u64 ptr)
 {
-	__u64 g;
-	__u64 __arena *bits = __aa_pending_map(ptr - f->arena_base, meta, &g);
+	struct aa_slot __arena *slots = (struct aa_slot __arena *)f->slots;
+	__u64 rel = ptr - f->arena_base, g, sw;
+	__u64 __arena *bits;
 
+	sw = *(volatile __aa_word64 __arena *)&slots[(rel >> AA_CHUNK_SHIFT) & (AA_MAX_SLOTS - 1)];
+	if ((__u32)sw != AA_SLOT_CHUNK && (__u32)sw != AA_SLOT_LARGE_HEAD)
+		return true;
+	bits = __aa_pending_map(rel, f->arena_base + (sw >> 32), &g);
 	return (*(volatile __u64 __arena *)&bits[g >> 6] >> (g & 63)) & 1;
 }
 
@@ -496,11 +470,12 @@ static __always_inline bool __aa_defer_pending(const struct aa_fast *f, __u64 pt
  * __aa_claim() turns it into the FREED mark and re-checks the lookup: 0
  * (the caller owns the block) or -1 with nothing changed. check is the word
  * that says the block is allocated (its page-map entry, or its slot's
- * state), expect its value at the lookup; slot is the address of the slot
- * word the lookup used and sw its value then (its meta_off names the
- * chunk metadata the lookup read). defer: the heap's f->defer, read by the
- * caller, or 0 where the caller let deferred-free heaps go elsewhere (a
- * constant 0 drops the pending-bit check from the code).
+ * state for whole chunks), expect its value at the lookup: a word at an
+ * address that ptr alone gives, which says what ptr's page is and nothing
+ * else, so that the same value after the claim means the same block.
+ * defer: the heap's f->defer, read by the caller, or 0 where the caller
+ * let deferred-free heaps go elsewhere (a constant 0 drops the
+ * pending-bit check from the code).
  */
 static __always_inline bool __aa_claim_word(__u64 ptr, __u64 key, __u64 *v)
 {
@@ -520,8 +495,7 @@ static __always_inline __aa_word64 __arena *__aa_word_at(__u64 ptr)
 }
 
 static __always_inline int __aa_claim(const struct aa_fast *f, __u64 ptr, __u64 key, __u64 v,
-				      __u32 __arena *check, __u32 expect,
-				      __aa_word64 __arena *slot, __u64 sw, __u64 defer)
+				      __u32 __arena *check, __u32 expect, __u64 defer)
 {
 	__u64 mine = key ^ ptr ^ AA_TAG_FREED;
 	__u32 now;
@@ -529,9 +503,8 @@ static __always_inline int __aa_claim(const struct aa_fast *f, __u64 ptr, __u64 
 	if (__aa_cmpxchg64(__aa_word_at(ptr), v, mine) != v)
 		return -1;
 	now = *(volatile __u32 __arena *)check;
-	if (now == expect && *(volatile __aa_word64 __arena *)slot == sw &&
-	    __aa_load_after(f, __aa_word_at(ptr), now) == mine &&
-	    !(defer && __aa_defer_pending(f, ptr, f->arena_base + (sw >> 32))))
+	if (now == expect && __aa_load_after(f, __aa_word_at(ptr), now) == mine &&
+	    !(defer && __aa_defer_pending(f, ptr)))
 		return 0;
 	__sync_val_compare_and_swap(__aa_word_at(ptr), mine, v);	/* undo the stray write */
 	return -1;
@@ -546,8 +519,7 @@ static __always_inline int __aa_claim_object(const struct aa_fast *f, __u64 ptr,
 
 	if (!__aa_claim_word(ptr, f->key, &v))
 		return -1;
-	return __aa_claim(f, ptr, f->key, v, __aa_seen_pm(s), __aa_seen_e(s), __aa_seen_slot(s),
-			  __aa_seen_sw(s), defer);
+	return __aa_claim(f, ptr, f->key, v, __aa_seen_pm(s), __aa_seen_e(s), defer);
 }
 
 #endif /* __AA_HIT_H */

@@ -29,7 +29,7 @@
 #include "aa_types.h"
 
 #define AA_ROOT_MAGIC		0x3150414548414141ULL	/* "AAAHEAP1" */
-#define AA_LAYOUT_VERSION	21
+#define AA_LAYOUT_VERSION	22
 
 /* Arenas are at most 4 GiB: at most 4096 chunk slots. The default arena
  * (AA_ARENA(), aa_heap__open() without arena_pages) is 256 MiB. */
@@ -43,12 +43,15 @@
 #define AA_SELF_GROW_MAX	16
 
 /*
- * Page map: one 32-bit entry per page of a chunk, in the chunk's metadata.
- * Together with the slot table (one entry per chunk, in the root) it is a
- * two-level radix tree over the arena's pages, as in tcmalloc: the slot
- * gives the leaf, the leaf entry says what the page is.
+ * Page map: one 32-bit entry per page of the arena, a flat table that init
+ * maps with the slot table (aa_root.slots, AA_PM_TABLE_PAGES(); entry i
+ * for the page at arena offset i << AA_PAGE_SHIFT), as tcmalloc's
+ * pagemap: one load from an address that the pointer alone gives says
+ * what its page is. Entries of a slot that holds no chunk are 0 (the
+ * checker's code 29): a chunk's entries are written after its slot is
+ * taken and zeroed before the slot is let go (bpf/buddy_chunks.bpf.c).
  *   AA_PM_FREE       inside a free page block, not its first page (0: a
- *                    fresh chunk's entries)
+ *                    fresh chunk's entries, and every slot's without one)
  *   AA_PM_FREE_HEAD  first page of a free page block; low bits: order
  *   AA_PM_SPAN       page of a span; bits 8..15: class, 0..7: the page's
  *                    index in the span (the span starts that many pages
@@ -92,12 +95,16 @@ struct aa_span {
 
 /*
  * Per-chunk metadata (outside the chunk, so that a chunk is one block of
- * AA_MAX_ORDER): the page map and the span table, 5 KiB in 2 pages for a
- * 1-MiB chunk, 0.78% of what is mapped (one 16-KiB page: 1.56%).
+ * AA_MAX_ORDER): the span table, 4.1 KiB in 2 pages for a 1-MiB chunk,
+ * 0.78% of what is mapped (one 16-KiB page: 1.56%).
  */
 struct aa_chunk_meta {
-	__u32 pm[AA_LAYOUT_CHUNK_PAGES];
 	struct aa_span span[AA_LAYOUT_CHUNK_PAGES];	/* valid at a span's first page */
+	/* The grower's, while the chunk is its own (before the page heap
+	 * takes it, aa__buddy_add_partial()): bit p set when the kernel did
+	 * not give the slot's page p; the page heap then marks those pages
+	 * AA_PM_ABSENT in the page map, which alone says it after that. */
+	__u64 absent_map[(AA_LAYOUT_CHUNK_PAGES + 63) / 64];
 	__u32 free_head[AA_LAYOUT_ORDERS];	/* this chunk's free blocks per order:
 					 * arena offset, AA_NIL = none */
 	__u32 absent;		/* its AA_PM_ABSENT pages: 0 for a whole chunk;
@@ -105,6 +112,8 @@ struct aa_chunk_meta {
 				 * kernel would not give) is never entirely free,
 				 * so trim never takes it */
 };
+/* The words of absent_map a chunk uses (1, or 4 with 4-KiB pages). */
+#define AA_ABSENT_WORDS		((AA_CHUNK_PAGES + 63) / 64)
 #define AA_META_PAGES		\
 	((__u32)((sizeof(struct aa_chunk_meta) + AA_PAGE_SIZE - 1) / AA_PAGE_SIZE))	/* 2 (1) */
 
@@ -301,11 +310,13 @@ struct aa_fast {
 				 * global function's claim checks the
 				 * pending bits); in the line of the other
 				 * words the inline free reads */
-	__u64 slots;		/* user address of aa_root's slot table (with root) */
+	__u64 pm;		/* user address of the page map (with root) */
 	__u64 cc[AA_MAX_CPUS];	/* user address of CPU i's cache, 0: none */
 	__u64 mode;		/* the heap's flags & AA_FAST_MODES */
 	__u64 defer;		/* mode & AA_F_DEFER, a word of its own: the
 				 * claims test it with no mask */
+	__u64 slots;		/* user address of aa_root's slot table (with
+				 * root): deferred free's pending bits */
 };
 
 /*
@@ -329,10 +340,17 @@ struct aa_transfer_cache {
 };
 
 /* The tables that init maps beside the root (aa_root.slots, tc_off),
- * in pages: a slot table for n slots (AA_SLOTS_PER_PAGE entries a page);
- * the transfer caches, one per class (with CPU caches only). */
+ * in pages: for n slots the slot table (AA_SLOTS_PER_PAGE entries a page)
+ * and after it, in the same mapping, the page map (AA_PM_PER_PAGE entries
+ * a page): AA_ROOT_TABLE_PAGES(n); the transfer caches, one per class
+ * (with CPU caches only). */
 #define AA_SLOTS_PER_PAGE	(AA_PAGE_SIZE / (__u32)sizeof(struct aa_slot))
 #define AA_SLOT_TABLE_PAGES(n)	(((n) + AA_SLOTS_PER_PAGE - 1) / AA_SLOTS_PER_PAGE)
+#define AA_PM_PER_PAGE		(AA_PAGE_SIZE / (__u32)sizeof(__u32))
+#define AA_PM_TABLE_PAGES(n)	(((n) * AA_CHUNK_PAGES + AA_PM_PER_PAGE - 1) / AA_PM_PER_PAGE)
+#define AA_ROOT_TABLE_PAGES(n)	(AA_SLOT_TABLE_PAGES(n) + AA_PM_TABLE_PAGES(n))
+/* The page map of the slot table at slots, for n slots: after its pages. */
+#define AA_PM_TABLE(slots, n)	((slots) + ((__u64)AA_SLOT_TABLE_PAGES(n) << AA_PAGE_SHIFT))
 #define AA_TC_TABLE_PAGES	\
 	((AA_NR_CLASSES * (__u32)sizeof(struct aa_transfer_cache) + AA_PAGE_SIZE - 1) / AA_PAGE_SIZE)
 
@@ -604,7 +622,7 @@ struct aa_user_caches {
  *   magic .. nr_slots, flags, cache_key, init_state ..   lifecycle.bpf.c
  *   lock, parked, lock_waiters, lock_gen,                 heap.bpf.c
  *     large_bytes_in_use
- *   mmap_readers, slots .. table_pages, fault            arena.bpf.c
+ *   mmap_readers, slots .. table_pages, fault, pm        arena.bpf.c
  *   order_summary, order_map                              buddy.bpf.c
  *   debug, carve_tail                                     debug.bpf.c
  *   nr_cpus, cpu_cache_off                                cpu_cache.bpf.c
@@ -642,8 +660,9 @@ struct aa_root {
 	struct aa_debug debug;		/* AA_F_DEBUG: errors, quarantine */
 	/* The tables init maps beside the root, sized by the arena and the
 	 * flags (arena offsets, 0: none), kept for the arena's life: */
-	__u64 slots;		/* user address of struct aa_slot[nr_slots], in
-				 * AA_SLOT_TABLE_PAGES(nr_slots) pages: slot s */
+	__u64 slots;		/* user address of struct aa_slot[nr_slots] (slot
+				 * s), then of the page map (AA_PM_TABLE()):
+				 * AA_ROOT_TABLE_PAGES(nr_slots) pages */
 	__u32 tc_off;		/* struct aa_transfer_cache[tc_classes]: with
 				 * CPU caches only (flags without AA_F_NO_CACHES) */
 	__u32 tc_classes;	/* AA_NR_CLASSES, set with tc_off (one word) */
@@ -674,6 +693,9 @@ struct aa_root {
 	__u64 carve_tail;	/* 0, or the word a new span's objects end
 				 * with (central.bpf.c): debug mode's poison,
 				 * set by its reset hook */
+	__u64 pm;		/* user address of the page map:
+				 * AA_PM_TABLE(slots, nr_slots), set by init
+				 * with the geometry (arena.bpf.c) */
 };
 
 /* The library's arena globals: the root and the deferred-free reclaim
@@ -683,12 +705,12 @@ struct aa_root {
 	((__u32)((sizeof(struct aa_root) + AA_RECLAIM_STATE_MAX + AA_PAGE_SIZE - 1) / AA_PAGE_SIZE))
 
 /* The smallest arena a heap works in, in pages: the library's globals, a
- * page of slot table (up to 256 slots), one chunk's metadata and one page
- * of heap (a partial chunk). A heap with CPU caches needs
+ * page of slot table and one of page map (a small arena's), one chunk's
+ * metadata and one page of heap (a partial chunk). A heap with CPU caches needs
  * AA_CACHE_PAGES(cpus) more. Self-init fails below it (-ENOSPC,
  * aa_root.self_init_err), and so do the library's init and
  * aa_heap__open(). */
-#define AA_MIN_ARENA_PAGES	(AA_GLOBALS_PAGES + 1 + AA_META_PAGES + 1)
+#define AA_MIN_ARENA_PAGES	(AA_GLOBALS_PAGES + 2 + AA_META_PAGES + 1)
 #define AA_CACHE_PAGES(cpus)	(AA_TC_TABLE_PAGES + (cpus) * AA_CPU_CACHE_PAGES)
 
 /* aa_root.init_state: an init claims it (NEVER or DONE -> RUNNING) and
@@ -716,18 +738,18 @@ struct aa_root {
 #define AA_PIN_FIELD(s, f, off, n)	\
 	AA_LAYOUT_PIN(__builtin_offsetof(struct s, f) == (off) && sizeof(((struct s *)0)->f) == (n))
 
-AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 21,
+AA_LAYOUT_ASSERT(AA_LAYOUT_VERSION == 22,
 		 "AA_LAYOUT_VERSION changed: pin the new layout's numbers here");
 
 /* Never move: tools of any version read them to check the rest. */
 AA_PIN_FIELD(aa_root, magic, 0, 8);		AA_PIN_FIELD(aa_root, version, 8, 4);
 AA_PIN_FIELD(aa_root, root_size, 12, 4);	AA_PIN_FIELD(aa_fast, root, 0, 8);
 
-AA_PIN_SIZE(aa_span, 16);		AA_PIN_SIZE(aa_chunk_meta, 5160);
+AA_PIN_SIZE(aa_span, 16);		AA_PIN_SIZE(aa_chunk_meta, 4168);
 AA_PIN_SIZE(aa_slot, 16);		AA_PIN_SIZE(aa_cpu_class_stats, 64);
 AA_PIN_SIZE(aa_reserve, 32);
 AA_PIN_SIZE(aa_cpu_class, 1152);	AA_PIN_SIZE(aa_cpu_cache, 59968);
-AA_PIN_SIZE(aa_fast, 2120);		AA_PIN_SIZE(aa_transfer_cache, 2128);
+AA_PIN_SIZE(aa_fast, 2128);		AA_PIN_SIZE(aa_transfer_cache, 2128);
 AA_PIN_SIZE(aa_central, 40);		AA_PIN_SIZE(aa_tunables, 656);
 AA_PIN_SIZE(aa_stats, 496);		AA_PIN_SIZE(aa_debug_error, 56);
 AA_PIN_SIZE(aa_debug, 10064);		AA_PIN_SIZE(aa_refill_event, 32);
@@ -754,12 +776,12 @@ AA_PIN_FIELD(aa_root, class_size, 19016, 208);	AA_PIN_FIELD(aa_root, class_pages
 AA_PIN_FIELD(aa_root, defer, 19456, 192);	AA_PIN_FIELD(aa_root, fault, 19648, 64);
 AA_PIN_FIELD(aa_root, user, 19712, 1056);
 AA_PIN_FIELD(aa_root, init_state, 20768, 4);	AA_PIN_FIELD(aa_root, self_inits, 20776, 8);
-AA_PIN_FIELD(aa_root, carve_tail, 20784, 8);
+AA_PIN_FIELD(aa_root, carve_tail, 20784, 8);	AA_PIN_FIELD(aa_root, pm, 20792, 8);
 AA_PIN_FIELD(aa_fast, arena_base, 8, 8);	AA_PIN_FIELD(aa_fast, arena_size, 16, 8);
 AA_PIN_FIELD(aa_fast, key, 24, 8);		AA_PIN_FIELD(aa_fast, zero, 32, 8);
-AA_PIN_FIELD(aa_fast, free_size, 40, 8);	AA_PIN_FIELD(aa_fast, slots, 48, 8);
+AA_PIN_FIELD(aa_fast, free_size, 40, 8);	AA_PIN_FIELD(aa_fast, pm, 48, 8);
 AA_PIN_FIELD(aa_fast, cc, 56, 2048);	AA_PIN_FIELD(aa_fast, mode, 2104, 8);
-AA_PIN_FIELD(aa_fast, defer, 2112, 8);
+AA_PIN_FIELD(aa_fast, defer, 2112, 8);	AA_PIN_FIELD(aa_fast, slots, 2120, 8);
 AA_PIN_FIELD(aa_cpu_cache, busy, 0, 4);		AA_PIN_FIELD(aa_cpu_cache, cpu, 4, 4);
 AA_PIN_FIELD(aa_cpu_cache, owner_pid, 8, 4);	AA_PIN_FIELD(aa_cpu_cache, owner_tid, 12, 4);
 AA_PIN_FIELD(aa_cpu_cache, owner_start, 16, 8);	AA_PIN_FIELD(aa_cpu_cache, owner_exec, 24, 8);
@@ -771,8 +793,8 @@ AA_PIN_FIELD(aa_cpu_class, reserve_allocs, 16, 8);
 AA_PIN_FIELD(aa_cpu_class, reserve_frees, 24, 8);
 AA_PIN_FIELD(aa_cpu_class, reserve, 32, 32);
 AA_PIN_FIELD(aa_cpu_class, stats, 64, 64);	AA_PIN_FIELD(aa_cpu_class, objs, 128, 1024);
-AA_PIN_FIELD(aa_chunk_meta, pm, 0, 1024);	AA_PIN_FIELD(aa_chunk_meta, span, 1024, 4096);
-AA_PIN_FIELD(aa_chunk_meta, free_head, 5120, 36);
+AA_PIN_FIELD(aa_chunk_meta, span, 0, 4096);	AA_PIN_FIELD(aa_chunk_meta, absent_map, 4096, 32);
+AA_PIN_FIELD(aa_chunk_meta, free_head, 4128, 36);
 AA_PIN_FIELD(aa_slot, state, 0, 4);		AA_PIN_FIELD(aa_slot, meta_off, 4, 4);
 AA_PIN_FIELD(aa_slot, nr_chunks, 8, 4);		AA_PIN_FIELD(aa_slot, large_pages, 12, 4);
 AA_PIN_FIELD(aa_transfer_cache, lock, 0, 4);	AA_PIN_FIELD(aa_transfer_cache, count, 4, 4);

@@ -310,6 +310,18 @@ static inline const struct aa_slot *t_slot(struct aa_heap *h, __u32 s)
 	return e;
 }
 
+/* The page-map entry of arena offset rel in the mmap (aa_shared.h). */
+static inline __u32 *t_pm(struct aa_heap *h, __u64 rel)
+{
+	const struct aa_root *r = aa_heap__root(h);
+	__u32 *pm;
+
+	cr_assert_lt(rel, r->arena_size, "arena offset %#llx", (unsigned long long)rel);
+	pm = aa_heap__ptr(h, r->pm);
+	cr_assert_not_null(pm, "no page map");
+	return &pm[rel >> AA_PAGE_SHIFT];
+}
+
 /* Class c's transfer cache, which must exist (a heap with CPU caches). */
 static inline const struct aa_transfer_cache *t_tc(struct aa_heap *h, int c)
 {

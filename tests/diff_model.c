@@ -185,15 +185,11 @@ bool verify_obj(struct aa_heap *h, const struct obj *o, bool fatal, __u64 *bad_o
 /* The page-map entry of arena offset rel, read from the mmap. */
 static __u32 pm_entry(struct aa_heap *h, __u64 rel)
 {
-	const struct aa_root *r = aa_heap__root(h);
 	const struct aa_slot *slot = t_slot(h, rel >> AA_CHUNK_SHIFT);
-	const struct aa_chunk_meta *meta;
 
 	cr_assert_eq(slot->state, AA_SLOT_CHUNK, "arena offset 0x%llx: slot state %u",
 		     (unsigned long long)rel, slot->state);
-	meta = aa_heap__ptr(h, r->arena_base + slot->meta_off);
-	cr_assert_not_null(meta);
-	return meta->pm[(rel >> AA_PAGE_SHIFT) & (AA_CHUNK_PAGES - 1)];
+	return *t_pm(h, rel);
 }
 
 /*

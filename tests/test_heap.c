@@ -601,6 +601,29 @@ Test(heap, checker_finds_modes_that_disagree)
 	t_check(h);
 }
 
+/* The lock-free lookups take a page-map entry for what its page is, so
+ * the entries of a slot that holds no chunk (a multi-chunk allocation's
+ * here; UNMAPPED alike) must be 0, never a span's (29). */
+Test(heap, checker_finds_page_map_entries_where_no_chunk_is)
+{
+	__u64 p = t_malloc(h, 2 * AA_CHUNK_SIZE), rel;
+	const struct aa_root *r = aa_heap__root(h);
+	__u32 *e;
+
+	cr_assert_neq(p, 0);
+	rel = p - r->arena_base;
+	cr_assert_eq(t_slot(h, rel >> AA_CHUNK_SHIFT)->state, AA_SLOT_LARGE_HEAD);
+	t_check(h);
+	e = t_pm(h, rel + AA_PAGE_SIZE);
+	cr_assert_eq(*e, 0, "a multi-chunk allocation's page-map entry %#x", *e);
+	*e = AA_PM_SPAN_ENTRY(0, 1);
+	cr_assert_eq(aa_heap__check(h), 29, "a span entry in a slot without a chunk");
+	*e = 0;
+	t_check(h);
+	cr_assert_eq(t_free(h, p), 0);
+	t_check(h);
+}
+
 /* The checker is the oracle of most tests: it must see a broken free list
  * of any order, not only of the first (it once walked them unrolled, one
  * order at a time; now one loop covers them all). A 5-page run leaves the

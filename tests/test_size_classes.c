@@ -215,7 +215,7 @@ Test(size_classes, cache_defaults_are_valid)
 	cr_assert_eq(aa_tunables__validate(&t), 0);
 }
 
-/* Per-chunk metadata (page map + span table) fits its pages and stays
+/* Per-chunk metadata (the span table) fits its pages and stays
  * under 1% of what a chunk maps: with 16-KiB pages, one page (1.5%), the
  * least there can be. */
 Test(size_classes, chunk_metadata_is_under_one_percent)

@@ -155,7 +155,7 @@ AA_API int aa_heap__init(struct aa_heap *h, __u64 init_bytes)
 	pages = h->arena_size / AA_PAGE_SIZE;
 	if (pages < AA_MIN_ARENA_PAGES) {
 		pr_warn("an arena of %llu pages is below a heap's minimum of %u (arena globals %u, slot table 1, "
-			"chunk metadata %u, heap 1)\n", (unsigned long long)pages, AA_MIN_ARENA_PAGES,
+			"page map 1, chunk metadata %u, heap 1)\n", (unsigned long long)pages, AA_MIN_ARENA_PAGES,
 			AA_GLOBALS_PAGES, AA_META_PAGES);
 		return aa_err(-ENOSPC);
 	}

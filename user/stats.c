@@ -404,7 +404,8 @@ AA_API int aa_heap__chunk(const struct aa_heap *h, __u32 slot, struct aa_chunk_i
 	const struct aa_root *r;
 	const struct aa_slot *st;
 	__u32 pm[AA_CHUNK_PAGES];
-	__u32 p, e, k, meta_off;
+	const void *src;
+	__u32 p, e, k;
 	int err;
 
 	AA_CHECK_HEAP(h, -EINVAL);
@@ -420,9 +421,10 @@ AA_API int aa_heap__chunk(const struct aa_heap *h, __u32 slot, struct aa_chunk_i
 	if (err)
 		return aa_err(err);
 	out->state = __atomic_load_n(&st->state, __ATOMIC_RELAXED);
-	meta_off = __atomic_load_n(&st->meta_off, __ATOMIC_RELAXED);
-	if (out->state == AA_SLOT_CHUNK && meta_off <= h->arena_size - sizeof(pm))
-		memcpy(pm, h->arena + meta_off, sizeof(pm));
+	/* the slot's entries of the page map (aa_shared.h) */
+	src = table_entry(h, r->pm - r->arena_base, slot, sizeof(pm));
+	if (out->state == AA_SLOT_CHUNK && src)
+		memcpy(pm, src, sizeof(pm));
 	else if (out->state == AA_SLOT_CHUNK)
 		err = -EFAULT;
 	reader_unpin(h);

@@ -411,7 +411,7 @@ AA_API int aa_heap__free(struct aa_heap *h, __u64 addr)
 	c = __aa_class_of(&h->fast, addr, &s);
 	if (c < 0 || !__aa_claim_word(addr, h->fast.key, &v) ||
 	    __aa_claim(&h->fast, addr, h->fast.key, v, __aa_seen_pm(&s), __aa_seen_e(&s),
-		       __aa_seen_slot(&s), __aa_seen_sw(&s), h->fast.defer))
+		       h->fast.defer))
 		return call_free(h, addr);	/* judged and counted there */
 	if (__aa_hit_free(uc->cc, addr, c))
 		return 0;
