@@ -483,14 +483,9 @@ static __always_inline bool __aa_claim_word(__u64 ptr, __u64 key, __u64 *v)
 	return ((*v ^ key ^ ptr) >> AA_TAG_BITS) != 0;	/* not a custody mark */
 }
 
-/* ptr as a pointer to its word 0, made afresh: in BPF a cast is one
- * instruction, where keeping an earlier one live across the claim costs a
- * spill and a reload (the scratch registers are few). */
+/* ptr as a pointer to its word 0. */
 static __always_inline __aa_word64 __arena *__aa_word_at(__u64 ptr)
 {
-#ifdef __BPF__
-	barrier_var(ptr);
-#endif
 	return (__aa_word64 __arena *)ptr;
 }
 

@@ -79,9 +79,11 @@ static __always_inline __u64 aa_malloc_inline(__u64 size)
 /*
  * aa_free(): 0 or -errno, as aa_free_u64(). Written for few live values
  * (a BPF program has 6 scratch registers, and its loop state holds the 4
- * callee-saved ones): the key is read where it is used, word 0's address
- * is cast again where it is used, this CPU's cache is looked up after the
- * claim. A heap in deferred-free mode takes the global function (its
+ * callee-saved ones): this CPU's cache is found first, by the one helper
+ * call, so that only ptr lives across a call and the lookup's values and
+ * the claim's stay in scratch registers; the key is read where it is used.
+ * Which cache does not depend on the claim: a program does not migrate.
+ * A heap in deferred-free mode takes the global function (its
  * aa_fast.free_size is 0), whose claim also checks the object's pending
  * bit (limbo: bpf/internal.h's model), so the claim here has no such
  * check.
@@ -90,20 +92,14 @@ static __always_inline int aa_free_inline(__u64 ptr)
 {
 	struct aa_cpu_cache __arena *cc;
 	struct aa_seen s = {};
-	__u64 pc;
 
 	if (!ptr)
 		return 0;
+	cc = __aa_this_cache();
 	if (__aa_class_in(&aa_fast, aa_fast.free_size, ptr, &s) < 0 ||
 	    __aa_claim_object(&aa_fast, ptr, &s, 0))
 		return aa_free_u64(ptr);	/* judged there, counted */
-	/* ptr and its class (the page-map entry's) in one register across
-	 * the helper call that finds this CPU's cache, which clobbers the
-	 * scratch ones: a user address is below 2^56 */
-	pc = ptr << 8 | AA_PM_SPAN_CLASS(__aa_seen_e(&s));
-	barrier_var(pc);
-	cc = __aa_this_cache();
-	return __aa_cache_free(cc, pc >> 8, pc & 0xff);
+	return __aa_cache_free(cc, ptr, AA_PM_SPAN_CLASS(__aa_seen_e(&s)));
 }
 
 /* aa_calloc(): inline when n * size is a compile-time constant of at most
