@@ -133,9 +133,9 @@ void eval_targets(void)
 		   t_call_free_vs_floor, 1.3, false, true, floor_ok);
 	htab_target();
 	/* the inline API */
-	add_target("inline alloc <= 3x the inline floor",
+	add_target("inline alloc <= 2.5x the inline floor",
 		   "after alloc / floor-inline alloc, malloc-free, worst over producers",
-		   t_alloc_vs_inline_floor, 3, false, true, floor_ok);
+		   t_alloc_vs_inline_floor, 2.5, false, true, floor_ok);
 	add_target("inline free <= 3.5x the inline floor",
 		   "after free / floor-inline free, malloc-free, worst over producers",
 		   t_free_vs_inline_floor, 3.5, false, true, floor_ok);
