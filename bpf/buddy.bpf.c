@@ -157,8 +157,13 @@ static __always_inline void order_map_clear(__u32 order, __u32 slot)
 	__u64 m = aa__root.order_map[order][w] & ~(1ULL << (slot & 63));
 
 	aa__root.order_map[order][w] = m;
+	/* the summary word read here, where it is written: loaded earlier,
+	 * its value and address stay on the stack across the caller's code,
+	 * in slots that later loops fill with other types (run_free_locked()
+	 * says why 6.12 then verifies those loops longer) */
 	if (!m)
-		aa__root.order_summary[order] &= ~(1ULL << w);
+		aa__root.order_summary[order] = READ_ONCE_ARENA(aa__root.order_summary[order]) &
+						~(1ULL << w);
 }
 
 /* The lowest chunk with a free block of this order; REQUIRES: one exists
@@ -270,7 +275,7 @@ static __always_inline __u32 block_alloc_locked(__u32 order)
  * REQUIRES: heap lock held; the block was just taken (entries FREE). */
 static __always_inline void block_trim_locked(__u32 off, __u32 order, __u32 pages)
 {
-	__u32 pos = pages;
+	__u64 pos = pages;	/* 64-bit: whole stack slots (run_free_locked()) */
 	int k;
 
 	/* an iterator, not an unrolled loop: 2^8 branch paths otherwise */
