@@ -177,15 +177,21 @@ static __always_inline int tables_get(__u64 base, __u64 bytes, bool caches)
 	return err;
 }
 
+/* The page map's address: after the root's slot table (AA_PM_TABLE()). */
+static __always_inline __u64 pm_table(void)
+{
+	__u32 n = aa__root.nr_slots;
+
+	return AA_PM_TABLE(aa__root.slots, n < AA_MAX_SLOTS ? n : AA_MAX_SLOTS);
+}
+
 /* The root has the tables the heap needs: 0, with the page map's address
  * in aa__root.pm, or -ENOMEM. REQUIRES: aa__root.nr_slots set. */
 static __always_inline int tables_ready(bool caches)
 {
-	__u32 n = aa__root.nr_slots;
-
 	if (!aa__root.slots || (caches && !aa__root.tc_off))
 		return -ENOMEM;
-	aa__root.pm = AA_PM_TABLE(aa__root.slots, n < AA_MAX_SLOTS ? n : AA_MAX_SLOTS);
+	aa__root.pm = pm_table();
 	return 0;
 }
 
@@ -210,10 +216,10 @@ static __always_inline int geometry_check(__u64 arena_base, __u64 arena_size)
 static __always_inline int arena_check_tables(void)
 {
 	__u64 rel = aa__root.slots - aa__root.arena_base;
-	__u32 n = aa__root.nr_slots, pages;
+	__u32 pages;
 
 	if (!aa__root.slots || (rel & (AA_PAGE_SIZE - 1)) || rel >= aa__root.arena_size ||
-	    aa__root.pm != AA_PM_TABLE(aa__root.slots, n < AA_MAX_SLOTS ? n : AA_MAX_SLOTS))
+	    aa__root.pm != pm_table())
 		return 26;
 	if ((!(aa__root.flags & AA_F_NO_CACHES) && !aa__root.tc_off) ||
 	    (aa__root.tc_off && aa__root.tc_classes != AA_NR_CLASSES))
